@@ -1,0 +1,60 @@
+"""``kraft``: the console script. Dispatches ``kraft TOOL ...`` to ``kraft.cli.<module>.main``.
+
+Tools are imported lazily so that ``kraft --help`` and quick tools stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+# tool name -> (module, one-line help). Names mirror Kafka's tools.
+TOOLS: dict[str, tuple[str, str]] = {
+    "storage": ("kraft.cli.storage", "format and inspect log directories (random-uuid, format, info)"),
+    "dump-log": ("kraft.cli.dump_log", "print the batches and records of log segments and snapshots"),
+    "server-start": ("kraft.cli.server_start", "run one KRaft node from a properties file"),
+    "test-raft-server": ("kraft.cli.test_raft_server", "run a node that appends at a given rate while leader"),
+    "cluster": ("kraft.cli.cluster", "start or stop a local cluster of controller processes"),
+    "metadata-quorum": ("kraft.cli.metadata_quorum", "describe the metadata quorum (--status, --replication)"),
+    "sim": ("kraft.cli.sim", "run the deterministic fault-injecting simulator"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: kraft TOOL [ARGS...]", "", "tools:"]
+    width = max(len(n) for n in TOOLS)
+    for name, (_, help_text) in TOOLS.items():
+        lines.append(f"  {name.ljust(width)}  {help_text}")
+    lines.append("")
+    lines.append("Run 'kraft TOOL --help' for a tool's options.")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(_usage())
+        return 0 if args else 2
+    if args[0] == "--version":
+        from kraft import __version__
+
+        print(f"kraft {__version__}")
+        return 0
+    tool = TOOLS.get(args[0])
+    if tool is None:
+        print(f"kraft: unknown tool '{args[0]}'\n\n{_usage()}", file=sys.stderr)
+        return 2
+    try:
+        module = importlib.import_module(tool[0])
+    except ModuleNotFoundError as e:
+        if e.name == tool[0]:
+            print(f"kraft: the '{args[0]}' tool is not available in this build", file=sys.stderr)
+            return 2
+        raise
+    result: int = module.main(args[1:])
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

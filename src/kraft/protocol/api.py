@@ -1,0 +1,133 @@
+"""APIs (key, versions, request and response schemas) and whole-message encode/decode.
+
+Each module in ``kraft.protocol.messages`` declares one ``Api``; ``kraft.protocol.messages.REGISTRY``
+maps api key to ``Api``. ``encode_request``/``decode_request`` and the response pair put a header
+and a body together into a frame payload (the int32 size prefix is ``framing.frame``'s job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kraft.common.errors import MalformedMessageError, UnsupportedApiError
+from kraft.protocol.headers import (
+    API_VERSIONS_KEY,
+    RequestHeader,
+    read_request_header_prefix,
+    read_request_header_rest,
+    read_response_header,
+    write_response_header,
+)
+from kraft.protocol.primitives import Reader, Writer
+from kraft.protocol.schema import StructType, Versions
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    """One Kafka API as this node implements it.
+
+    ``versions`` is the range we encode and decode (and advertise); ``flexible`` is Kafka's
+    flexibleVersions for the API.
+    """
+
+    key: int
+    name: str
+    versions: Versions
+    flexible: Versions
+    request: StructType
+    response: StructType
+
+    def is_flexible(self, version: int) -> bool:
+        return version in self.flexible
+
+    def request_header_version(self, version: int) -> int:
+        return 2 if self.is_flexible(version) else 1
+
+    def response_header_version(self, version: int) -> int:
+        if self.key == API_VERSIONS_KEY:
+            return 0
+        return 1 if self.is_flexible(version) else 0
+
+    def check_version(self, version: int) -> None:
+        if version not in self.versions:
+            raise UnsupportedApiError(
+                f"{self.name} (key {self.key}) version {version} is not supported (supported: {self.versions})",
+                api_key=self.key,
+                api_version=version,
+            )
+
+    def encode_request_body(self, body: Any, version: int) -> bytes:
+        self.check_version(version)
+        return self.request.encode(body, version, self.is_flexible(version))
+
+    def decode_request_body(self, data: bytes | memoryview | Reader, version: int) -> Any:
+        self.check_version(version)
+        return self.request.decode(data, version, self.is_flexible(version))
+
+    def encode_response_body(self, body: Any, version: int) -> bytes:
+        self.check_version(version)
+        return self.response.encode(body, version, self.is_flexible(version))
+
+    def decode_response_body(self, data: bytes | memoryview | Reader, version: int) -> Any:
+        self.check_version(version)
+        return self.response.decode(data, version, self.is_flexible(version))
+
+
+def encode_request(api: Api, version: int, correlation_id: int, body: Any, client_id: str | None = "kraft") -> bytes:
+    """Header + body, ready for ``framing.frame``."""
+    api.check_version(version)
+    w = Writer()
+    RequestHeader(api_key=api.key, api_version=version, correlation_id=correlation_id, client_id=client_id).encode(
+        w, api.request_header_version(version)
+    )
+    api.request.encode(body, version, api.is_flexible(version), w)
+    return w.getvalue()
+
+
+def decode_request(payload: bytes | memoryview, registry: Mapping[int, Api]) -> tuple[RequestHeader, Any]:
+    """Decode one request frame payload.
+
+    Raises:
+        UnsupportedApiError: unknown key or version; carries the key, version and (as
+            ``correlation_id``) what is needed to answer.
+        MalformedMessageError: truncated or invalid bytes, or bytes left over after the body.
+    """
+    r = Reader(payload)
+    api_key, api_version, correlation_id = read_request_header_prefix(r)
+    api = registry.get(api_key)
+    if api is None:
+        err = UnsupportedApiError(f"unknown API key {api_key}", api_key=api_key, api_version=api_version)
+        err.correlation_id = correlation_id  # type: ignore[attr-defined]
+        raise err
+    if api_version not in api.versions:
+        err = UnsupportedApiError(
+            f"{api.name} (key {api_key}) version {api_version} is not supported (supported: {api.versions})",
+            api_key=api_key,
+            api_version=api_version,
+        )
+        err.correlation_id = correlation_id  # type: ignore[attr-defined]
+        raise err
+    header = read_request_header_rest(r, api_key, api_version, correlation_id, api.request_header_version(api_version))
+    body = api.request.decode(r, api_version, api.is_flexible(api_version))
+    if r.remaining:
+        raise MalformedMessageError(f"{api.name} v{api_version} request has {r.remaining} trailing bytes")
+    return header, body
+
+
+def encode_response(api: Api, version: int, correlation_id: int, body: Any) -> bytes:
+    w = Writer()
+    write_response_header(w, correlation_id, api.response_header_version(version))
+    api.response.encode(body, version, api.is_flexible(version), w)
+    return w.getvalue()
+
+
+def decode_response(payload: bytes | memoryview, api: Api, version: int) -> tuple[int, Any]:
+    """Returns (correlation_id, body)."""
+    r = Reader(payload)
+    correlation_id = read_response_header(r, api.response_header_version(version))
+    body = api.response.decode(r, version, api.is_flexible(version))
+    if r.remaining:
+        raise MalformedMessageError(f"{api.name} v{version} response has {r.remaining} trailing bytes")
+    return correlation_id, body

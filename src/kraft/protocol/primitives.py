@@ -1,0 +1,325 @@
+"""Kafka wire primitives: fixed-width integers, varints, strings, bytes, UUIDs.
+
+``Writer`` appends to a ``bytearray``; ``Reader`` walks a ``memoryview`` and checks every length
+against the bytes that are really left *before* it allocates anything, so a hostile length field
+costs nothing but a ``MalformedMessageError`` that names the field.
+
+Varints follow Kafka's ``ByteUtils``: ``varint``/``varlong`` are zig-zag encoded, unsigned varints
+are plain base-128 little-endian groups with the continuation bit 0x80.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+from kraft.common.errors import MalformedMessageError
+
+_I8 = struct.Struct(">b")
+_I16 = struct.Struct(">h")
+_U16 = struct.Struct(">H")
+_I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
+_I64 = struct.Struct(">q")
+_F64 = struct.Struct(">d")
+
+ZERO_UUID = uuid.UUID(int=0)
+
+INT8_MIN, INT8_MAX = -(1 << 7), (1 << 7) - 1
+INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def zigzag32(n: int) -> int:
+    return ((n << 1) ^ (n >> 31)) & 0xFFFFFFFF
+
+
+def zigzag64(n: int) -> int:
+    return ((n << 1) ^ (n >> 63)) & 0xFFFFFFFFFFFFFFFF
+
+
+def unzigzag(n: int) -> int:
+    return (n >> 1) ^ -(n & 1)
+
+
+def encode_unsigned_varint(n: int) -> bytes:
+    """Base-128 little-endian groups; ``n`` must be non-negative."""
+    if n < 0:
+        raise ValueError(f"unsigned varint cannot encode {n}")
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def encode_varint(n: int) -> bytes:
+    if not INT32_MIN <= n <= INT32_MAX:
+        raise ValueError(f"varint out of int32 range: {n}")
+    return encode_unsigned_varint(zigzag32(n))
+
+
+def encode_varlong(n: int) -> bytes:
+    if not INT64_MIN <= n <= INT64_MAX:
+        raise ValueError(f"varlong out of int64 range: {n}")
+    return encode_unsigned_varint(zigzag64(n))
+
+
+def size_of_unsigned_varint(n: int) -> int:
+    size = 1
+    while n >= 0x80:
+        n >>= 7
+        size += 1
+    return size
+
+
+def size_of_varint(n: int) -> int:
+    return size_of_unsigned_varint(zigzag32(n))
+
+
+def size_of_varlong(n: int) -> int:
+    return size_of_unsigned_varint(zigzag64(n))
+
+
+class Writer:
+    """Appends Kafka primitives to a growing buffer."""
+
+    __slots__ = ("buf",)
+
+    def __init__(self, buf: bytearray | None = None) -> None:
+        self.buf = buf if buf is not None else bytearray()
+
+    def getvalue(self) -> bytes:
+        return bytes(self.buf)
+
+    def bool(self, v: bool) -> None:
+        self.buf.append(1 if v else 0)
+
+    def int8(self, v: int) -> None:
+        self.buf += _I8.pack(v)
+
+    def int16(self, v: int) -> None:
+        self.buf += _I16.pack(v)
+
+    def uint16(self, v: int) -> None:
+        self.buf += _U16.pack(v)
+
+    def int32(self, v: int) -> None:
+        self.buf += _I32.pack(v)
+
+    def uint32(self, v: int) -> None:
+        self.buf += _U32.pack(v)
+
+    def int64(self, v: int) -> None:
+        self.buf += _I64.pack(v)
+
+    def float64(self, v: float) -> None:
+        self.buf += _F64.pack(v)
+
+    def uuid(self, v: uuid.UUID) -> None:
+        self.buf += v.bytes
+
+    def unsigned_varint(self, v: int) -> None:
+        self.buf += encode_unsigned_varint(v)
+
+    def varint(self, v: int) -> None:
+        self.buf += encode_varint(v)
+
+    def varlong(self, v: int) -> None:
+        self.buf += encode_varlong(v)
+
+    def raw(self, data: bytes | bytearray | memoryview) -> None:
+        self.buf += data
+
+    # Strings and bytes. ``compact`` selects the flexible-version form: unsigned varint of length + 1.
+    def string(self, v: str | None, *, compact: bool, nullable: bool = False) -> None:
+        if v is None:
+            if not nullable:
+                raise ValueError("null given for a non-nullable string")
+            if compact:
+                self.buf.append(0)
+            else:
+                self.int16(-1)
+            return
+        data = v.encode("utf-8")
+        if compact:
+            self.unsigned_varint(len(data) + 1)
+        else:
+            if len(data) > INT16_MAX:
+                raise ValueError(f"string of {len(data)} bytes is too long for an int16 length")
+            self.int16(len(data))
+        self.buf += data
+
+    def bytes_(self, v: bytes | bytearray | memoryview | None, *, compact: bool, nullable: bool = False) -> None:
+        if v is None:
+            if not nullable:
+                raise ValueError("null given for non-nullable bytes")
+            if compact:
+                self.buf.append(0)
+            else:
+                self.int32(-1)
+            return
+        if compact:
+            self.unsigned_varint(len(v) + 1)
+        else:
+            self.int32(len(v))
+        self.buf += v
+
+    def array_length(self, n: int | None, *, compact: bool) -> None:
+        if n is None:
+            if compact:
+                self.buf.append(0)
+            else:
+                self.int32(-1)
+        elif compact:
+            self.unsigned_varint(n + 1)
+        else:
+            self.int32(n)
+
+
+class Reader:
+    """Reads Kafka primitives from a buffer, bounds-checked against the bytes actually present.
+
+    ``what`` arguments name the field being read so a decode error says what was wrong.
+    """
+
+    __slots__ = ("_end", "_view", "pos")
+
+    def __init__(self, data: bytes | bytearray | memoryview, pos: int = 0, end: int | None = None) -> None:
+        self._view = memoryview(data)
+        self.pos = pos
+        self._end = len(self._view) if end is None else end
+
+    @property
+    def remaining(self) -> int:
+        return self._end - self.pos
+
+    def _need(self, n: int, what: str) -> int:
+        start = self.pos
+        if n > self._end - start:
+            raise MalformedMessageError(
+                f"truncated {what}: needs {n} bytes at position {start}, {self._end - start} left"
+            )
+        self.pos = start + n
+        return start
+
+    def bool(self, what: str = "boolean") -> bool:
+        start = self._need(1, what)
+        b = self._view[start]
+        # Kafka reads any non-zero byte as true.
+        return b != 0
+
+    def int8(self, what: str = "int8") -> int:
+        return int(_I8.unpack_from(self._view, self._need(1, what))[0])
+
+    def int16(self, what: str = "int16") -> int:
+        return int(_I16.unpack_from(self._view, self._need(2, what))[0])
+
+    def uint16(self, what: str = "uint16") -> int:
+        return int(_U16.unpack_from(self._view, self._need(2, what))[0])
+
+    def int32(self, what: str = "int32") -> int:
+        return int(_I32.unpack_from(self._view, self._need(4, what))[0])
+
+    def uint32(self, what: str = "uint32") -> int:
+        return int(_U32.unpack_from(self._view, self._need(4, what))[0])
+
+    def int64(self, what: str = "int64") -> int:
+        return int(_I64.unpack_from(self._view, self._need(8, what))[0])
+
+    def float64(self, what: str = "float64") -> float:
+        return float(_F64.unpack_from(self._view, self._need(8, what))[0])
+
+    def uuid(self, what: str = "uuid") -> uuid.UUID:
+        start = self._need(16, what)
+        return uuid.UUID(bytes=bytes(self._view[start : start + 16]))
+
+    def unsigned_varint(self, what: str = "unsigned varint", *, max_bytes: int = 5) -> int:
+        value = 0
+        shift = 0
+        for i in range(max_bytes):
+            if self.pos >= self._end:
+                raise MalformedMessageError(f"truncated {what}: varint runs past the end at position {self.pos}")
+            b = self._view[self.pos]
+            self.pos += 1
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                if max_bytes == 5 and value > 0xFFFFFFFF:
+                    raise MalformedMessageError(f"invalid {what}: value does not fit 32 bits")
+                return value
+            shift += 7
+            del i
+        raise MalformedMessageError(f"invalid {what}: varint longer than {max_bytes} bytes")
+
+    def varint(self, what: str = "varint") -> int:
+        return unzigzag(self.unsigned_varint(what, max_bytes=5))
+
+    def varlong(self, what: str = "varlong") -> int:
+        return unzigzag(self.unsigned_varint(what, max_bytes=10))
+
+    def raw(self, n: int, what: str = "bytes") -> bytes:
+        if n < 0:
+            raise MalformedMessageError(f"invalid {what}: negative length {n}")
+        start = self._need(n, what)
+        return bytes(self._view[start : start + n])
+
+    def view(self, n: int, what: str = "bytes") -> memoryview:
+        """Like ``raw`` but without copying."""
+        if n < 0:
+            raise MalformedMessageError(f"invalid {what}: negative length {n}")
+        start = self._need(n, what)
+        return self._view[start : start + n]
+
+    def _length(self, what: str, *, compact: bool, wide: bool, nullable: bool) -> int | None:
+        if compact:
+            n = self.unsigned_varint(f"length of {what}") - 1
+        elif wide:
+            n = self.int32(f"length of {what}")
+        else:
+            n = self.int16(f"length of {what}")
+        if n < 0:
+            if n == -1 and nullable:
+                return None
+            raise MalformedMessageError(f"invalid length {n} for {what}")
+        if n > self._end - self.pos:
+            raise MalformedMessageError(
+                f"truncated {what}: length {n} claims more than the {self._end - self.pos} bytes left"
+            )
+        return n
+
+    def string(self, what: str = "string", *, compact: bool, nullable: bool = False) -> str | None:
+        n = self._length(what, compact=compact, wide=False, nullable=nullable)
+        if n is None:
+            return None
+        start = self._need(n, what)
+        try:
+            return str(self._view[start : start + n], "utf-8")
+        except UnicodeDecodeError as e:
+            raise MalformedMessageError(f"invalid UTF-8 in {what}: {e.reason}") from None
+
+    def bytes_(self, what: str = "bytes", *, compact: bool, nullable: bool = False) -> bytes | None:
+        n = self._length(what, compact=compact, wide=True, nullable=nullable)
+        if n is None:
+            return None
+        return self.raw(n, what)
+
+    def array_length(self, what: str = "array", *, compact: bool, nullable: bool = False) -> int | None:
+        if compact:
+            n = self.unsigned_varint(f"length of {what}") - 1
+        else:
+            n = self.int32(f"length of {what}")
+        if n < 0:
+            if n == -1 and nullable:
+                return None
+            raise MalformedMessageError(f"invalid element count {n} for {what}")
+        # Every element takes at least one byte in any encoding we speak except empty structs, so a
+        # count above the bytes left is a lie and must not drive allocation.
+        if n > self._end - self.pos:
+            raise MalformedMessageError(
+                f"truncated {what}: {n} elements claimed, {self._end - self.pos} bytes left"
+            )
+        return n

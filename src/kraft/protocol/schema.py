@@ -1,0 +1,540 @@
+"""Messages described once, as data, and the one codec that serves them all.
+
+A message is a ``StructType``: an ordered list of ``Field`` declarations, each with its type, the
+versions it exists in, the versions it may be null in, and (for KIP-482 tagged fields) its tag and
+tagged versions. ``StructType.encode(value, version, flexible)`` and ``StructType.decode(reader,
+version, flexible)`` interpret the declarations; the plan for each (version, flexible) pair is built
+once and cached.
+
+Decoded values are instances of a small class generated per struct (``StructType.cls``): slotted,
+keyword-constructed, with defaults for omitted fields, equality and a readable ``repr``. Field names
+are snake_case versions of Kafka's JSON names (``LeaderEpoch`` -> ``leader_epoch``).
+
+Rules followed exactly (Kafka's message generator is the reference):
+* Non-flexible versions use int16/int32 length prefixes and no tagged sections.
+* Flexible versions use compact (unsigned varint length + 1) strings, bytes, records and arrays, and
+  every struct ends with a tagged-field section: count, then (tag, size, bytes) in ascending tag order.
+* A tagged field is written only when its value differs from its default; absent tags decode to the
+  default; unknown tags are kept (``_unknown_tags``) and written back, so decode-encode is exact.
+* Writing a non-default value for a field that does not exist in the target version raises
+  ``ValueError`` unless the field is ``ignorable`` (then it is dropped), as Kafka does.
+"""
+
+from __future__ import annotations
+
+import re
+import struct as _struct
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kraft.common.errors import MalformedMessageError
+from kraft.protocol.primitives import ZERO_UUID, Reader, Writer
+
+# ---------------------------------------------------------------------------------------------------
+# Version ranges
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """An inclusive version range; ``NONE`` is empty. Parsed from Kafka's "0+", "1-3", "2", "none"."""
+
+    low: int
+    high: int  # inclusive; 0x7FFF for "N+"
+
+    def __contains__(self, version: int) -> bool:
+        return self.low <= version <= self.high
+
+    @property
+    def empty(self) -> bool:
+        return self.low > self.high
+
+    @staticmethod
+    def parse(text: str | Versions | None) -> Versions:
+        if isinstance(text, Versions):
+            return text
+        if text is None or text == "none" or text == "":
+            return NONE
+        text = text.strip()
+        if text.endswith("+"):
+            return Versions(int(text[:-1]), 0x7FFF)
+        if "-" in text:
+            low, high = text.split("-")
+            return Versions(int(low), int(high))
+        return Versions(int(text), int(text))
+
+    def __str__(self) -> str:
+        if self.empty:
+            return "none"
+        if self.high == 0x7FFF:
+            return f"{self.low}+"
+        if self.low == self.high:
+            return str(self.low)
+        return f"{self.low}-{self.high}"
+
+
+NONE = Versions(1, 0)
+ALL = Versions(0, 0x7FFF)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Types
+
+
+class FieldType:
+    """Base of the wire types. ``name`` matches Kafka's JSON type names."""
+
+    name: str = ""
+
+    def zero(self) -> Any:
+        raise NotImplementedError
+
+    def encoder(self, version: int, flexible: bool, nullable: bool) -> Callable[[Writer, Any], None]:
+        raise NotImplementedError
+
+    def decoder(self, version: int, flexible: bool, nullable: bool, what: str) -> Callable[[Reader], Any]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class _Fixed(FieldType):
+    def __init__(self, name: str, zero: Any) -> None:
+        self.name = name
+        self._name = name
+        self._zero = zero
+
+    def zero(self) -> Any:
+        return self._zero
+
+    def encoder(self, version: int, flexible: bool, nullable: bool) -> Callable[[Writer, Any], None]:
+        method = {
+            "bool": Writer.bool,
+            "int8": Writer.int8,
+            "int16": Writer.int16,
+            "uint16": Writer.uint16,
+            "int32": Writer.int32,
+            "uint32": Writer.uint32,
+            "int64": Writer.int64,
+            "float64": Writer.float64,
+            "uuid": Writer.uuid,
+        }[self._name]
+        return method
+
+    def decoder(self, version: int, flexible: bool, nullable: bool, what: str) -> Callable[[Reader], Any]:
+        method = {
+            "bool": Reader.bool,
+            "int8": Reader.int8,
+            "int16": Reader.int16,
+            "uint16": Reader.uint16,
+            "int32": Reader.int32,
+            "uint32": Reader.uint32,
+            "int64": Reader.int64,
+            "float64": Reader.float64,
+            "uuid": Reader.uuid,
+        }[self._name]
+        return lambda r: method(r, what)
+
+
+BOOL = _Fixed("bool", False)
+INT8 = _Fixed("int8", 0)
+INT16 = _Fixed("int16", 0)
+UINT16 = _Fixed("uint16", 0)
+INT32 = _Fixed("int32", 0)
+UINT32 = _Fixed("uint32", 0)
+INT64 = _Fixed("int64", 0)
+FLOAT64 = _Fixed("float64", 0.0)
+UUID = _Fixed("uuid", ZERO_UUID)
+
+
+class _String(FieldType):
+    name = "string"
+
+    def zero(self) -> Any:
+        return ""
+
+    def encoder(self, version: int, flexible: bool, nullable: bool) -> Callable[[Writer, Any], None]:
+        return lambda w, v: w.string(v, compact=flexible, nullable=nullable)
+
+    def decoder(self, version: int, flexible: bool, nullable: bool, what: str) -> Callable[[Reader], Any]:
+        return lambda r: r.string(what, compact=flexible, nullable=nullable)
+
+
+class _Bytes(FieldType):
+    name = "bytes"
+
+    def zero(self) -> Any:
+        return b""
+
+    def encoder(self, version: int, flexible: bool, nullable: bool) -> Callable[[Writer, Any], None]:
+        return lambda w, v: w.bytes_(v, compact=flexible, nullable=nullable)
+
+    def decoder(self, version: int, flexible: bool, nullable: bool, what: str) -> Callable[[Reader], Any]:
+        return lambda r: r.bytes_(what, compact=flexible, nullable=nullable)
+
+
+class _Records(_Bytes):
+    """A record set: bytes on the wire (int32 or compact length), always nullable in Kafka."""
+
+    name = "records"
+
+
+STRING = _String()
+BYTES = _Bytes()
+RECORDS = _Records()
+
+
+class ArrayType(FieldType):
+    """``[]T`` for a primitive or struct element type."""
+
+    def __init__(self, element: FieldType | StructType) -> None:
+        self.element = element
+        self.name = f"[]{element.name}"
+
+    def zero(self) -> Any:
+        return []
+
+    def encoder(self, version: int, flexible: bool, nullable: bool) -> Callable[[Writer, Any], None]:
+        if isinstance(self.element, StructType):
+            plan = self.element.plan(version, flexible)
+
+            def enc_elem(w: Writer, v: Any) -> None:
+                plan.encode(w, v)
+        else:
+            enc_elem = self.element.encoder(version, flexible, False)
+
+        def enc(w: Writer, v: Any) -> None:
+            if v is None:
+                if not nullable:
+                    raise ValueError(f"null given for non-nullable array {self.name}")
+                w.array_length(None, compact=flexible)
+                return
+            w.array_length(len(v), compact=flexible)
+            for item in v:
+                enc_elem(w, item)
+
+        return enc
+
+    def decoder(self, version: int, flexible: bool, nullable: bool, what: str) -> Callable[[Reader], Any]:
+        if isinstance(self.element, StructType):
+            plan = self.element.plan(version, flexible)
+
+            def dec_elem(r: Reader) -> Any:
+                return plan.decode(r)
+        else:
+            dec_elem = self.element.decoder(version, flexible, False, f"element of {what}")
+
+        def dec(r: Reader) -> Any:
+            n = r.array_length(what, compact=flexible, nullable=nullable)
+            if n is None:
+                return None
+            return [dec_elem(r) for _ in range(n)]
+
+        return dec
+
+
+def array(element: FieldType | StructType) -> ArrayType:
+    return ArrayType(element)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Fields and structs
+
+_MISSING: Any = object()
+_SNAKE_1 = re.compile(r"(.)([A-Z][a-z]+)")
+_SNAKE_2 = re.compile(r"([a-z0-9])([A-Z])")
+
+
+def snake_case(name: str) -> str:
+    return _SNAKE_2.sub(r"\1_\2", _SNAKE_1.sub(r"\1_\2", name)).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One declared field.
+
+    ``default``: the declared default (Kafka's JSON "default"); ``_MISSING`` means the type's zero
+    value. Use ``None`` for a nullable field whose default is null.
+    """
+
+    name: str
+    type: FieldType | StructType
+    versions: Versions
+    nullable: Versions = NONE
+    tagged: Versions = NONE
+    tag: int | None = None
+    default: Any = _MISSING
+    ignorable: bool = False
+
+    def default_value(self) -> Any:
+        if self.default is not _MISSING:
+            d = self.default
+            return list(d) if isinstance(d, list) else d
+        if isinstance(self.type, StructType):
+            return self.type.cls()
+        return self.type.zero()
+
+
+def f(
+    name: str,
+    type_: FieldType | StructType,
+    versions: str | Versions = "0+",
+    *,
+    nullable: str | Versions | None = None,
+    tagged: str | Versions | None = None,
+    tag: int | None = None,
+    default: Any = _MISSING,
+    ignorable: bool = False,
+) -> Field:
+    """Declare a field; ``name`` may be Kafka's CamelCase name or snake_case."""
+    tagged_versions = Versions.parse(tagged)
+    if tag is not None and tagged_versions.empty:
+        tagged_versions = Versions.parse(versions)
+    return Field(
+        name=snake_case(name),
+        type=type_,
+        versions=Versions.parse(versions),
+        nullable=Versions.parse(nullable),
+        tagged=tagged_versions,
+        tag=tag,
+        default=default,
+        ignorable=ignorable,
+    )
+
+
+class StructValue:
+    """Base of generated struct classes."""
+
+    __slots__ = ("_unknown_tags",)
+    _schema: ClassVar[StructType]
+
+    def __init__(self, **kwargs: Any) -> None:
+        schema = self._schema
+        for fld in schema.fields:
+            value = kwargs.pop(fld.name, _MISSING)
+            object.__setattr__(self, fld.name, fld.default_value() if value is _MISSING else value)
+        self._unknown_tags: list[tuple[int, bytes]] = kwargs.pop("_unknown_tags", [])
+        if kwargs:
+            raise TypeError(f"{schema.name} has no field(s) {sorted(kwargs)}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._schema.field_names)
+
+    def __hash__(self) -> int:  # mutable value objects: identity hash is wrong, so forbid it
+        raise TypeError(f"unhashable type: {type(self).__name__}")
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._schema.field_names)
+        return f"{self._schema.name}({inner})"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for n in self._schema.field_names:
+            v = getattr(self, n)
+            if isinstance(v, StructValue):
+                v = v.to_dict()
+            elif isinstance(v, list):
+                v = [x.to_dict() if isinstance(x, StructValue) else x for x in v]
+            out[n] = v
+        return out
+
+
+class StructType:
+    """A struct: a message body, an array element or a nested struct field."""
+
+    def __init__(self, name: str, fields: Sequence[Field]) -> None:
+        self.name = name
+        self.fields: tuple[Field, ...] = tuple(fields)
+        self.field_names: tuple[str, ...] = tuple(fl.name for fl in self.fields)
+        if len(set(self.field_names)) != len(self.field_names):
+            raise ValueError(f"duplicate field names in {name}")
+        self._plans: dict[tuple[int, bool], _Plan] = {}
+        self.cls: type[StructValue] = type(
+            name, (StructValue,), {"__slots__": self.field_names, "_schema": self}
+        )
+        # Nested struct classes are reachable as attributes: FetchResponse.cls.PartitionData
+        for fl in self.fields:
+            inner = fl.type.element if isinstance(fl.type, ArrayType) else fl.type
+            if isinstance(inner, StructType):
+                setattr(self.cls, inner.name, inner.cls)
+
+    @property
+    def struct_name(self) -> str:
+        return self.name
+
+    def __call__(self, **kwargs: Any) -> Any:
+        return self.cls(**kwargs)
+
+    def zero(self) -> Any:
+        return self.cls()
+
+    def plan(self, version: int, flexible: bool) -> _Plan:
+        key = (version, flexible)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = _Plan(self, version, flexible)
+            self._plans[key] = plan
+        return plan
+
+    def encode(self, value: Any, version: int, flexible: bool, writer: Writer | None = None) -> bytes:
+        w = writer if writer is not None else Writer()
+        self.plan(version, flexible).encode(w, value)
+        return w.getvalue()
+
+    def decode(self, data: bytes | bytearray | memoryview | Reader, version: int, flexible: bool) -> Any:
+        r = data if isinstance(data, Reader) else Reader(data)
+        return self.plan(version, flexible).decode(r)
+
+    def iter_structs(self) -> Iterable[StructType]:
+        yield self
+        for fl in self.fields:
+            inner = fl.type.element if isinstance(fl.type, ArrayType) else fl.type
+            if isinstance(inner, StructType):
+                yield from inner.iter_structs()
+
+
+def struct(name: str, fields: Sequence[Field]) -> StructType:
+    return StructType(name, fields)
+
+
+class _Plan:
+    """The encode/decode steps of one struct at one (version, flexible)."""
+
+    __slots__ = ("absent", "flexible", "regular", "schema", "tagged", "tagged_by_tag", "version")
+
+    def __init__(self, schema: StructType, version: int, flexible: bool) -> None:
+        self.schema = schema
+        self.version = version
+        self.flexible = flexible
+        # (name, encode, decode) in declaration order for non-tagged fields present in this version
+        self.regular: list[tuple[str, Callable[[Writer, Any], None], Callable[[Reader], Any]]] = []
+        # tagged fields present in this version: (tag, field, encode, decode), ascending tag
+        tagged: list[tuple[int, Field, Callable[[Writer, Any], None], Callable[[Reader], Any]]] = []
+        # fields that do not exist in this version: written only if default (or ignorable)
+        self.absent: list[Field] = []
+        for fl in schema.fields:
+            nullable = version in fl.nullable
+            what = f"{schema.name}.{fl.name}"
+            if version not in fl.versions:
+                self.absent.append(fl)
+                continue
+            is_tagged = flexible and fl.tag is not None and version in fl.tagged
+            if fl.tag is not None and not is_tagged and version in fl.tagged and not flexible:
+                # Tagged-only fields do not exist in non-flexible versions.
+                self.absent.append(fl)
+                continue
+            if isinstance(fl.type, StructType):
+                sub = fl.type
+                enc, dec = self._struct_codec(sub, version, flexible, nullable)
+            else:
+                enc = fl.type.encoder(version, flexible, nullable)
+                dec = fl.type.decoder(version, flexible, nullable, what)
+            if is_tagged:
+                assert fl.tag is not None
+                tagged.append((fl.tag, fl, enc, dec))
+            else:
+                self.regular.append((fl.name, enc, dec))
+        tagged.sort(key=lambda t: t[0])
+        self.tagged = tagged
+        self.tagged_by_tag = {t[0]: t for t in tagged}
+
+    @staticmethod
+    def _struct_codec(
+        sub: StructType, version: int, flexible: bool, nullable: bool
+    ) -> tuple[Callable[[Writer, Any], None], Callable[[Reader], Any]]:
+        def enc(w: Writer, v: Any) -> None:
+            if nullable:
+                # Nullable struct: int8 -1 for null, 1 then the struct (Kafka's nullable struct form).
+                if v is None:
+                    w.int8(-1)
+                    return
+                w.int8(1)
+            sub.plan(version, flexible).encode(w, v)
+
+        def dec(r: Reader) -> Any:
+            if nullable:
+                marker = r.int8(f"null marker of {sub.name}")
+                if marker < 0:
+                    return None
+            return sub.plan(version, flexible).decode(r)
+
+        return enc, dec
+
+    def encode(self, w: Writer, value: Any) -> None:
+        for fl in self.absent:
+            v = getattr(value, fl.name)
+            if not fl.ignorable and v != fl.default_value():
+                raise ValueError(
+                    f"cannot write non-default {self.schema.name}.{fl.name}={v!r} at version {self.version}"
+                )
+        for name, enc, _ in self.regular:
+            try:
+                enc(w, getattr(value, name))
+            except _FieldError:
+                raise
+            except (ValueError, TypeError, OverflowError, AttributeError, _struct.error) as e:
+                raise _FieldError(f"cannot encode {self.schema.name}.{name}: {e}") from None
+        if not self.flexible:
+            return
+        to_write: list[tuple[int, bytes]] = []
+        for tag, fl, enc, _ in self.tagged:
+            v = getattr(value, fl.name)
+            if v == fl.default_value():
+                continue
+            sub = Writer()
+            enc(sub, v)
+            to_write.append((tag, bytes(sub.buf)))
+        unknown = getattr(value, "_unknown_tags", None) or []
+        if unknown:
+            to_write.extend(unknown)
+            to_write.sort(key=lambda t: t[0])
+        w.unsigned_varint(len(to_write))
+        for tag, payload in to_write:
+            w.unsigned_varint(tag)
+            w.unsigned_varint(len(payload))
+            w.raw(payload)
+
+    def decode(self, r: Reader) -> Any:
+        schema = self.schema
+        obj = schema.cls.__new__(schema.cls)
+        for name, _, dec in self.regular:
+            object.__setattr__(obj, name, dec(r))
+        for fl in self.absent:
+            object.__setattr__(obj, fl.name, fl.default_value())
+        unknown: list[tuple[int, bytes]] = []
+        if self.flexible:
+            seen: set[int] = set()
+            for tag, fl, _, _ in self.tagged:
+                object.__setattr__(obj, fl.name, fl.default_value())
+            count = r.unsigned_varint(f"tagged field count of {schema.name}")
+            if count > r.remaining:
+                raise MalformedMessageError(f"{schema.name}: {count} tagged fields claimed, {r.remaining} bytes left")
+            last_tag = -1
+            for _ in range(count):
+                tag = r.unsigned_varint(f"tag in {schema.name}")
+                size = r.unsigned_varint(f"size of tag {tag} in {schema.name}")
+                if tag <= last_tag:
+                    raise MalformedMessageError(f"{schema.name}: tagged fields out of order ({tag} after {last_tag})")
+                last_tag = tag
+                seen.add(tag)
+                payload = r.view(size, f"tagged field {tag} of {schema.name}")
+                known = self.tagged_by_tag.get(tag)
+                if known is None:
+                    unknown.append((tag, bytes(payload)))
+                    continue
+                sub = Reader(payload)
+                value = known[3](sub)
+                if sub.remaining:
+                    raise MalformedMessageError(
+                        f"{schema.name}: tagged field {tag} ({known[1].name}) has {sub.remaining} trailing bytes"
+                    )
+                object.__setattr__(obj, known[1].name, value)
+        object.__setattr__(obj, "_unknown_tags", unknown)
+        return obj
+
+
+class _FieldError(ValueError):
+    """An encode failure, annotated with the field that caused it."""
