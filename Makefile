@@ -1,0 +1,41 @@
+# kraft: two commands matter — `make run` and `make test`. Both set up .venv when it is missing.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+PYTEST_ARGS ?=
+
+.PHONY: run test test-fast lint bench clean setup
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,fast]'
+	@touch $(STAMP)
+
+## Start the embedded default: a local 3-controller cluster with data under ./data, and show its status.
+run: $(STAMP)
+	$(VENV)/bin/kraft cluster up --controllers 3 --data-dir ./data
+
+## The whole suite (unit, golden, simulator, process-level).
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+## Everything but the process-level tests.
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_codec.py
+	$(PY) benchmarks/bench_log.py
+	$(PY) benchmarks/bench_sim.py
+	$(PY) benchmarks/bench_quorum.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
