@@ -36,10 +36,14 @@ class MalformedMessageError(RemoteProtocolError):
 class UnsupportedApiError(RemoteProtocolError):
     """The request names an API key or version this node does not speak."""
 
-    def __init__(self, message: str, *, api_key: int, api_version: int) -> None:
+    def __init__(
+        self, message: str, *, api_key: int, api_version: int, correlation_id: int | None = None
+    ) -> None:
         super().__init__(message)
         self.api_key = api_key
         self.api_version = api_version
+        # Set when the request header was readable, so the server can still answer the request.
+        self.correlation_id = correlation_id
 
 
 class FrameTooLargeError(RemoteProtocolError):

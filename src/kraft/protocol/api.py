@@ -28,8 +28,10 @@ from kraft.protocol.schema import StructType, Versions
 class Api:
     """One Kafka API as this node implements it.
 
-    ``versions`` is the range we encode and decode (and advertise); ``flexible`` is Kafka's
-    flexibleVersions for the API.
+    ``versions`` is the range the schemas describe, so the range we can encode and decode;
+    ``served_versions`` (default: all of ``versions``) is the narrower range this node accepts in
+    requests and advertises in ApiVersions. Fetch, for example, is described for 0-17 but served
+    only for 13-17, where it names the topic by id. ``flexible`` is Kafka's flexibleVersions.
     """
 
     key: int
@@ -38,6 +40,12 @@ class Api:
     flexible: Versions
     request: StructType
     response: StructType
+    served_versions: Versions | None = None
+
+    @property
+    def served(self) -> Versions:
+        """The versions to accept from peers and advertise in ApiVersions."""
+        return self.versions if self.served_versions is None else self.served_versions
 
     def is_flexible(self, version: int) -> bool:
         return version in self.flexible
@@ -89,26 +97,27 @@ def encode_request(api: Api, version: int, correlation_id: int, body: Any, clien
 def decode_request(payload: bytes | memoryview, registry: Mapping[int, Api]) -> tuple[RequestHeader, Any]:
     """Decode one request frame payload.
 
+    Only ``api.served`` versions are accepted: this is the server's entry point.
+
     Raises:
-        UnsupportedApiError: unknown key or version; carries the key, version and (as
-            ``correlation_id``) what is needed to answer.
+        UnsupportedApiError: unknown key or unserved version; carries the key, version and
+            ``correlation_id`` needed to answer.
         MalformedMessageError: truncated or invalid bytes, or bytes left over after the body.
     """
     r = Reader(payload)
     api_key, api_version, correlation_id = read_request_header_prefix(r)
     api = registry.get(api_key)
     if api is None:
-        err = UnsupportedApiError(f"unknown API key {api_key}", api_key=api_key, api_version=api_version)
-        err.correlation_id = correlation_id  # type: ignore[attr-defined]
-        raise err
-    if api_version not in api.versions:
-        err = UnsupportedApiError(
-            f"{api.name} (key {api_key}) version {api_version} is not supported (supported: {api.versions})",
+        raise UnsupportedApiError(
+            f"unknown API key {api_key}", api_key=api_key, api_version=api_version, correlation_id=correlation_id
+        )
+    if api_version not in api.served:
+        raise UnsupportedApiError(
+            f"{api.name} (key {api_key}) version {api_version} is not supported (supported: {api.served})",
             api_key=api_key,
             api_version=api_version,
+            correlation_id=correlation_id,
         )
-        err.correlation_id = correlation_id  # type: ignore[attr-defined]
-        raise err
     header = read_request_header_rest(r, api_key, api_version, correlation_id, api.request_header_version(api_version))
     body = api.request.decode(r, api_version, api.is_flexible(api_version))
     if r.remaining:
