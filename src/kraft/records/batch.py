@@ -8,33 +8,50 @@ Layout (big-endian), byte-exact with Kafka's ``DefaultRecordBatch``::
     35 maxTimestamp int64        43 producerId int64       51 producerEpoch int16
     53 baseSequence int32        57 recordsCount int32     61 records...
 
+Attributes: bits 0-2 compression codec, bit 3 timestamp type (1 = LogAppendTime), bit 4
+transactional, bit 5 control, bit 6 "baseTimestamp holds the delete horizon" (KIP-534).
+
 The CRC does not cover baseOffset, batchLength or partitionLeaderEpoch, which is why a log can assign
 offsets and the leader epoch to a built batch without recomputing it (``assign_offsets_and_epoch``).
 
 Record: length varint, attributes int8, timestampDelta varlong, offsetDelta varint, key (varint
-length, -1 = null), value (likewise), headers count varint, headers (key varint length + UTF-8,
-value varint length, -1 = null).
+length, negative = null), value (likewise), headers count varint, headers (key varint length +
+UTF-8, value varint length, negative = null). With compression, everything after recordsCount is
+one compressed stream of the records.
+
+This module never writes compressed batches (KRaft does not need to), but reads gzip, lz4 and zstd
+ones as Kafka writes them.
+
+Decoding contract: bytes from a file or a peer are untrusted. Whatever they hold, the decoders here
+raise nothing but ``CorruptRecordError`` (or its subclass ``UnsupportedCompressionError``), never
+allocate more than the bytes actually present (or, for compressed batches, more than
+``max_decompressed_bytes``), and name the batch position or offset that was wrong.
 """
 
 from __future__ import annotations
 
-import gzip
+import enum
+import io
 import struct
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import crc32c as _crc32c
 
-from kraft.common.errors import CorruptRecordError
+from kraft.common.errors import CorruptRecordError, MalformedMessageError
 from kraft.protocol.primitives import (
+    INT32_MAX,
     Reader,
     encode_varint,
     encode_varlong,
 )
 
 MAGIC = 2
-HEADER_SIZE = 61  # through recordsCount
+HEADER_SIZE = 61  # through recordsCount; Kafka's RECORD_BATCH_OVERHEAD
 LOG_OVERHEAD = 12  # baseOffset + batchLength
+PARTITION_LEADER_EPOCH_OFFSET = 12
+MAGIC_OFFSET = 16
 CRC_OFFSET = 17
 ATTRIBUTES_OFFSET = 21
 # batchLength counts bytes after itself: the smallest legal batch has a header and no records.
@@ -49,13 +66,26 @@ DELETE_HORIZON_FLAG = 0x40
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
+NO_TIMESTAMP = -1
+
+# The smallest encoded record: length, attributes, timestampDelta, offsetDelta, key length, value
+# length and header count, one byte each. Bounds how many records a body can possibly hold.
+MIN_RECORD_SIZE = 7
+
+# Compressed batches can expand a lot (gzip ~1000x, zstd far more), so a hostile batch of a few
+# kilobytes could otherwise demand gigabytes. Kafka's own limits are on compressed sizes; 64 MiB of
+# records in one batch is far beyond anything KRaft or a default-configured producer writes.
+DEFAULT_MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
-_PREFIX = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
-_LEN_AND_MAGIC = struct.Struct(">qi")
+_LENGTH = struct.Struct(">i")
+_CRC = struct.Struct(">I")
+_OFFSET = struct.Struct(">q")
 
 
 class Compression:
+    """Codec ids of attribute bits 0-2 (Kafka's ``CompressionType``)."""
+
     NONE = 0
     GZIP = 1
     SNAPPY = 2
@@ -64,9 +94,34 @@ class Compression:
     NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
 
+class TimestampType(enum.IntEnum):
+    """Attribute bit 3. ``str()`` gives Kafka's display name."""
+
+    CREATE_TIME = 0
+    LOG_APPEND_TIME = 1
+
+    def __str__(self) -> str:
+        return "LogAppendTime" if self is TimestampType.LOG_APPEND_TIME else "CreateTime"
+
+
+class UnsupportedCompressionError(CorruptRecordError):
+    """A batch uses a codec this build cannot read (snappy, or an id above 4)."""
+
+
+def compression_name(codec: int) -> str:
+    return Compression.NAMES.get(codec, f"unknown({codec})")
+
+
 def crc32c(data: bytes | bytearray | memoryview) -> int:
     """CRC-32C (Castagnoli), C-accelerated."""
     return int(_crc32c.crc32c(data))
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """Producer sequences wrap from INT32_MAX to 0 (Kafka's ``DefaultRecordBatch.incrementSequence``)."""
+    if sequence > INT32_MAX - increment:
+        return increment - (INT32_MAX - sequence) - 1
+    return sequence + increment
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,7 +132,11 @@ class Header:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Record:
-    """One record with its absolute offset and timestamp."""
+    """One record with its absolute offset and timestamp.
+
+    ``sequence`` is the producer sequence of this record (baseSequence + offsetDelta, wrapping), or -1
+    when the batch has none.
+    """
 
     offset: int
     timestamp: int
@@ -85,6 +144,15 @@ class Record:
     value: bytes | None
     headers: tuple[Header, ...] = ()
     attributes: int = 0
+    sequence: int = NO_SEQUENCE
+
+    @property
+    def key_size(self) -> int:
+        return -1 if self.key is None else len(self.key)
+
+    @property
+    def value_size(self) -> int:
+        return -1 if self.value is None else len(self.value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,8 +208,29 @@ class BatchHeader:
         return self.attributes & COMPRESSION_MASK
 
     @property
-    def timestamp_type(self) -> int:
-        return 1 if self.attributes & TIMESTAMP_TYPE_MASK else 0
+    def compression_name(self) -> str:
+        return compression_name(self.compression)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        if self.attributes & TIMESTAMP_TYPE_MASK:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return bool(self.attributes & DELETE_HORIZON_FLAG)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """KIP-534: with bit 6 set, baseTimestamp holds the delete horizon."""
+        return self.base_timestamp if self.has_delete_horizon else None
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,31 +267,31 @@ class RecordBatch:
         return self.header.size_in_bytes
 
 
+# ---------------------------------------------------------------------------------------------------
+# Writing
+
+
+def _encode_nullable_bytes(body: bytearray, data: bytes | None) -> None:
+    if data is None:
+        body += encode_varint(-1)
+    else:
+        body += encode_varint(len(data))
+        body += data
+
+
 def _encode_record(out: bytearray, offset_delta: int, timestamp_delta: int, rec: SimpleRecord) -> None:
     body = bytearray()
-    body.append(0)  # attributes
+    body.append(0)  # attributes: unused by every Kafka version so far
     body += encode_varlong(timestamp_delta)
     body += encode_varint(offset_delta)
-    if rec.key is None:
-        body += encode_varint(-1)
-    else:
-        body += encode_varint(len(rec.key))
-        body += rec.key
-    if rec.value is None:
-        body += encode_varint(-1)
-    else:
-        body += encode_varint(len(rec.value))
-        body += rec.value
+    _encode_nullable_bytes(body, rec.key)
+    _encode_nullable_bytes(body, rec.value)
     body += encode_varint(len(rec.headers))
     for h in rec.headers:
         k = h.key.encode("utf-8")
         body += encode_varint(len(k))
         body += k
-        if h.value is None:
-            body += encode_varint(-1)
-        else:
-            body += encode_varint(len(h.value))
-            body += h.value
+        _encode_nullable_bytes(body, h.value)
     out += encode_varint(len(body))
     out += body
 
@@ -214,14 +303,19 @@ def build_batch(
     partition_leader_epoch: int = -1,
     timestamp_ms: int = 0,
     is_control: bool = False,
+    is_transactional: bool = False,
     producer_id: int = NO_PRODUCER_ID,
     producer_epoch: int = NO_PRODUCER_EPOCH,
     base_sequence: int = NO_SEQUENCE,
 ) -> bytes:
-    """Encode an uncompressed v2 batch. Records without a timestamp get ``timestamp_ms``.
+    """Encode an uncompressed CreateTime v2 batch.
+
+    Records without a timestamp get ``timestamp_ms``. As in Kafka's builders, baseTimestamp is the
+    first record's timestamp and maxTimestamp the largest; offset deltas are 0..n-1.
 
     Raises:
-        ValueError: no records (Kafka never writes an empty v2 batch from a builder).
+        ValueError: no records (Kafka never writes an empty v2 batch from a builder), or a field that
+            does not fit its wire type.
     """
     if not records:
         raise ValueError("a record batch needs at least one record")
@@ -231,47 +325,60 @@ def build_batch(
     body = bytearray()
     for i, (rec, ts) in enumerate(zip(records, timestamps)):
         _encode_record(body, i, ts - base_ts, rec)
-    attributes = CONTROL_FLAG if is_control else 0
+    attributes = Compression.NONE
+    if is_control:
+        attributes |= CONTROL_FLAG
+    if is_transactional:
+        attributes |= TRANSACTIONAL_FLAG
     last_offset_delta = len(records) - 1
     batch_length = HEADER_SIZE - LOG_OVERHEAD + len(body)
-    out = bytearray(
-        _HEADER.pack(
-            base_offset,
-            batch_length,
-            partition_leader_epoch,
-            MAGIC,
-            0,  # crc placeholder
-            attributes,
-            last_offset_delta,
-            base_ts,
-            max_ts,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            len(records),
+    try:
+        out = bytearray(
+            _HEADER.pack(
+                base_offset,
+                batch_length,
+                partition_leader_epoch,
+                MAGIC,
+                0,  # crc placeholder, filled in once the covered bytes are final
+                attributes,
+                last_offset_delta,
+                base_ts,
+                max_ts,
+                producer_id,
+                producer_epoch,
+                base_sequence,
+                len(records),
+            )
         )
-    )
+    except struct.error as e:
+        raise ValueError(f"batch header field out of range: {e}") from None
     out += body
-    crc = crc32c(memoryview(out)[ATTRIBUTES_OFFSET:])
-    struct.pack_into(">I", out, CRC_OFFSET, crc)
+    _CRC.pack_into(out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
     return bytes(out)
 
 
-def assign_offsets_and_epoch(batch: bytes | bytearray, base_offset: int, partition_leader_epoch: int) -> bytes:
+def assign_offsets_and_epoch(
+    batch: bytes | bytearray, base_offset: int, partition_leader_epoch: int
+) -> bytes:
     """Rewrite baseOffset and partitionLeaderEpoch of one batch (neither is under the CRC)."""
     out = bytearray(batch)
-    struct.pack_into(">q", out, 0, base_offset)
-    struct.pack_into(">i", out, 12, partition_leader_epoch)
+    _OFFSET.pack_into(out, 0, base_offset)
+    _LENGTH.pack_into(out, PARTITION_LEADER_EPOCH_OFFSET, partition_leader_epoch)
     return bytes(out)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading
 
 
 def read_batch_header(data: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader | None:
     """Parse the header of the batch at ``pos``; ``None`` if fewer than 61 bytes remain.
 
     Raises:
-        CorruptRecordError: magic is not 2 or batchLength is impossible.
+        CorruptRecordError: magic is not 2, batchLength is below the header size, or the record
+            count or last offset delta is negative.
     """
-    if len(data) - pos < HEADER_SIZE:
+    if pos < 0 or len(data) - pos < HEADER_SIZE:
         return None
     fields = _HEADER.unpack_from(data, pos)
     header = BatchHeader(
@@ -290,51 +397,150 @@ def read_batch_header(data: bytes | bytearray | memoryview, pos: int = 0) -> Bat
         records_count=fields[12],
     )
     if header.magic != MAGIC:
-        raise CorruptRecordError(f"batch at position {pos} has magic {header.magic}, expected {MAGIC}")
+        raise CorruptRecordError(
+            f"batch at position {pos} has magic {header.magic}; "
+            f"only magic {MAGIC} (RecordBatch v2) is supported"
+        )
     if header.batch_length < MIN_BATCH_LENGTH:
-        raise CorruptRecordError(f"batch at position {pos} has impossible length {header.batch_length}")
+        raise CorruptRecordError(
+            f"batch at position {pos} has impossible length {header.batch_length} "
+            f"(a v2 batch is at least {MIN_BATCH_LENGTH} bytes after the length field)"
+        )
     if header.last_offset_delta < 0 or header.records_count < 0:
-        raise CorruptRecordError(f"batch at position {pos} has a negative record count or offset delta")
+        raise CorruptRecordError(
+            f"batch at position {pos} has a negative record count ({header.records_count}) "
+            f"or last offset delta ({header.last_offset_delta})"
+        )
     return header
 
 
 def peek_batch_size(data: bytes | bytearray | memoryview, pos: int = 0) -> int | None:
-    """Total size of the batch at ``pos`` from its length field, or ``None`` if under 12 bytes remain."""
-    if len(data) - pos < LOG_OVERHEAD:
+    """Total size of the batch at ``pos`` from its length field, or ``None`` if under 12 bytes remain.
+
+    The value is untrusted: it may be negative or larger than the data; callers compare it first.
+    """
+    if pos < 0 or len(data) - pos < LOG_OVERHEAD:
         return None
-    _, length = _LEN_AND_MAGIC.unpack_from(data, pos)
+    (length,) = _LENGTH.unpack_from(data, pos + 8)
     return int(length) + LOG_OVERHEAD
 
 
 def batch_crc_valid(data: bytes | bytearray | memoryview, pos: int, header: BatchHeader) -> bool:
-    view = memoryview(data)[pos + ATTRIBUTES_OFFSET : pos + header.size_in_bytes]
-    return crc32c(view) == header.crc
+    """Whether the stored CRC matches bytes 21..end of the batch at ``pos`` (Kafka's ``isValid``)."""
+    end = pos + header.size_in_bytes
+    if header.batch_length < MIN_BATCH_LENGTH or end > len(data):
+        return False
+    return crc32c(memoryview(data)[pos + ATTRIBUTES_OFFSET : end]) == header.crc
 
 
-def _decompress(codec: int, data: bytes) -> bytes:
-    if codec == Compression.GZIP:
-        return gzip.decompress(data)
-    if codec == Compression.LZ4:
-        import lz4.frame
+def _too_large(what: str, limit: int) -> CorruptRecordError:
+    return CorruptRecordError(f"{what} records decompress to more than {limit} bytes")
 
-        return bytes(lz4.frame.decompress(data))
-    if codec == Compression.ZSTD:
-        import zstandard
 
-        # Kafka's zstd frames may omit the content size; stream-decompress.
-        return bytes(zstandard.ZstdDecompressor().decompressobj().decompress(data))
+def _decompress_gzip(data: bytes, limit: int) -> bytes:
+    # Java's GZIPInputStream reads concatenated members, so do we.
+    out = bytearray()
+    rest = data
+    while True:
+        d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        out += d.decompress(rest, limit + 1 - len(out))
+        if len(out) > limit or d.unconsumed_tail:
+            raise _too_large("gzip", limit)
+        if not d.eof:
+            raise CorruptRecordError("gzip stream is truncated")
+        rest = d.unused_data
+        if not rest:
+            return bytes(out)
+
+
+def _decompress_lz4(data: bytes, limit: int) -> bytes:
+    # Kafka (magic >= 1) writes a standard LZ4 frame: 64 KiB independent blocks, no block checksums,
+    # no content size. lz4.frame reads that and any other valid frame.
+    import lz4.frame
+
+    out = bytearray()
+    rest = data
+    while True:
+        d = lz4.frame.LZ4FrameDecompressor()
+        out += d.decompress(rest, max_length=limit + 1 - len(out))
+        if len(out) > limit:
+            raise _too_large("lz4", limit)
+        if not d.eof:
+            if not d.needs_input:
+                raise _too_large("lz4", limit)
+            raise CorruptRecordError("lz4 frame is truncated")
+        rest = d.unused_data
+        if not rest:
+            return bytes(out)
+
+
+def _decompress_zstd(data: bytes, limit: int) -> bytes:
+    # Kafka streams zstd without a content size in the frame header, so the one-shot API cannot be
+    # used. First bound the output with a size-limited streaming read, then decode frame by frame,
+    # which also detects truncation (the streaming reader silently returns what it has).
+    import zstandard
+
+    dctx = zstandard.ZstdDecompressor()
+    with dctx.stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
+        if len(reader.read(limit + 1)) > limit:
+            raise _too_large("zstd", limit)
+    out = bytearray()
+    rest = data
+    while True:
+        d = dctx.decompressobj()
+        out += d.decompress(rest)
+        if not d.eof:
+            raise CorruptRecordError("zstd frame is truncated")
+        rest = d.unused_data
+        if not rest:
+            return bytes(out)
+
+
+_DECOMPRESSORS: dict[int, Callable[[bytes, int], bytes]] = {
+    Compression.GZIP: _decompress_gzip,
+    Compression.LZ4: _decompress_lz4,
+    Compression.ZSTD: _decompress_zstd,
+}
+
+
+def _decompress(codec: int, data: bytes, limit: int, where: str) -> bytes:
     if codec == Compression.SNAPPY:
-        raise CorruptRecordError("snappy-compressed batches are not supported")
-    raise CorruptRecordError(f"unknown compression codec {codec}")
+        raise UnsupportedCompressionError(
+            f"{where} is snappy-compressed, which kraft cannot read (KRaft never writes snappy; "
+            "use Kafka's kafka-dump-log for such segments)"
+        )
+    decompress = _DECOMPRESSORS.get(codec)
+    if decompress is None:
+        raise UnsupportedCompressionError(f"{where} uses unknown compression codec {codec}")
+    try:
+        return decompress(data, limit)
+    except CorruptRecordError as e:
+        raise CorruptRecordError(f"{where}: {e}") from None
+    # Each codec library has its own error types (zlib.error, RuntimeError from lz4, ZstdError);
+    # any failure to decompress untrusted bytes means the batch is corrupt.
+    except Exception as e:
+        name = compression_name(codec)
+        raise CorruptRecordError(f"{where}: cannot decompress {name} records: {e}") from None
 
 
 def _decode_records(header: BatchHeader, body: bytes | memoryview) -> tuple[Record, ...]:
+    count = header.records_count
+    if count > len(body) // MIN_RECORD_SIZE:
+        raise CorruptRecordError(
+            f"batch claims {count} records but its {len(body)} record bytes can hold at most "
+            f"{len(body) // MIN_RECORD_SIZE}"
+        )
+    # Kafka: with LogAppendTime every record carries the batch's maxTimestamp.
+    log_append_time = header.max_timestamp if header.timestamp_type is TimestampType.LOG_APPEND_TIME else None
+    base_sequence = header.base_sequence
     r = Reader(body)
     records: list[Record] = []
-    for _ in range(header.records_count):
+    for index in range(count):
         length = r.varint("record length")
         if length < 0 or length > r.remaining:
-            raise CorruptRecordError(f"record length {length} exceeds the {r.remaining} bytes left in the batch")
+            raise CorruptRecordError(
+                f"record {index} claims {length} bytes but {r.remaining} are left in the batch"
+            )
         end = r.pos + length
         rr = Reader(body, r.pos, end)
         attributes = rr.int8("record attributes")
@@ -345,87 +551,132 @@ def _decode_records(header: BatchHeader, body: bytes | memoryview) -> tuple[Reco
         vlen = rr.varint("record value length")
         value = None if vlen < 0 else rr.raw(vlen, "record value")
         hcount = rr.varint("record header count")
-        if hcount < 0 or hcount > rr.remaining:
-            raise CorruptRecordError(f"invalid record header count {hcount}")
+        # Each header takes at least two bytes (two length varints).
+        if hcount < 0 or hcount > rr.remaining // 2:
+            raise CorruptRecordError(f"record {index} has invalid header count {hcount}")
         headers = []
         for _ in range(hcount):
             hk = rr.varint("header key length")
+            if hk < 0:
+                raise CorruptRecordError(f"record {index} has a header with negative key length {hk}")
             hkey = rr.raw(hk, "header key").decode("utf-8", errors="replace")
             hv = rr.varint("header value length")
             hval = None if hv < 0 else rr.raw(hv, "header value")
             headers.append(Header(key=hkey, value=hval))
         if rr.remaining:
-            raise CorruptRecordError(f"record at offset delta {offset_delta} has {rr.remaining} trailing bytes")
+            raise CorruptRecordError(f"record {index} has {rr.remaining} bytes after its headers")
         r.pos = end
         records.append(
             Record(
                 offset=header.base_offset + offset_delta,
-                timestamp=header.base_timestamp + ts_delta,
+                timestamp=header.base_timestamp + ts_delta if log_append_time is None else log_append_time,
                 key=key,
                 value=value,
                 headers=tuple(headers),
                 attributes=attributes,
+                sequence=NO_SEQUENCE
+                if base_sequence < 0
+                else increment_sequence(base_sequence, offset_delta),
             )
         )
     if r.remaining:
-        raise CorruptRecordError(f"batch at offset {header.base_offset} has {r.remaining} bytes after its records")
+        raise CorruptRecordError(f"{r.remaining} bytes follow the last of the batch's {count} records")
     return tuple(records)
 
 
-def decode_batch(data: bytes | bytearray | memoryview, pos: int = 0, *, verify_crc: bool = True) -> RecordBatch:
+def decode_batch(
+    data: bytes | bytearray | memoryview,
+    pos: int = 0,
+    *,
+    verify_crc: bool = True,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> RecordBatch:
     """Decode the whole batch at ``pos``.
 
     Raises:
-        CorruptRecordError: truncated, bad magic, CRC mismatch (when ``verify_crc``), or records that
-            do not parse. With ``verify_crc=False`` a CRC mismatch is reported in ``crc_valid``.
+        CorruptRecordError: truncated, bad magic, CRC mismatch (when ``verify_crc``), records that do
+            not parse, or compressed records that fail to decompress or exceed
+            ``max_decompressed_bytes``. With ``verify_crc=False`` a CRC mismatch is only reported in
+            ``crc_valid``. ``UnsupportedCompressionError`` (a subclass) for snappy or unknown codecs.
     """
     header = read_batch_header(data, pos)
     if header is None:
-        raise CorruptRecordError(f"truncated batch header at position {pos}")
+        raise CorruptRecordError(
+            f"truncated batch header at position {pos}: "
+            f"{max(0, len(data) - pos)} of {HEADER_SIZE} bytes present"
+        )
     end = pos + header.size_in_bytes
     if end > len(data):
         raise CorruptRecordError(
-            f"truncated batch at position {pos}: needs {header.size_in_bytes} bytes, {len(data) - pos} present"
+            f"truncated batch at position {pos}: "
+            f"needs {header.size_in_bytes} bytes, {len(data) - pos} present"
         )
     crc_ok = batch_crc_valid(data, pos, header)
+    where = f"batch at offset {header.base_offset} (position {pos})"
     if verify_crc and not crc_ok:
-        raise CorruptRecordError(f"CRC mismatch in batch at offset {header.base_offset} (position {pos})")
+        raise CorruptRecordError(f"CRC mismatch in {where}")
     body: bytes | memoryview = memoryview(data)[pos + HEADER_SIZE : end]
     if header.compression != Compression.NONE:
-        body = _decompress(header.compression, bytes(body))
+        body = _decompress(header.compression, bytes(body), max_decompressed_bytes, where)
     try:
         records = _decode_records(header, body)
-    except CorruptRecordError:
-        raise
-    except Exception as e:  # MalformedMessageError from the varint reader, UnicodeError
-        raise CorruptRecordError(f"batch at offset {header.base_offset}: {e}") from None
+    except CorruptRecordError as e:
+        raise CorruptRecordError(f"{where}: {e}") from None
+    except MalformedMessageError as e:  # from the varint and length readers
+        raise CorruptRecordError(f"{where}: {e}") from None
     return RecordBatch(header=header, records=records, crc_valid=crc_ok, raw=bytes(memoryview(data)[pos:end]))
+
+
+def next_batch_size(data: bytes | bytearray | memoryview, pos: int = 0) -> int | None:
+    """Size of the whole batch at ``pos``, or ``None`` if the data ends inside it (a partial batch).
+
+    Mirrors Kafka's ``FileLogInputStream.nextBatch``: under 17 bytes (through magic) or a batch that
+    runs past the end is partial; an impossible length or a magic other than 2 is corruption.
+
+    Raises:
+        CorruptRecordError: impossible batchLength or unsupported magic.
+    """
+    if pos < 0 or len(data) - pos < MAGIC_OFFSET + 1:
+        return None
+    (length,) = _LENGTH.unpack_from(data, pos + 8)
+    if length < MIN_BATCH_LENGTH:
+        raise CorruptRecordError(
+            f"batch at position {pos} has impossible length {length} "
+            f"(a v2 batch is at least {MIN_BATCH_LENGTH} bytes after the length field)"
+        )
+    if pos + LOG_OVERHEAD + length > len(data):
+        return None
+    magic = data[pos + MAGIC_OFFSET]
+    if magic != MAGIC:
+        raise CorruptRecordError(
+            f"batch at position {pos} has magic {magic}; only magic {MAGIC} (RecordBatch v2) is supported"
+        )
+    return int(length) + LOG_OVERHEAD
 
 
 def iter_batches(data: bytes | bytearray | memoryview, *, verify_crc: bool = True) -> Iterator[RecordBatch]:
     """Decode consecutive whole batches; a partial batch at the very end is ignored (Kafka does the
-    same with a fetch response cut at max bytes)."""
+    same with a fetch response cut at max bytes).
+
+    Raises:
+        CorruptRecordError: a batch that does not decode (see ``decode_batch``).
+    """
     pos = 0
-    n = len(data)
-    while pos < n:
-        size = peek_batch_size(data, pos)
-        if size is None or pos + size > n:
-            return
+    while next_batch_size(data, pos) is not None:
         batch = decode_batch(data, pos, verify_crc=verify_crc)
         yield batch
         pos += batch.size_in_bytes
 
 
 def iter_batch_headers(data: bytes | bytearray | memoryview) -> Iterator[tuple[int, BatchHeader]]:
-    """(position, header) of each whole batch, without decoding records or checking CRCs."""
+    """(position, header) of each whole batch, without decoding records or checking CRCs.
+
+    Raises:
+        CorruptRecordError: a header with bad magic or an impossible length.
+    """
     pos = 0
-    n = len(data)
-    while pos < n:
-        size = peek_batch_size(data, pos)
-        if size is None or pos + size > n:
-            return
+    while (size := next_batch_size(data, pos)) is not None:
         header = read_batch_header(data, pos)
-        if header is None:
-            return
+        assert header is not None  # a whole batch of a sane length has a whole header
         yield pos, header
-        pos += header.size_in_bytes
+        pos += size
