@@ -61,7 +61,8 @@ class Api:
     def check_version(self, version: int) -> None:
         if version not in self.versions:
             raise UnsupportedApiError(
-                f"{self.name} (key {self.key}) version {version} is not supported (supported: {self.versions})",
+                f"{self.name} (key {self.key}) version {version} is not supported "
+                f"(supported: {self.versions})",
                 api_key=self.key,
                 api_version=version,
             )
@@ -83,13 +84,16 @@ class Api:
         return self.response.decode(data, version, self.is_flexible(version))
 
 
-def encode_request(api: Api, version: int, correlation_id: int, body: Any, client_id: str | None = "kraft") -> bytes:
+def encode_request(
+    api: Api, version: int, correlation_id: int, body: Any, client_id: str | None = "kraft"
+) -> bytes:
     """Header + body, ready for ``framing.frame``."""
     api.check_version(version)
     w = Writer()
-    RequestHeader(api_key=api.key, api_version=version, correlation_id=correlation_id, client_id=client_id).encode(
-        w, api.request_header_version(version)
+    header = RequestHeader(
+        api_key=api.key, api_version=version, correlation_id=correlation_id, client_id=client_id
     )
+    header.encode(w, api.request_header_version(version))
     api.request.encode(body, version, api.is_flexible(version), w)
     return w.getvalue()
 
@@ -109,7 +113,10 @@ def decode_request(payload: bytes | memoryview, registry: Mapping[int, Api]) -> 
     api = registry.get(api_key)
     if api is None:
         raise UnsupportedApiError(
-            f"unknown API key {api_key}", api_key=api_key, api_version=api_version, correlation_id=correlation_id
+            f"unknown API key {api_key}",
+            api_key=api_key,
+            api_version=api_version,
+            correlation_id=correlation_id,
         )
     if api_version not in api.served:
         raise UnsupportedApiError(
@@ -118,7 +125,9 @@ def decode_request(payload: bytes | memoryview, registry: Mapping[int, Api]) -> 
             api_version=api_version,
             correlation_id=correlation_id,
         )
-    header = read_request_header_rest(r, api_key, api_version, correlation_id, api.request_header_version(api_version))
+    header = read_request_header_rest(
+        r, api_key, api_version, correlation_id, api.request_header_version(api_version)
+    )
     body = api.request.decode(r, api_version, api.is_flexible(api_version))
     if r.remaining:
         raise MalformedMessageError(f"{api.name} v{api_version} request has {r.remaining} trailing bytes")
@@ -126,6 +135,8 @@ def decode_request(payload: bytes | memoryview, registry: Mapping[int, Api]) -> 
 
 
 def encode_response(api: Api, version: int, correlation_id: int, body: Any) -> bytes:
+    """Header + body, ready for ``framing.frame``."""
+    api.check_version(version)
     w = Writer()
     write_response_header(w, correlation_id, api.response_header_version(version))
     api.response.encode(body, version, api.is_flexible(version), w)
@@ -133,7 +144,12 @@ def encode_response(api: Api, version: int, correlation_id: int, body: Any) -> b
 
 
 def decode_response(payload: bytes | memoryview, api: Api, version: int) -> tuple[int, Any]:
-    """Returns (correlation_id, body)."""
+    """Returns (correlation_id, body).
+
+    Raises:
+        MalformedMessageError: truncated or invalid bytes, or bytes left over after the body.
+    """
+    api.check_version(version)
     r = Reader(payload)
     correlation_id = read_response_header(r, api.response_header_version(version))
     body = api.response.decode(r, version, api.is_flexible(version))

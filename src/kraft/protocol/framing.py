@@ -19,7 +19,7 @@ DEFAULT_MAX_FRAME_BYTES = 104_857_600
 
 def frame(payload: bytes | bytearray | memoryview) -> bytes:
     """Prefix ``payload`` with its int32 size."""
-    return _SIZE.pack(len(payload)) + bytes(payload)
+    return b"".join((_SIZE.pack(len(payload)), payload))
 
 
 class FrameDecoder:
@@ -60,7 +60,9 @@ class FrameDecoder:
                 )
             if len(buf) - pos - 4 < size:
                 break
-            frames.append(bytes(buf[pos + 4 : pos + 4 + size]))
+            # One copy out of the buffer (a bytearray slice would copy twice).
+            with memoryview(buf) as view:
+                frames.append(bytes(view[pos + 4 : pos + 4 + size]))
             pos += 4 + size
         if pos:
             del buf[:pos]

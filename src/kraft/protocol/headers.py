@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kraft.common.errors import MalformedMessageError
 from kraft.protocol.primitives import Reader, Writer
 
 API_VERSIONS_KEY = 18
@@ -72,10 +73,18 @@ def write_tags(w: Writer, tags: list[tuple[int, bytes]]) -> None:
 
 
 def read_tags(r: Reader, what: str) -> list[tuple[int, bytes]]:
+    """A tagged-field section none of whose tags we know: kept as (tag, payload) pairs."""
     count = r.unsigned_varint(f"tagged field count of {what}")
+    # Each tagged field takes at least two bytes (tag and size): a larger count is a lie.
+    if count * 2 > r.remaining:
+        raise MalformedMessageError(f"{what}: {count} tagged fields claimed, {r.remaining} bytes left")
     out = []
+    last_tag = -1
     for _ in range(count):
         tag = r.unsigned_varint(f"tag in {what}")
         size = r.unsigned_varint(f"tag size in {what}")
+        if tag <= last_tag:
+            raise MalformedMessageError(f"{what}: tagged fields out of order ({tag} after {last_tag})")
+        last_tag = tag
         out.append((tag, r.raw(size, f"tagged field {tag} of {what}")))
     return out

@@ -25,6 +25,12 @@ _F64 = struct.Struct(">d")
 
 ZERO_UUID = uuid.UUID(int=0)
 
+# Writer.bool and Reader.bool shadow the builtin inside their classes; annotate with this alias.
+_Bool = bool
+
+# Kafka's generated code refuses strings longer than this in every encoding, compact included.
+MAX_STRING_BYTES = 0x7FFF
+
 INT8_MIN, INT8_MAX = -(1 << 7), (1 << 7) - 1
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -96,7 +102,7 @@ class Writer:
     def getvalue(self) -> bytes:
         return bytes(self.buf)
 
-    def bool(self, v: bool) -> None:
+    def bool(self, v: _Bool) -> None:
         self.buf.append(1 if v else 0)
 
     def int8(self, v: int) -> None:
@@ -136,7 +142,7 @@ class Writer:
         self.buf += data
 
     # Strings and bytes. ``compact`` selects the flexible-version form: unsigned varint of length + 1.
-    def string(self, v: str | None, *, compact: bool, nullable: bool = False) -> None:
+    def string(self, v: str | None, *, compact: _Bool, nullable: _Bool = False) -> None:
         if v is None:
             if not nullable:
                 raise ValueError("null given for a non-nullable string")
@@ -146,15 +152,17 @@ class Writer:
                 self.int16(-1)
             return
         data = v.encode("utf-8")
+        if len(data) > MAX_STRING_BYTES:
+            raise ValueError(f"string of {len(data)} bytes exceeds Kafka's limit of {MAX_STRING_BYTES}")
         if compact:
             self.unsigned_varint(len(data) + 1)
         else:
-            if len(data) > INT16_MAX:
-                raise ValueError(f"string of {len(data)} bytes is too long for an int16 length")
             self.int16(len(data))
         self.buf += data
 
-    def bytes_(self, v: bytes | bytearray | memoryview | None, *, compact: bool, nullable: bool = False) -> None:
+    def bytes_(
+        self, v: bytes | bytearray | memoryview | None, *, compact: _Bool, nullable: _Bool = False
+    ) -> None:
         if v is None:
             if not nullable:
                 raise ValueError("null given for non-nullable bytes")
@@ -169,7 +177,7 @@ class Writer:
             self.int32(len(v))
         self.buf += v
 
-    def array_length(self, n: int | None, *, compact: bool) -> None:
+    def array_length(self, n: int | None, *, compact: _Bool) -> None:
         if n is None:
             if compact:
                 self.buf.append(0)
@@ -190,9 +198,14 @@ class Reader:
     __slots__ = ("_end", "_view", "pos")
 
     def __init__(self, data: bytes | bytearray | memoryview, pos: int = 0, end: int | None = None) -> None:
-        self._view = memoryview(data)
+        view = memoryview(data)
+        if view.ndim != 1 or view.itemsize != 1:
+            view = view.cast("B")
+        self._view = view
         self.pos = pos
-        self._end = len(self._view) if end is None else end
+        self._end = len(view) if end is None else end
+        if not 0 <= pos <= self._end <= len(view):
+            raise ValueError(f"reader window [{pos}, {self._end}) lies outside a buffer of {len(view)} bytes")
 
     @property
     def remaining(self) -> int:
@@ -207,7 +220,7 @@ class Reader:
         self.pos = start + n
         return start
 
-    def bool(self, what: str = "boolean") -> bool:
+    def bool(self, what: str = "boolean") -> _Bool:
         start = self._need(1, what)
         b = self._view[start]
         # Kafka reads any non-zero byte as true.
@@ -239,20 +252,30 @@ class Reader:
         return uuid.UUID(bytes=bytes(self._view[start : start + 16]))
 
     def unsigned_varint(self, what: str = "unsigned varint", *, max_bytes: int = 5) -> int:
+        """Base-128 groups, at most ``max_bytes`` long (5 for 32 bits, 10 for 64 bits)."""
+        pos = self.pos
+        end = self._end
+        view = self._view
+        if pos < end:
+            b = view[pos]
+            if b < 0x80:  # one-byte fast path: counts, small lengths, tags
+                self.pos = pos + 1
+                return int(b)
         value = 0
         shift = 0
-        for i in range(max_bytes):
-            if self.pos >= self._end:
-                raise MalformedMessageError(f"truncated {what}: varint runs past the end at position {self.pos}")
-            b = self._view[self.pos]
-            self.pos += 1
+        for _ in range(max_bytes):
+            if pos >= end:
+                raise MalformedMessageError(f"truncated {what}: varint runs past the end at position {pos}")
+            b = view[pos]
+            pos += 1
             value |= (b & 0x7F) << shift
             if not b & 0x80:
-                if max_bytes == 5 and value > 0xFFFFFFFF:
-                    raise MalformedMessageError(f"invalid {what}: value does not fit 32 bits")
+                self.pos = pos
+                bits = 32 if max_bytes <= 5 else 64
+                if value >> bits:
+                    raise MalformedMessageError(f"invalid {what}: value does not fit {bits} bits")
                 return value
             shift += 7
-            del i
         raise MalformedMessageError(f"invalid {what}: varint longer than {max_bytes} bytes")
 
     def varint(self, what: str = "varint") -> int:
@@ -274,7 +297,7 @@ class Reader:
         start = self._need(n, what)
         return self._view[start : start + n]
 
-    def _length(self, what: str, *, compact: bool, wide: bool, nullable: bool) -> int | None:
+    def _length(self, what: str, *, compact: _Bool, wide: _Bool, nullable: _Bool) -> int | None:
         if compact:
             n = self.unsigned_varint(f"length of {what}") - 1
         elif wide:
@@ -291,23 +314,27 @@ class Reader:
             )
         return n
 
-    def string(self, what: str = "string", *, compact: bool, nullable: bool = False) -> str | None:
+    def string(self, what: str = "string", *, compact: _Bool, nullable: _Bool = False) -> str | None:
         n = self._length(what, compact=compact, wide=False, nullable=nullable)
         if n is None:
             return None
+        if n > MAX_STRING_BYTES:
+            raise MalformedMessageError(f"invalid length {n} for {what}: the limit is {MAX_STRING_BYTES}")
         start = self._need(n, what)
         try:
             return str(self._view[start : start + n], "utf-8")
         except UnicodeDecodeError as e:
             raise MalformedMessageError(f"invalid UTF-8 in {what}: {e.reason}") from None
 
-    def bytes_(self, what: str = "bytes", *, compact: bool, nullable: bool = False) -> bytes | None:
+    def bytes_(self, what: str = "bytes", *, compact: _Bool, nullable: _Bool = False) -> bytes | None:
         n = self._length(what, compact=compact, wide=True, nullable=nullable)
         if n is None:
             return None
         return self.raw(n, what)
 
-    def array_length(self, what: str = "array", *, compact: bool, nullable: bool = False) -> int | None:
+    def array_length(
+        self, what: str = "array", *, compact: _Bool, nullable: _Bool = False
+    ) -> int | None:
         if compact:
             n = self.unsigned_varint(f"length of {what}") - 1
         else:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import struct as _struct
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kraft.common.errors import MalformedMessageError
@@ -109,7 +109,7 @@ class _Fixed(FieldType):
         return self._zero
 
     def encoder(self, version: int, flexible: bool, nullable: bool) -> Callable[[Writer, Any], None]:
-        method = {
+        table: dict[str, Callable[[Writer, Any], None]] = {
             "bool": Writer.bool,
             "int8": Writer.int8,
             "int16": Writer.int16,
@@ -119,8 +119,8 @@ class _Fixed(FieldType):
             "int64": Writer.int64,
             "float64": Writer.float64,
             "uuid": Writer.uuid,
-        }[self._name]
-        return method
+        }
+        return table[self._name]
 
     def decoder(self, version: int, flexible: bool, nullable: bool, what: str) -> Callable[[Reader], Any]:
         method = {
@@ -196,11 +196,9 @@ class ArrayType(FieldType):
         return []
 
     def encoder(self, version: int, flexible: bool, nullable: bool) -> Callable[[Writer, Any], None]:
+        enc_elem: Callable[[Writer, Any], None]
         if isinstance(self.element, StructType):
-            plan = self.element.plan(version, flexible)
-
-            def enc_elem(w: Writer, v: Any) -> None:
-                plan.encode(w, v)
+            enc_elem = self.element.plan(version, flexible).encode
         else:
             enc_elem = self.element.encoder(version, flexible, False)
 
@@ -217,11 +215,9 @@ class ArrayType(FieldType):
         return enc
 
     def decoder(self, version: int, flexible: bool, nullable: bool, what: str) -> Callable[[Reader], Any]:
+        dec_elem: Callable[[Reader], Any]
         if isinstance(self.element, StructType):
-            plan = self.element.plan(version, flexible)
-
-            def dec_elem(r: Reader) -> Any:
-                return plan.decode(r)
+            dec_elem = self.element.plan(version, flexible).decode
         else:
             dec_elem = self.element.decoder(version, flexible, False, f"element of {what}")
 
@@ -482,10 +478,16 @@ class _Plan:
         to_write: list[tuple[int, bytes]] = []
         for tag, fl, enc, _ in self.tagged:
             v = getattr(value, fl.name)
+            # KIP-482: a tagged field equal to its default is simply left out.
             if v == fl.default_value():
                 continue
             sub = Writer()
-            enc(sub, v)
+            try:
+                enc(sub, v)
+            except _FieldError:
+                raise
+            except (ValueError, TypeError, OverflowError, AttributeError, _struct.error) as e:
+                raise _FieldError(f"cannot encode {self.schema.name}.{fl.name}: {e}") from None
             to_write.append((tag, bytes(sub.buf)))
         unknown = getattr(value, "_unknown_tags", None) or []
         if unknown:
@@ -506,20 +508,25 @@ class _Plan:
             object.__setattr__(obj, fl.name, fl.default_value())
         unknown: list[tuple[int, bytes]] = []
         if self.flexible:
-            seen: set[int] = set()
-            for tag, fl, _, _ in self.tagged:
+            for _tag, fl, _, _ in self.tagged:
                 object.__setattr__(obj, fl.name, fl.default_value())
             count = r.unsigned_varint(f"tagged field count of {schema.name}")
-            if count > r.remaining:
-                raise MalformedMessageError(f"{schema.name}: {count} tagged fields claimed, {r.remaining} bytes left")
+            # Each tagged field takes at least two bytes (tag and size), so a larger count is a lie.
+            if count * 2 > r.remaining:
+                raise MalformedMessageError(
+                    f"{schema.name}: {count} tagged fields claimed, {r.remaining} bytes left"
+                )
             last_tag = -1
             for _ in range(count):
                 tag = r.unsigned_varint(f"tag in {schema.name}")
                 size = r.unsigned_varint(f"size of tag {tag} in {schema.name}")
+                # KIP-482: tags are written in strictly ascending order, so a repeat or a step back
+                # means a corrupt (or hostile) message, never a valid one.
                 if tag <= last_tag:
-                    raise MalformedMessageError(f"{schema.name}: tagged fields out of order ({tag} after {last_tag})")
+                    raise MalformedMessageError(
+                        f"{schema.name}: tagged fields out of order ({tag} after {last_tag})"
+                    )
                 last_tag = tag
-                seen.add(tag)
                 payload = r.view(size, f"tagged field {tag} of {schema.name}")
                 known = self.tagged_by_tag.get(tag)
                 if known is None:
@@ -529,7 +536,8 @@ class _Plan:
                 value = known[3](sub)
                 if sub.remaining:
                     raise MalformedMessageError(
-                        f"{schema.name}: tagged field {tag} ({known[1].name}) has {sub.remaining} trailing bytes"
+                        f"{schema.name}: tagged field {tag} ({known[1].name}) has "
+                        f"{sub.remaining} trailing bytes"
                     )
                 object.__setattr__(obj, known[1].name, value)
         object.__setattr__(obj, "_unknown_tags", unknown)
