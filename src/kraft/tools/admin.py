@@ -1,0 +1,445 @@
+"""A small blocking admin client for the operator tools, speaking our own wire codec.
+
+It does what Kafka's admin client does for ``kafka-metadata-quorum``: negotiate versions with
+ApiVersions (KIP-511), send DescribeQuorum to the quorum leader, and learn the cluster id. The
+leader is found by asking any reachable bootstrap node: a non-leader answers
+NOT_LEADER_OR_FOLLOWER, and the client then follows the ``LeaderId`` hint (DescribeQuorum v2 with a
+known epoch, or DescribeCluster's ``ControllerId``), else tries the other known nodes, backing off
+between rounds while an election runs. Every call has an overall deadline and fails with an
+``AdminError`` that names each address tried and why it failed.
+
+This module blocks and reads the clock; it belongs to the tools, never to the core or the server.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from kraft.common.errors import KraftError, RemoteProtocolError
+from kraft.protocol.api import Api, decode_response, encode_request
+from kraft.protocol.framing import FrameDecoder, frame
+from kraft.protocol.messages import api_versions as api_versions_msg
+from kraft.protocol.messages import describe_cluster as describe_cluster_msg
+from kraft.protocol.messages import describe_quorum as describe_quorum_msg
+from kraft.protocol.messages import metadata as metadata_msg
+from kraft.tools.quorum_info import METADATA_PARTITION, METADATA_TOPIC, QuorumInfo
+
+T = TypeVar("T")
+
+# Error codes this client acts on (Kafka's Errors.java).
+NONE = 0
+UNKNOWN_TOPIC_OR_PARTITION = 3
+NOT_LEADER_OR_FOLLOWER = 6
+BROKER_NOT_AVAILABLE = 8
+UNSUPPORTED_VERSION = 35
+NOT_CONTROLLER = 41
+
+_ERROR_NAMES = {
+    0: "NONE",
+    3: "UNKNOWN_TOPIC_OR_PARTITION",
+    6: "NOT_LEADER_OR_FOLLOWER",
+    7: "REQUEST_TIMED_OUT",
+    8: "BROKER_NOT_AVAILABLE",
+    15: "COORDINATOR_NOT_AVAILABLE",
+    35: "UNSUPPORTED_VERSION",
+    41: "NOT_CONTROLLER",
+    42: "INVALID_REQUEST",
+    104: "INCONSISTENT_CLUSTER_ID",
+}
+
+# Responses larger than this are refused rather than buffered (a DescribeQuorum answer is tiny).
+_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+
+
+def error_name(code: int) -> str:
+    return _ERROR_NAMES.get(code, f"error code {code}")
+
+
+class AdminError(KraftError):
+    """An admin operation failed; the message says what was tried and why it failed."""
+
+
+class RetriableError(AdminError):
+    """A condition that may clear by itself (no leader yet, node unreachable)."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Address:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+def parse_bootstrap(text: str) -> list[Address]:
+    """Parses ``host:port[,host:port...]`` (IPv6 hosts in brackets).
+
+    Raises:
+        AdminError: an entry without a port, or a port that is not 1-65535.
+    """
+    addresses: list[Address] = []
+    for raw in text.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        if item.startswith("["):
+            host, sep, rest = item[1:].partition("]")
+            port_text = rest[1:] if rest.startswith(":") else ""
+            if not sep:
+                raise AdminError(f"invalid bootstrap address '{item}': unclosed '['")
+        else:
+            host, _, port_text = item.rpartition(":")
+        if not host or not port_text:
+            raise AdminError(f"invalid bootstrap address '{item}': expected HOST:PORT")
+        try:
+            port = int(port_text)
+        except ValueError:
+            raise AdminError(
+                f"invalid bootstrap address '{item}': port '{port_text}' is not a number"
+            ) from None
+        if not 0 < port < 65536:
+            raise AdminError(f"invalid bootstrap address '{item}': port {port} is out of range")
+        addresses.append(Address(host, port))
+    if not addresses:
+        raise AdminError("no bootstrap address given")
+    return addresses
+
+
+class Connection:
+    """One blocking connection to one node, with API versions negotiated on open.
+
+    Every request waits at most ``timeout_s`` for its response; a connection that saw an error is
+    closed and must not be reused.
+    """
+
+    def __init__(self, address: Address, timeout_s: float, client_id: str = "kraft-admin") -> None:
+        self.address = address
+        self._timeout_s = timeout_s
+        self._client_id = client_id
+        self._next_correlation_id = 1
+        self._decoder = FrameDecoder(max_frame_bytes=_MAX_RESPONSE_BYTES)
+        self._frames: list[bytes] = []
+        try:
+            self._sock = socket.create_connection((address.host, address.port), timeout=timeout_s)
+        except OSError as e:
+            raise RetriableError(f"cannot connect to {address}: {e.strerror or e}") from None
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.versions: dict[int, tuple[int, int]] = {}
+        try:
+            self._negotiate()
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def _negotiate(self) -> None:
+        api = api_versions_msg.API
+        body = api.request(client_software_name="kraft-admin", client_software_version="0.1.0")
+        try:
+            response = self.send(api, 3, body)
+        except RemoteProtocolError:
+            # KIP-511: a server that does not know v3 answers in v0 with UNSUPPORTED_VERSION,
+            # which does not decode as v3; ask again in v0.
+            response = None
+        if response is None or response.error_code == UNSUPPORTED_VERSION:
+            response = self.send(api, 0, api.request())
+        if response.error_code != NONE:
+            raise AdminError(f"{self.address} refused ApiVersions: {error_name(response.error_code)}")
+        self.versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+
+    def version_for(self, api: Api, highest: int | None = None) -> int | None:
+        """The highest version both sides speak (at most ``highest``), or None if none."""
+        served = self.versions.get(api.key)
+        if served is None:
+            return None
+        top = min(served[1], api.versions.high, highest if highest is not None else api.versions.high)
+        low = max(served[0], api.versions.low)
+        return top if top >= low else None
+
+    def send(self, api: Api, version: int, body: Any) -> Any:
+        """Sends one request and returns the decoded response body.
+
+        Raises:
+            RetriableError: the connection failed or timed out.
+            RemoteProtocolError: the response could not be decoded.
+        """
+        correlation_id = self._next_correlation_id
+        self._next_correlation_id += 1
+        payload = encode_request(api, version, correlation_id, body, client_id=self._client_id)
+        try:
+            self._sock.sendall(frame(payload))
+            response = self._read_frame()
+        except TimeoutError:
+            raise RetriableError(
+                f"{self.address} did not answer {api.name} within {self._timeout_s * 1000:.0f} ms"
+            ) from None
+        except OSError as e:
+            raise RetriableError(f"connection to {self.address} failed: {e.strerror or e}") from None
+        got_id, decoded = decode_response(response, api, version)
+        if got_id != correlation_id:
+            raise RemoteProtocolError(
+                f"{self.address} answered correlation id {got_id} to request {correlation_id}"
+            )
+        return decoded
+
+    def _read_frame(self) -> bytes:
+        while not self._frames:
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                raise ConnectionResetError(0, "connection closed by the server")
+            self._frames.extend(self._decoder.feed(chunk))
+        return self._frames.pop(0)
+
+
+class AdminClient:
+    """Finds the quorum leader among bootstrap nodes and asks it about the quorum.
+
+    Args:
+        bootstrap: addresses to start from (any node of the quorum will do).
+        timeout_ms: overall deadline of each public call, retries included.
+        request_timeout_ms: deadline of one request on one connection.
+        controller_endpoints: True when the bootstrap nodes are controllers
+            (``--bootstrap-controller``); selects DescribeCluster's EndpointType.
+    """
+
+    def __init__(
+        self,
+        bootstrap: Sequence[Address],
+        *,
+        timeout_ms: int = 30_000,
+        request_timeout_ms: int = 5_000,
+        retry_backoff_ms: int = 100,
+        retry_backoff_max_ms: int = 1_000,
+        controller_endpoints: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not bootstrap:
+            raise AdminError("no bootstrap address given")
+        self._bootstrap = list(bootstrap)
+        self._timeout_ms = timeout_ms
+        self._request_timeout_ms = request_timeout_ms
+        self._retry_backoff_ms = retry_backoff_ms
+        self._retry_backoff_max_ms = retry_backoff_max_ms
+        self._controller_endpoints = controller_endpoints
+        self._clock = clock
+        self._sleep = sleep
+        # Addresses learnt from Nodes / DescribeCluster, by node id.
+        self._known: dict[int, Address] = {}
+
+    # ------------------------------------------------------------------------------------------
+    # Public calls
+
+    def describe_quorum(self) -> QuorumInfo:
+        """DescribeQuorum answered by the current leader.
+
+        Raises:
+            AdminError: no leader answered before the deadline; the message lists the last
+                outcome per address.
+        """
+        return self._with_leader_retries("DescribeQuorum", self._try_describe_quorum)
+
+    def cluster_id(self) -> str:
+        """The cluster id, from DescribeCluster (as Kafka's tool does) or else Metadata.
+
+        Raises:
+            AdminError: no node answered with a cluster id before the deadline.
+        """
+        return self._any_node("the cluster id", self._try_cluster_id)
+
+    # ------------------------------------------------------------------------------------------
+    # One attempt against one connection
+
+    def _try_describe_quorum(self, conn: Connection) -> tuple[QuorumInfo | None, int | None, str]:
+        """Returns (info, leader hint, outcome text)."""
+        api = describe_quorum_msg.API
+        version = conn.version_for(api)
+        if version is None:
+            raise AdminError(f"{conn.address} does not serve DescribeQuorum")
+        request = _describe_quorum_request()
+        response = conn.send(api, version, request)
+        for node in getattr(response, "nodes", []) or []:
+            for listener in node.listeners:
+                self._known.setdefault(node.node_id, Address(listener.host, listener.port))
+        if response.error_code != NONE:
+            return None, None, f"DescribeQuorum failed: {error_name(response.error_code)}"
+        partition = _metadata_partition(response)
+        if partition is None:
+            raise AdminError(f"{conn.address} answered DescribeQuorum without {METADATA_TOPIC}-0")
+        if partition.error_code == NONE:
+            info = QuorumInfo.from_partition(partition, getattr(response, "nodes", []) or [])
+            info.leader()  # a leader missing from the voters is a broken answer: fail loudly
+            return info, None, "ok"
+        hint = None
+        # Spec raft.md 9: a non-leader leaves LeaderId/LeaderEpoch at 0 unless it knows better;
+        # only trust a hint that carries a real epoch.
+        if partition.error_code == NOT_LEADER_OR_FOLLOWER and partition.leader_epoch > 0:
+            hint = partition.leader_id
+        message = partition.error_message if getattr(partition, "error_message", None) else ""
+        outcome = f"{error_name(partition.error_code)}{': ' + message if message else ''}"
+        if hint is None:
+            hint = self._controller_hint(conn)
+        return None, hint, outcome
+
+    def _controller_hint(self, conn: Connection) -> int | None:
+        """Asks a non-leader who the active controller is (DescribeCluster), learning addresses."""
+        api = describe_cluster_msg.API
+        version = conn.version_for(api)
+        if version is None:
+            return None
+        endpoint_type = 2 if self._controller_endpoints else 1
+        try:
+            response = conn.send(
+                api, version, api.request(endpoint_type=endpoint_type) if version >= 1 else api.request()
+            )
+        except RemoteProtocolError:
+            return None
+        if response.error_code != NONE:
+            return None
+        for broker in response.brokers:
+            self._known[broker.broker_id] = Address(broker.host, broker.port)
+        return response.controller_id if response.controller_id >= 0 else None
+
+    def _try_cluster_id(self, conn: Connection) -> str | None:
+        api = describe_cluster_msg.API
+        version = conn.version_for(api)
+        if version is not None:
+            for endpoint_type in (2, 1) if self._controller_endpoints else (1, 2):
+                if version < 1 and endpoint_type != 1:
+                    continue
+                body = api.request(endpoint_type=endpoint_type) if version >= 1 else api.request()
+                response = conn.send(api, version, body)
+                if response.error_code == NONE and response.cluster_id:
+                    return str(response.cluster_id)
+        api = metadata_msg.API
+        version = conn.version_for(api, highest=12)
+        if version is not None and version >= 2:
+            response = conn.send(api, version, api.request(topics=[]))
+            if response.cluster_id:
+                return str(response.cluster_id)
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    # Retry loops
+
+    def _deadline(self) -> float:
+        return self._clock() + self._timeout_ms / 1000
+
+    def _connect(self, address: Address, deadline: float) -> Connection:
+        remaining = max(0.05, min(self._request_timeout_ms / 1000, deadline - self._clock()))
+        return Connection(address, remaining)
+
+    def _candidates(self, preferred: int | None) -> list[Address]:
+        order: list[Address] = []
+        if preferred is not None and preferred in self._known:
+            order.append(self._known[preferred])
+        for address in [*self._bootstrap, *(self._known[k] for k in sorted(self._known))]:
+            if address not in order:
+                order.append(address)
+        return order
+
+    def _backoff(self, attempt: int, deadline: float) -> None:
+        delay_ms = min(self._retry_backoff_max_ms, self._retry_backoff_ms * (2 ** min(attempt, 10)))
+        remaining = deadline - self._clock()
+        if remaining > 0:
+            self._sleep(min(delay_ms / 1000, remaining))
+
+    def _with_leader_retries(
+        self, what: str, attempt_fn: Callable[[Connection], tuple[T | None, int | None, str]]
+    ) -> T:
+        deadline = self._deadline()
+        outcomes: dict[Address, str] = {}
+        preferred: int | None = None
+        attempt = 0
+        while True:
+            for address in self._candidates(preferred):
+                if self._clock() >= deadline:
+                    break
+                try:
+                    with self._connect(address, deadline) as conn:
+                        result, hint, outcome = attempt_fn(conn)
+                except (RetriableError, RemoteProtocolError) as e:
+                    outcomes[address] = str(e)
+                    continue
+                if result is not None:
+                    return result
+                outcomes[address] = outcome
+                if hint is not None and hint in self._known and self._known[hint] != address:
+                    preferred = hint
+                    break  # go straight to the named leader
+            if self._clock() >= deadline:
+                raise AdminError(_timeout_message(what, self._timeout_ms, outcomes))
+            self._backoff(attempt, deadline)
+            attempt += 1
+
+    def _any_node(self, what: str, attempt_fn: Callable[[Connection], T | None]) -> T:
+        deadline = self._deadline()
+        outcomes: dict[Address, str] = {}
+        attempt = 0
+        while True:
+            for address in self._candidates(None):
+                if self._clock() >= deadline:
+                    break
+                try:
+                    with self._connect(address, deadline) as conn:
+                        result = attempt_fn(conn)
+                except (RetriableError, RemoteProtocolError) as e:
+                    outcomes[address] = str(e)
+                    continue
+                if result is not None:
+                    return result
+                outcomes[address] = f"no {what} in its answers"
+            if self._clock() >= deadline:
+                raise AdminError(_timeout_message(what, self._timeout_ms, outcomes))
+            self._backoff(attempt, deadline)
+            attempt += 1
+
+
+def _describe_quorum_request() -> Any:
+    """DescribeQuorum for the one metadata partition (nested classes come from the schema)."""
+    topic_cls: Any = describe_quorum_msg.REQUEST.cls.TopicData  # type: ignore[attr-defined]
+    partition = topic_cls.PartitionData(partition_index=METADATA_PARTITION)
+    return describe_quorum_msg.REQUEST(topics=[topic_cls(topic_name=METADATA_TOPIC, partitions=[partition])])
+
+
+def _metadata_partition(response: Any) -> Any | None:
+    for topic in response.topics:
+        if topic.topic_name != METADATA_TOPIC:
+            continue
+        for partition in topic.partitions:
+            if partition.partition_index == METADATA_PARTITION:
+                return partition
+    return None
+
+
+def _timeout_message(what: str, timeout_ms: int, outcomes: dict[Address, str]) -> str:
+    lines = [f"timed out after {timeout_ms} ms waiting for {what}"]
+    if not outcomes:
+        lines.append("  (no address could be tried)")
+    for address in sorted(outcomes):
+        lines.append(f"  {address}: {outcomes[address]}")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "Address",
+    "AdminClient",
+    "AdminError",
+    "Connection",
+    "RetriableError",
+    "error_name",
+    "parse_bootstrap",
+]
