@@ -1,0 +1,406 @@
+"""Outbound connections to peers: one client connection per destination, versions negotiated.
+
+``PeerConnection`` owns one TCP connection to one address: it connects lazily, sends ApiVersions
+first (retrying at the version the peer offers when it answers UNSUPPORTED_VERSION, KIP-511),
+remembers the peer's ranges, and pipelines requests whose responses arrive in request order. It
+backs off exponentially between failed connection attempts and fails fast while backing off.
+
+``PeerChannel`` maps the core's destination ids to connections and turns the core's request
+envelopes into wire calls and the answers back into response envelopes. Any failure (refused
+connection, disconnect, timeout, garbage) becomes a response carrying BROKER_NOT_AVAILABLE for the
+core, and "no version both sides speak" (for example a pre-vote to a peer without Vote v2) becomes
+UNSUPPORTED_VERSION, as spec raft.md 3.4 and 4.7 require. The core is never left waiting on a
+request the shell knows is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kraft.common.errors import RemoteProtocolError
+from kraft.net import raft_codec
+from kraft.protocol.api import Api, decode_response, encode_request
+from kraft.protocol.error_codes import ErrorCode as Code
+from kraft.protocol.error_codes import describe as code_name
+from kraft.protocol.framing import FrameDecoder, frame
+from kraft.protocol.messages import api_versions
+from kraft.raft.messages import Envelope, RaftRequest, RaftResponse
+
+log = logging.getLogger("kraft.net.channel")
+
+# Kafka's reconnect.backoff.ms / reconnect.backoff.max.ms defaults.
+RECONNECT_BACKOFF_MS = 50
+RECONNECT_BACKOFF_MAX_MS = 1000
+DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024
+
+
+class ChannelError(Exception):
+    """A request to a peer failed for a network reason; the peer's state is unknown."""
+
+
+class NoCommonVersionError(ChannelError):
+    """The peer does not speak any version of the API that we can write for this request."""
+
+
+@dataclass(frozen=True, slots=True)
+class PeerAddress:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(slots=True)
+class _InFlight:
+    correlation_id: int
+    api: Api
+    version: int
+    future: asyncio.Future[Any]
+
+
+class PeerConnection:
+    """One client connection to ``address``.
+
+    Args:
+        apis: the APIs we can send, by key (for the version ranges on our side).
+        client_id: the request header's client id.
+        log_prefix: the local node id, for log lines.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        address: PeerAddress,
+        *,
+        apis: Mapping[int, Api],
+        client_id: str,
+        connect_timeout_ms: int,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        log_prefix: str = "",
+        rng: random.Random | None = None,
+    ) -> None:
+        self.name = name
+        self.address = address
+        self._apis = apis
+        self._client_id = client_id
+        self._connect_timeout_s = connect_timeout_ms / 1000
+        self._max_response_bytes = max_response_bytes
+        self._prefix = log_prefix
+        self._rng = rng or random.Random()
+        self._writer: asyncio.StreamWriter | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._in_flight: collections.deque[_InFlight] = collections.deque()
+        self._correlation = itertools.count(1)
+        self._connect_lock = asyncio.Lock()
+        self._backoff_ms = 0
+        self._retry_at = 0.0
+        self._was_connected = False
+        self._closed = False
+        # api key -> (min, max) the peer advertised
+        self.peer_versions: dict[int, tuple[int, int]] = {}
+
+    @property
+    def connected(self) -> bool:
+        return self._writer is not None
+
+    def negotiated_version(self, api: Api) -> int:
+        """min(our max, peer max), if it is within both ranges (spec raft.md 3.10)."""
+        peer = self.peer_versions.get(api.key)
+        if peer is None:
+            raise NoCommonVersionError(f"{self.name} does not support {api.name}")
+        version = min(api.served.high, peer[1])
+        if version < max(api.served.low, peer[0]):
+            raise NoCommonVersionError(
+                f"{self.name} supports {api.name} v{peer[0]}-{peer[1]}, we speak v{api.served}"
+            )
+        return version
+
+    async def call(self, api: Api, build_body: Callable[[int], Any], timeout_ms: int) -> tuple[int, Any]:
+        """Send one request and wait for its response body.
+
+        ``build_body(version)`` builds the request body once the version is known; it may raise
+        (e.g. ``raft_codec.EncodeVersionError``), which propagates.
+
+        Returns:
+            (version used, decoded response body).
+
+        Raises:
+            ChannelError: not connected and cannot connect now, disconnect, timeout or a bad response.
+        """
+        deadline = time.monotonic() + timeout_ms / 1000
+        await self._ensure_connected(deadline)
+        version = self.negotiated_version(api)
+        body = build_body(version)
+        future = self._send(api, version, body)
+        try:
+            return version, await asyncio.wait_for(future, max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            # Responses come back in order, so a lost one stalls the rest: start afresh, as Kafka's
+            # NetworkClient does on a request timeout.
+            self._fail(f"{api.name} request timed out after {timeout_ms} ms")
+            raise ChannelError(f"{api.name} to {self.name} timed out after {timeout_ms} ms") from None
+
+    def close(self) -> None:
+        self._closed = True
+        self._fail("channel closed")
+
+    # -------------------------------------------------------------------------------------------
+
+    def _send(self, api: Api, version: int, body: Any) -> asyncio.Future[Any]:
+        if self._writer is None:
+            raise ChannelError(f"not connected to {self.name}")
+        correlation_id = next(self._correlation) & 0x7FFFFFFF
+        payload = encode_request(api, version, correlation_id, body, client_id=self._client_id)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._in_flight.append(_InFlight(correlation_id, api, version, future))
+        self._writer.write(frame(payload))
+        return future
+
+    async def _ensure_connected(self, deadline: float) -> None:
+        if self._writer is not None:
+            return
+        async with self._connect_lock:
+            if self._writer is not None:
+                return
+            if self._closed:
+                raise ChannelError("channel closed")
+            now = time.monotonic()
+            if now < self._retry_at:
+                raise ChannelError(
+                    f"backing off {int((self._retry_at - now) * 1000)} ms before reconnecting to {self.name}"
+                )
+            try:
+                timeout = max(0.001, min(self._connect_timeout_s, deadline - now))
+                reader, writer = await asyncio.wait_for(
+                    asyncio.open_connection(self.address.host, self.address.port, limit=256 * 1024), timeout
+                )
+            except (OSError, TimeoutError) as e:
+                self._schedule_retry()
+                if self._was_connected or self._backoff_ms >= RECONNECT_BACKOFF_MAX_MS:
+                    log.debug("%scannot connect to %s at %s: %s", self._prefix, self.name, self.address, e)
+                raise ChannelError(f"cannot connect to {self.name} at {self.address}: {e}") from None
+            self._writer = writer
+            self._reader_task = asyncio.create_task(self._read_loop(reader, writer))
+            try:
+                await self._handshake(deadline)
+            except ChannelError:
+                self._schedule_retry()
+                raise
+            self._backoff_ms = 0
+            if not self._was_connected:
+                log.info("%sconnected to %s at %s", self._prefix, self.name, self.address)
+            self._was_connected = True
+
+    async def _handshake(self, deadline: float) -> None:
+        api = api_versions.API
+        version = api.served.high
+        for _ in range(2):
+            body = api_versions.REQUEST.cls(client_software_name="kraft", client_software_version="0.1.0")
+            future = self._send(api, version, body)
+            try:
+                response = await asyncio.wait_for(future, max(0.001, deadline - time.monotonic()))
+            except TimeoutError:
+                self._fail("ApiVersions timed out")
+                raise ChannelError(f"ApiVersions to {self.name} timed out") from None
+            ranges = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+            if response.error_code == Code.UNSUPPORTED_VERSION and api.key in ranges:
+                # KIP-511: retry at the highest version both sides know.
+                version = min(api.served.high, ranges[api.key][1])
+                continue
+            if response.error_code != Code.NONE:
+                self._fail(f"ApiVersions answered {code_name(response.error_code)}")
+                raise ChannelError(f"{self.name} refused ApiVersions: {code_name(response.error_code)}")
+            self.peer_versions = ranges
+            return
+        self._fail("ApiVersions negotiation did not converge")
+        raise ChannelError(f"{self.name}: ApiVersions negotiation failed")
+
+    async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        decoder = FrameDecoder(self._max_response_bytes)
+        reason = "connection closed by peer"
+        try:
+            while True:
+                data = await reader.read(256 * 1024)
+                if not data:
+                    break
+                for payload in decoder.feed(data):
+                    if not self._in_flight:
+                        raise RemoteProtocolError("response without a request")
+                    entry = self._in_flight.popleft()
+                    correlation_id, body = decode_response(payload, entry.api, entry.version)
+                    if correlation_id != entry.correlation_id:
+                        raise RemoteProtocolError(
+                            f"response correlation id {correlation_id}, expected {entry.correlation_id}"
+                        )
+                    if not entry.future.done():
+                        entry.future.set_result(body)
+        except (OSError, ConnectionError) as e:
+            reason = f"connection error: {e}"
+        except RemoteProtocolError as e:
+            reason = f"bad response: {e}"
+            log.warning("%sclosing connection to %s: %s", self._prefix, self.name, e)
+        finally:
+            if self._writer is writer:
+                self._fail(reason)
+
+    def _fail(self, reason: str) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+            if self._was_connected and not self._closed:
+                log.info("%sdisconnected from %s: %s", self._prefix, self.name, reason)
+            self._schedule_retry()
+        task, self._reader_task = self._reader_task, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+        while self._in_flight:
+            entry = self._in_flight.popleft()
+            if not entry.future.done():
+                entry.future.set_exception(ChannelError(f"{self.name}: {reason}"))
+
+    def _schedule_retry(self) -> None:
+        self._backoff_ms = min(RECONNECT_BACKOFF_MAX_MS, max(RECONNECT_BACKOFF_MS, self._backoff_ms * 2))
+        # Jitter (+-20%) so that peers restarted together do not reconnect in lockstep.
+        delay_ms = self._backoff_ms * self._rng.uniform(0.8, 1.2)
+        self._retry_at = time.monotonic() + delay_ms / 1000
+
+
+class PeerChannel:
+    """The core's outbound requests over ``PeerConnection``s, answers delivered as envelopes.
+
+    Args:
+        addresses: destination id -> address (voters by id; bootstrap servers by -2, -3, ...).
+        deliver: called on the event loop with each response envelope for the core.
+        listener_name: the raft listener name, for endpoints decoded from responses.
+        cluster_id: our cluster id, for the log line when a peer refuses it.
+    """
+
+    def __init__(
+        self,
+        *,
+        local_id: int,
+        addresses: Mapping[int, PeerAddress],
+        apis: Mapping[int, Api],
+        deliver: Callable[[Envelope], None],
+        listener_name: str,
+        cluster_id: str,
+        request_timeout_ms: int,
+        log_prefix: str = "",
+        rng: random.Random | None = None,
+    ) -> None:
+        self._local_id = local_id
+        self._addresses = dict(addresses)
+        self._apis = apis
+        self._deliver = deliver
+        self._listener_name = listener_name
+        self._cluster_id = cluster_id
+        self._request_timeout_ms = request_timeout_ms
+        self._prefix = log_prefix
+        self._rng = rng or random.Random()
+        self._connections: dict[int, PeerConnection] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._warned_unknown: set[int] = set()
+        self._last_cluster_warning = 0.0
+
+    def connection(self, destination: int) -> PeerConnection | None:
+        conn = self._connections.get(destination)
+        if conn is None:
+            address = self._addresses.get(destination)
+            if address is None:
+                return None
+            name = f"node {destination}" if destination >= 0 else f"bootstrap server {address}"
+            conn = PeerConnection(
+                name,
+                address,
+                apis=self._apis,
+                client_id=f"raft-client-{self._local_id}",
+                connect_timeout_ms=self._request_timeout_ms,
+                log_prefix=self._prefix,
+                rng=self._rng,
+            )
+            self._connections[destination] = conn
+        return conn
+
+    def send(self, envelope: Envelope) -> None:
+        """Start sending one request envelope from the core (never blocks)."""
+        task = asyncio.create_task(self._send(envelope))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def call(self, destination: int, api: Api, build_body: Callable[[int], Any]) -> tuple[int, Any]:
+        """A raw request to a peer (used to forward admin requests to the leader)."""
+        conn = self.connection(destination)
+        if conn is None:
+            raise ChannelError(f"no address for node {destination}")
+        return await conn.call(api, build_body, self._request_timeout_ms)
+
+    async def close(self) -> None:
+        for conn in self._connections.values():
+            conn.close()
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _send(self, envelope: Envelope) -> None:
+        request = envelope.body
+        assert envelope.is_request, envelope
+        request_rpc: RaftRequest = request  # type: ignore[assignment]
+        key = raft_codec.api_key_of(request_rpc)
+        api = self._apis[key]
+        response: RaftResponse
+        try:
+            conn = self.connection(envelope.destination)
+            if conn is None:
+                if envelope.destination not in self._warned_unknown:
+                    self._warned_unknown.add(envelope.destination)
+                    log.error(
+                        "%sno address for destination %d; its requests fail",
+                        self._prefix,
+                        envelope.destination,
+                    )
+                raise ChannelError(f"no address for node {envelope.destination}")
+            _, body = await conn.call(
+                api, lambda v: raft_codec.encode_request(request_rpc, v), self._request_timeout_ms
+            )
+            response = raft_codec.decode_response(key, body, listener_name=self._listener_name)
+            if response.error_code == Code.INCONSISTENT_CLUSTER_ID:
+                self._warn_cluster_id(envelope.destination)
+        except (raft_codec.EncodeVersionError, NoCommonVersionError) as e:
+            log.info("%s%s to %d cannot be sent: %s", self._prefix, api.name, envelope.destination, e)
+            response = raft_codec.error_response_for(request_rpc, Code.UNSUPPORTED_VERSION)
+        except ChannelError:
+            response = raft_codec.error_response_for(request_rpc, Code.BROKER_NOT_AVAILABLE)
+        except asyncio.CancelledError:
+            raise
+        self._deliver(
+            Envelope(
+                source=envelope.destination,
+                destination=envelope.source,
+                correlation_id=envelope.correlation_id,
+                body=response,
+            )
+        )
+
+    def _warn_cluster_id(self, destination: int) -> None:
+        now = time.monotonic()
+        if now - self._last_cluster_warning >= 10:
+            self._last_cluster_warning = now
+            log.error(
+                "%snode %d refused our request with INCONSISTENT_CLUSTER_ID: our cluster id %s does not "
+                "match its own; was this node's log directory formatted with another cluster id?",
+                self._prefix,
+                destination,
+                self._cluster_id,
+            )

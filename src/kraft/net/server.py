@@ -1,0 +1,353 @@
+"""The Kafka-protocol TCP server: one asyncio server per listener, one ``Connection`` per socket.
+
+What it owns: framing (size prefix, ``socket.request.max.bytes``), request header decoding, the
+ApiVersions exchange (KIP-511 fallback included), strict response ordering, idle reaping and
+isolating one bad connection from the rest. What it must not do: decide anything about raft or
+the controller. Every other request goes to a ``RequestHandler``; whatever it answers is encoded
+with the request's version and correlation id.
+
+Main invariant: responses on one connection leave in the order their requests arrived, whatever
+order the handler finishes them in (a long-polled Fetch holds back the answers queued behind it),
+because Kafka clients match responses to requests by position as well as by correlation id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kraft.common.errors import MalformedMessageError, RemoteProtocolError, UnsupportedApiError
+from kraft.protocol.api import Api, decode_request, encode_response
+from kraft.protocol.error_codes import ErrorCode as Code
+from kraft.protocol.framing import FrameDecoder, frame
+from kraft.protocol.headers import API_VERSIONS_KEY, RequestHeader
+from kraft.protocol.messages import api_versions
+from kraft.protocol.schema import StructType
+
+log = logging.getLogger("kraft.net.server")
+
+# Kafka's connections.max.idle.ms default.
+DEFAULT_MAX_IDLE_MS = 600_000
+# Requests one connection may have outstanding before the server stops reading from it.
+MAX_IN_FLIGHT_PER_CONNECTION = 128
+_READ_CHUNK = 256 * 1024
+
+
+def _cls(struct_type: StructType) -> Any:
+    """The generated value class of a message struct (typed ``Any``: its fields are dynamic)."""
+    return struct_type.cls
+
+
+@dataclass(frozen=True, slots=True)
+class InboundRequest:
+    """One decoded request, with where it came from."""
+
+    header: RequestHeader
+    api: Api
+    body: Any
+    connection_id: int
+    peer: str
+    listener: str
+
+    @property
+    def version(self) -> int:
+        return self.header.api_version
+
+
+class RequestHandler(Protocol):
+    """Answers every request except ApiVersions.
+
+    ``handle`` returns the response body (a struct value of ``request.api.RESPONSE``). It may take
+    as long as it needs (a long-polled Fetch); the server keeps later responses behind it. Raising
+    ``RemoteProtocolError`` closes the connection as a protocol violation; any other exception is
+    logged as a server bug and also closes that connection, leaving the node running.
+    """
+
+    def handle(self, request: InboundRequest) -> Awaitable[Any]: ...
+
+
+def api_versions_body(apis: Iterable[Api], error_code: int = Code.NONE) -> Any:
+    """An ApiVersions response body advertising ``apis`` (their served ranges), sorted by key."""
+    cls = _cls(api_versions.RESPONSE)
+    keys = [
+        cls.ApiVersion(api_key=a.key, min_version=a.served.low, max_version=a.served.high)
+        for a in sorted(apis, key=lambda a: a.key)
+    ]
+    return cls(error_code=error_code, api_keys=keys, throttle_time_ms=0)
+
+
+@dataclass(slots=True)
+class ServerStats:
+    """Counters for tests and logs."""
+
+    connections_accepted: int = 0
+    connections_closed_for_errors: int = 0
+    connections_reaped: int = 0
+    requests: int = 0
+
+
+@dataclass(slots=True)
+class Connection:
+    """One accepted socket. Reader side decodes frames; the writer side drains ``_pending`` in order."""
+
+    id: int
+    peer: str
+    listener: str
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    last_active: float = field(default_factory=time.monotonic)
+    in_flight: int = 0
+    closed: bool = False
+    pending: asyncio.Queue[asyncio.Future[bytes | None]] = field(default_factory=asyncio.Queue)
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.writer.close()
+
+
+class KafkaServer:
+    """Serves the given APIs on one or more listeners.
+
+    Args:
+        apis: api key -> Api for every API this node implements (ApiVersions included); exactly
+            these are advertised.
+        handler: answers everything but ApiVersions.
+        max_request_bytes: ``socket.request.max.bytes``.
+        max_idle_ms: ``connections.max.idle.ms``; idle connections with nothing in flight are closed.
+        log_prefix: prepended to every log line (the node id).
+    """
+
+    def __init__(
+        self,
+        *,
+        apis: Mapping[int, Api],
+        handler: RequestHandler,
+        max_request_bytes: int,
+        max_idle_ms: int = DEFAULT_MAX_IDLE_MS,
+        log_prefix: str = "",
+    ) -> None:
+        if API_VERSIONS_KEY not in apis:
+            raise ValueError("the served APIs must include ApiVersions")
+        self._apis = dict(apis)
+        self._handler = handler
+        self._max_request_bytes = max_request_bytes
+        self._max_idle_ms = max_idle_ms
+        self._prefix = log_prefix
+        self._servers: list[asyncio.Server] = []
+        self._connections: dict[int, Connection] = {}
+        self._ids = itertools.count(1)
+        self._reaper: asyncio.Task[None] | None = None
+        self.stats = ServerStats()
+        self._api_versions_ok = api_versions_body(self._apis.values())
+
+    @property
+    def connections(self) -> Mapping[int, Connection]:
+        return self._connections
+
+    async def listen(self, listener: str, host: str, port: int) -> int:
+        """Start serving ``listener`` on host:port; returns the bound port (useful with port 0)."""
+        server = await asyncio.start_server(
+            lambda r, w: self._accept(listener, r, w),
+            host=host or None,
+            port=port,
+            reuse_address=True,
+            limit=_READ_CHUNK,
+        )
+        self._servers.append(server)
+        bound = int(server.sockets[0].getsockname()[1])
+        log.info("%slistening on %s://%s:%d", self._prefix, listener, host, bound)
+        if self._reaper is None and self._max_idle_ms > 0:
+            self._reaper = asyncio.create_task(self._reap_idle())
+        return bound
+
+    async def close(self) -> None:
+        for server in self._servers:
+            server.close()
+        for conn in list(self._connections.values()):
+            conn.close()
+        for server in self._servers:
+            with contextlib.suppress(Exception):
+                await server.wait_closed()
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+        self._servers.clear()
+
+    # -------------------------------------------------------------------------------------------
+
+    async def _accept(
+        self, listener: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        peername = writer.get_extra_info("peername")
+        peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
+        conn = Connection(id=next(self._ids), peer=peer, listener=listener, reader=reader, writer=writer)
+        self._connections[conn.id] = conn
+        self.stats.connections_accepted += 1
+        writer_task = asyncio.create_task(self._write_loop(conn))
+        try:
+            await self._read_loop(conn)
+        finally:
+            # Let responses already queued go out, then stop the writer.
+            conn.pending.put_nowait(_closed_marker())
+            with contextlib.suppress(Exception):
+                await writer_task
+            for task in list(conn.tasks):
+                task.cancel()
+            conn.close()
+            self._connections.pop(conn.id, None)
+
+    async def _read_loop(self, conn: Connection) -> None:
+        decoder = FrameDecoder(self._max_request_bytes)
+        while not conn.closed:
+            try:
+                data = await conn.reader.read(_READ_CHUNK)
+            except (ConnectionError, OSError):
+                return
+            if not data:
+                return
+            conn.last_active = time.monotonic()
+            try:
+                frames = decoder.feed(data)
+            except RemoteProtocolError as e:
+                self._protocol_error(conn, str(e))
+                return
+            for payload in frames:
+                if not self._dispatch(conn, payload):
+                    return
+                # Back-pressure: stop reading while too many requests are outstanding.
+                while conn.in_flight >= MAX_IN_FLIGHT_PER_CONNECTION and not conn.closed:
+                    await asyncio.sleep(0.001)
+
+    def _protocol_error(self, conn: Connection, reason: str) -> None:
+        self.stats.connections_closed_for_errors += 1
+        log.warning("%sclosing connection from %s on %s: %s", self._prefix, conn.peer, conn.listener, reason)
+        conn.close()
+
+    def _dispatch(self, conn: Connection, payload: bytes) -> bool:
+        """Decode one frame and queue its answer; False if the connection must close."""
+        self.stats.requests += 1
+        try:
+            header, body = decode_request(payload, self._apis)
+        except UnsupportedApiError as e:
+            if e.api_key == API_VERSIONS_KEY and e.correlation_id is not None:
+                # KIP-511: answer an unknown ApiVersions version in v0 with UNSUPPORTED_VERSION and our
+                # ranges, so the client can retry with a version both sides know.
+                body = api_versions_body(self._apis.values(), Code.UNSUPPORTED_VERSION)
+                response = encode_response(api_versions.API, 0, e.correlation_id, body)
+                self._queue_ready(conn, frame(response))
+                return True
+            self._protocol_error(conn, f"unsupported request: {e}")
+            return False
+        except MalformedMessageError as e:
+            self._protocol_error(conn, f"malformed request: {e}")
+            return False
+        api = self._apis[header.api_key]
+        if header.api_key == API_VERSIONS_KEY:
+            self._queue_ready(
+                conn,
+                frame(encode_response(api, header.api_version, header.correlation_id, self._api_versions_ok)),
+            )
+            return True
+        request = InboundRequest(
+            header=header, api=api, body=body, connection_id=conn.id, peer=conn.peer, listener=conn.listener
+        )
+        slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+        conn.pending.put_nowait(slot)
+        conn.in_flight += 1
+        task = asyncio.create_task(self._run_handler(conn, request, slot))
+        conn.tasks.add(task)
+        task.add_done_callback(conn.tasks.discard)
+        return True
+
+    def _queue_ready(self, conn: Connection, data: bytes) -> None:
+        slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+        slot.set_result(data)
+        conn.in_flight += 1
+        conn.pending.put_nowait(slot)
+
+    async def _run_handler(
+        self, conn: Connection, request: InboundRequest, slot: asyncio.Future[bytes | None]
+    ) -> None:
+        try:
+            body = await self._handler.handle(request)
+            payload = encode_response(request.api, request.version, request.header.correlation_id, body)
+        except asyncio.CancelledError:
+            if not slot.done():
+                slot.set_result(None)
+            raise
+        except RemoteProtocolError as e:
+            self._protocol_error(conn, f"{request.api.name} v{request.version}: {e}")
+            slot.set_result(None)
+            return
+        except Exception:
+            log.exception(
+                "%sfailed to answer %s v%d from %s; closing that connection",
+                self._prefix,
+                request.api.name,
+                request.version,
+                conn.peer,
+            )
+            self.stats.connections_closed_for_errors += 1
+            slot.set_result(None)
+            conn.close()
+            return
+        if not slot.done():
+            slot.set_result(frame(payload))
+
+    async def _write_loop(self, conn: Connection) -> None:
+        while True:
+            slot = await conn.pending.get()
+            data = await slot
+            if data is None or conn.closed:
+                if data is None:
+                    conn.close()
+                return
+            conn.in_flight -= 1
+            try:
+                conn.writer.write(data)
+                await conn.writer.drain()
+            except (ConnectionError, OSError):
+                conn.close()
+                return
+            conn.last_active = time.monotonic()
+
+    async def _reap_idle(self) -> None:
+        interval = max(0.05, min(self._max_idle_ms / 1000 / 4, 30.0))
+        while True:
+            await asyncio.sleep(interval)
+            now = time.monotonic()
+            for conn in list(self._connections.values()):
+                if conn.in_flight == 0 and (now - conn.last_active) * 1000 >= self._max_idle_ms:
+                    self.stats.connections_reaped += 1
+                    log.info(
+                        "%sclosing idle connection from %s (idle > connections.max.idle.ms=%d)",
+                        self._prefix,
+                        conn.peer,
+                        self._max_idle_ms,
+                    )
+                    conn.close()
+
+
+def _closed_marker() -> asyncio.Future[bytes | None]:
+    fut: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+    fut.set_result(None)
+    return fut
+
+
+def install_uvloop() -> bool:
+    """Use uvloop's event loop policy when it is installed; returns whether it is in use."""
+    try:
+        import uvloop
+    except ImportError:
+        return False
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    return True
