@@ -1,0 +1,202 @@
+"""Snapshot files of the metadata partition: naming, raw writers and readers.
+
+Files live in the partition directory:
+
+* ``<end offset, 20 digits>-<epoch, 10 digits>.checkpoint``: a frozen (complete, immutable) snapshot.
+* ``<same stem>-<random>.checkpoint.part``: being written; never listed as a snapshot. A crash
+  leaves it behind and ``FileLog`` removes it at open.
+* ``<same stem>.checkpoint.deleted``: renamed before unlinking, so a crash mid-delete never leaves a
+  half-deleted snapshot that still looks valid. Also removed at open.
+
+``freeze()`` is the only way a snapshot becomes visible: fsync the ``.part`` file, rename it to its
+final name, fsync the directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from kraft.common.errors import KraftError, StorageError
+from kraft.raft.types import OffsetAndEpoch
+from kraft.storage.fsutil import fsync_dir, write_all
+
+SUFFIX = ".checkpoint"
+PART_SUFFIX = ".checkpoint.part"
+DELETED_SUFFIX = ".checkpoint.deleted"
+BOOTSTRAP_SNAPSHOT_ID = OffsetAndEpoch(0, 0)
+
+_FROZEN = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+
+
+def snapshot_stem(snapshot_id: OffsetAndEpoch) -> str:
+    if snapshot_id.offset < 0 or snapshot_id.epoch < 0:
+        raise KraftError(f"invalid snapshot id {snapshot_id}: offset and epoch must be >= 0")
+    return f"{snapshot_id.offset:020d}-{snapshot_id.epoch:010d}"
+
+
+def snapshot_file_name(snapshot_id: OffsetAndEpoch) -> str:
+    return snapshot_stem(snapshot_id) + SUFFIX
+
+
+def snapshot_path(directory: str | os.PathLike[str], snapshot_id: OffsetAndEpoch) -> Path:
+    return Path(directory) / snapshot_file_name(snapshot_id)
+
+
+def parse_snapshot_file_name(name: str) -> OffsetAndEpoch | None:
+    """The id of a frozen snapshot file name; ``None`` for any other name (incl. ``.part``)."""
+    m = _FROZEN.match(name)
+    if m is None:
+        return None
+    return OffsetAndEpoch(int(m.group(1)), int(m.group(2)))
+
+
+def list_snapshots(directory: str | os.PathLike[str]) -> list[OffsetAndEpoch]:
+    """Ids of the frozen snapshots in ``directory``, ascending."""
+    ids = []
+    for name in os.listdir(directory):
+        sid = parse_snapshot_file_name(name)
+        if sid is not None:
+            ids.append(sid)
+    return sorted(ids)
+
+
+def delete_snapshot_file(directory: str | os.PathLike[str], snapshot_id: OffsetAndEpoch) -> None:
+    """Rename to ``.deleted`` then unlink; the caller fsyncs the directory."""
+    path = snapshot_path(directory, snapshot_id)
+    doomed = path.with_name(snapshot_stem(snapshot_id) + DELETED_SUFFIX)
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(path, doomed)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(doomed)
+
+
+class FileRawSnapshotWriter:
+    """Appends bytes to a ``.part`` file; ``freeze()`` publishes it, ``abort()`` discards it.
+
+    Lifecycle: open -> (append)* -> freeze | abort. Any call after freeze/abort raises ``KraftError``.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        snapshot_id: OffsetAndEpoch,
+        on_frozen: Callable[[OffsetAndEpoch], None] | None = None,
+    ) -> None:
+        self._directory = Path(directory)
+        self._snapshot_id = snapshot_id
+        self._on_frozen = on_frozen
+        fd, name = tempfile.mkstemp(
+            prefix=snapshot_stem(snapshot_id) + "-", suffix=PART_SUFFIX, dir=directory
+        )
+        self._fd: int | None = fd
+        self._part_path = Path(name)
+        self._size = 0
+        self._frozen = False
+
+    @property
+    def snapshot_id(self) -> OffsetAndEpoch:
+        return self._snapshot_id
+
+    @property
+    def part_path(self) -> Path:
+        return self._part_path
+
+    def size_in_bytes(self) -> int:
+        return self._size
+
+    def is_frozen(self) -> bool:
+        return self._frozen
+
+    def _fd_or_raise(self) -> int:
+        if self._fd is None:
+            state = "frozen" if self._frozen else "aborted"
+            raise KraftError(f"snapshot writer for {self._snapshot_id} is already {state}")
+        return self._fd
+
+    def append(self, data: bytes | bytearray | memoryview) -> None:
+        fd = self._fd_or_raise()
+        write_all(fd, data)
+        self._size += len(data)
+
+    def freeze(self) -> None:
+        fd = self._fd_or_raise()
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            self._fd = None
+        final = snapshot_path(self._directory, self._snapshot_id)
+        try:
+            os.replace(self._part_path, final)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._part_path)
+            raise
+        fsync_dir(self._directory)
+        self._frozen = True
+        if self._on_frozen is not None:
+            self._on_frozen(self._snapshot_id)
+
+    def abort(self) -> None:
+        if self._fd is None:
+            return
+        os.close(self._fd)
+        self._fd = None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._part_path)
+
+    def __enter__(self) -> FileRawSnapshotWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        # Leaving the block without freeze() discards the snapshot.
+        self.abort()
+
+
+class FileRawSnapshotReader:
+    """A frozen snapshot's bytes. Each ``read`` opens the file, so a reader holds no descriptor."""
+
+    def __init__(self, path: str | os.PathLike[str], snapshot_id: OffsetAndEpoch) -> None:
+        self._path = Path(path)
+        self._snapshot_id = snapshot_id
+        try:
+            self._size = self._path.stat().st_size
+        except FileNotFoundError:
+            raise StorageError(f"snapshot file {self._path} does not exist") from None
+
+    @property
+    def snapshot_id(self) -> OffsetAndEpoch:
+        return self._snapshot_id
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def size_in_bytes(self) -> int:
+        return self._size
+
+    def read(self, position: int, max_bytes: int) -> bytes:
+        if position < 0 or max_bytes < 0:
+            raise KraftError(f"invalid snapshot read: position {position}, max_bytes {max_bytes}")
+        if position >= self._size:
+            return b""
+        n = min(max_bytes, self._size - position)
+        fd = os.open(self._path, os.O_RDONLY)
+        try:
+            out = bytearray()
+            while len(out) < n:
+                chunk = os.pread(fd, n - len(out), position + len(out))
+                if not chunk:
+                    raise StorageError(f"snapshot file {self._path} shrank while being read")
+                out += chunk
+            return bytes(out)
+        finally:
+            os.close(fd)
+
+    def read_all(self) -> bytes:
+        return self.read(0, self._size)
