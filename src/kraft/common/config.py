@@ -122,7 +122,12 @@ def require_str(props: Mapping[str, str], name: str) -> str:
 
 
 def get_int(
-    props: Mapping[str, str], name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+    props: Mapping[str, str],
+    name: str,
+    default: int,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
 ) -> int:
     raw = get_str(props, name)
     if raw is None:
