@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from kraft.common.errors import KraftError, RemoteProtocolError
 from kraft.protocol.api import Api, decode_response, encode_request
+from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.messages import api_versions as api_versions_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
@@ -38,25 +39,13 @@ BROKER_NOT_AVAILABLE = 8
 UNSUPPORTED_VERSION = 35
 NOT_CONTROLLER = 41
 
-_ERROR_NAMES = {
-    0: "NONE",
-    3: "UNKNOWN_TOPIC_OR_PARTITION",
-    6: "NOT_LEADER_OR_FOLLOWER",
-    7: "REQUEST_TIMED_OUT",
-    8: "BROKER_NOT_AVAILABLE",
-    15: "COORDINATOR_NOT_AVAILABLE",
-    35: "UNSUPPORTED_VERSION",
-    41: "NOT_CONTROLLER",
-    42: "INVALID_REQUEST",
-    104: "INCONSISTENT_CLUSTER_ID",
-}
-
 # Responses larger than this are refused rather than buffered (a DescribeQuorum answer is tiny).
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 
 def error_name(code: int) -> str:
-    return _ERROR_NAMES.get(code, f"error code {code}")
+    known = ErrorCode.from_wire(code)
+    return f"error code {code}" if known is None else known.name
 
 
 class AdminError(KraftError):

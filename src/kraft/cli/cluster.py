@@ -1,0 +1,646 @@
+"""``kraft cluster``: run a local cluster of controller processes on loopback.
+
+    kraft cluster up [--controllers N] [--data-dir DIR] [--base-port P] [--detach] [--override K=V]...
+    kraft cluster down [--data-dir DIR]
+    kraft cluster status [--data-dir DIR] [--replication] [--json]
+    kraft cluster stop-node --id N [--kill] [--data-dir DIR]
+    kraft cluster start-node --id N [--data-dir DIR]
+
+Layout under DIR (default ./data)::
+
+    cluster.json                  {"cluster_id": ..., "nodes": [{"id", "port", "pid", "log_dir", ...}]}
+    node-<id>/server.properties   written on every ``up`` from cluster.json and the overrides
+    node-<id>/server.log          the node's stdout and stderr (appended)
+    node-<id>/metadata/           its metadata log directory (``kraft storage format``-ed once)
+
+Ports: controller ``i`` (ids 1..N) listens on 127.0.0.1 port ``P + i - 1`` (9093, 9094, 9095 by
+default); ``--base-port 0`` picks free ports instead. A DIR that already has a cluster.json is
+*restarted*: same cluster id, ids and ports; nothing is reformatted.
+
+``up`` waits for a leader, prints the endpoints and the ``metadata-quorum describe --status``
+view, then stays in the foreground until Ctrl-C or SIGTERM and stops every node (SIGTERM, then
+SIGKILL after ``--stop-timeout-s``). A node that dies meanwhile is reported, not restarted: that is
+how one watches a failover (see docs/operations.md). ``--detach`` returns once the quorum is up;
+``down`` stops a detached cluster by the pids in cluster.json, after checking that each pid still
+runs our server with that node's config file (a recycled pid is never signalled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from kraft.tools import processes
+from kraft.tools.admin import Address, AdminClient, AdminError
+from kraft.tools.quorum_info import QuorumInfo, format_replication, format_status, to_json
+
+CLUSTER_FILE = "cluster.json"
+DEFAULT_BASE_PORT = 9093
+DEFAULT_HOST = "127.0.0.1"
+LISTENER = "CONTROLLER"
+
+
+class ClusterError(Exception):
+    """A cluster operation cannot proceed; the message says why and what to do."""
+
+
+# -------------------------------------------------------------------------------------------------
+# cluster.json
+
+
+@dataclass(slots=True)
+class NodeEntry:
+    id: int
+    port: int
+    pid: int | None
+    log_dir: str  # the node's metadata log directory
+    node_dir: str
+
+    @property
+    def config_path(self) -> Path:
+        return Path(self.node_dir) / "server.properties"
+
+    @property
+    def server_log(self) -> Path:
+        return Path(self.node_dir) / "server.log"
+
+    @property
+    def address(self) -> Address:
+        return Address(DEFAULT_HOST, self.port)
+
+
+@dataclass(slots=True)
+class ClusterFile:
+    cluster_id: str
+    nodes: list[NodeEntry]
+    host: str = DEFAULT_HOST
+    overrides: dict[str, str] = field(default_factory=dict)
+
+    def node(self, node_id: int) -> NodeEntry:
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise ClusterError(f"no node {node_id} in this cluster (nodes: {[n.id for n in self.nodes]})")
+
+    def voters(self) -> str:
+        return ",".join(f"{n.id}@{self.host}:{n.port}" for n in self.nodes)
+
+    def bootstrap(self) -> list[Address]:
+        return [Address(self.host, n.port) for n in self.nodes]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cluster_id": self.cluster_id,
+            "host": self.host,
+            "nodes": [
+                {"id": n.id, "port": n.port, "pid": n.pid, "log_dir": n.log_dir, "node_dir": n.node_dir}
+                for n in self.nodes
+            ],
+            "overrides": dict(self.overrides),
+        }
+
+    @staticmethod
+    def load(path: Path) -> ClusterFile:
+        try:
+            data = json.loads(path.read_text())
+            nodes = [
+                NodeEntry(
+                    id=int(n["id"]),
+                    port=int(n["port"]),
+                    pid=None if n.get("pid") is None else int(n["pid"]),
+                    log_dir=str(n["log_dir"]),
+                    node_dir=str(n.get("node_dir") or path.parent / f"node-{int(n['id'])}"),
+                )
+                for n in data["nodes"]
+            ]
+            return ClusterFile(
+                cluster_id=str(data["cluster_id"]),
+                nodes=nodes,
+                host=str(data.get("host", DEFAULT_HOST)),
+                overrides={str(k): str(v) for k, v in data.get("overrides", {}).items()},
+            )
+        except FileNotFoundError:
+            raise ClusterError(f"{path} does not exist: no cluster was started in {path.parent}") from None
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ClusterError(
+                f"{path} is not a valid cluster file ({e}); remove it to start afresh"
+            ) from None
+
+    def save(self, path: Path) -> None:
+        # Atomic replace: a reader (``down`` in another shell) never sees half a file.
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        os.replace(tmp, path)
+
+
+def node_properties(cluster: ClusterFile, node: NodeEntry) -> str:
+    """A Kafka-style controller config for one node of a static quorum."""
+    lines = [
+        "# Written by `kraft cluster up`; regenerated on every start (put changes in --override).",
+        "process.roles=controller",
+        f"node.id={node.id}",
+        f"controller.quorum.voters={cluster.voters()}",
+        f"listeners={LISTENER}://{cluster.host}:{node.port}",
+        f"controller.listener.names={LISTENER}",
+        f"log.dirs={node.log_dir}",
+        f"metadata.log.dir={node.log_dir}",
+    ]
+    lines += [f"{k}={v}" for k, v in cluster.overrides.items()]
+    return "\n".join(lines) + "\n"
+
+
+# -------------------------------------------------------------------------------------------------
+# Operations
+
+
+def _run_kraft(args: Sequence[str], what: str, timeout_s: float = 60.0) -> str:
+    try:
+        done = subprocess.run(
+            processes.kraft_command(*args),
+            capture_output=True,
+            text=True,
+            env=processes.child_env(),
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ClusterError(f"{what} did not finish within {timeout_s:.0f} s") from None
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip()
+        raise ClusterError(f"{what} failed (exit {done.returncode}): {detail}")
+    return done.stdout
+
+
+def random_cluster_id() -> str:
+    return _run_kraft(["storage", "random-uuid"], "kraft storage random-uuid").strip()
+
+
+def format_node(cluster: ClusterFile, node: NodeEntry) -> None:
+    _run_kraft(
+        [
+            "storage",
+            "format",
+            "--cluster-id",
+            cluster.cluster_id,
+            "--config",
+            str(node.config_path),
+            "--ignore-formatted",
+        ],
+        f"kraft storage format of node {node.id}",
+    )
+
+
+def _is_formatted(node: NodeEntry) -> bool:
+    return (Path(node.log_dir) / "meta.properties").exists()
+
+
+def plan_new_cluster(
+    data_dir: Path, controllers: int, base_port: int, overrides: dict[str, str], cluster_id: str = ""
+) -> ClusterFile:
+    """Ids 1..N on ports BASE..BASE+N-1 (or free ones for BASE 0). The caller sets the cluster id
+    once the ports are known to be free, so a doomed start does not run the random-uuid tool."""
+    if controllers < 1:
+        raise ClusterError(f"--controllers must be at least 1, got {controllers}")
+    if base_port == 0:
+        ports = processes.free_ports(controllers, DEFAULT_HOST)
+    else:
+        if not 0 < base_port <= 65536 - controllers:
+            raise ClusterError(f"--base-port {base_port} leaves no room for {controllers} ports below 65536")
+        ports = [base_port + i for i in range(controllers)]
+    nodes = []
+    for i, port in enumerate(ports, start=1):
+        node_dir = (data_dir / f"node-{i}").resolve()
+        nodes.append(
+            NodeEntry(id=i, port=port, pid=None, log_dir=str(node_dir / "metadata"), node_dir=str(node_dir))
+        )
+    return ClusterFile(cluster_id=cluster_id, nodes=nodes, overrides=overrides)
+
+
+def running_nodes(cluster: ClusterFile) -> list[NodeEntry]:
+    """Nodes whose recorded pid still runs our server for that node."""
+    return [n for n in cluster.nodes if n.pid is not None and processes.is_our_server(n.pid, n.config_path)]
+
+
+def check_ports_free(cluster: ClusterFile, nodes: Sequence[NodeEntry]) -> None:
+    busy = [n for n in nodes if processes.port_in_use(cluster.host, n.port)]
+    if busy:
+        listing = ", ".join(f"{cluster.host}:{n.port} (node {n.id})" for n in busy)
+        raise ClusterError(
+            f"port(s) already in use: {listing}. Is another cluster or program using them? "
+            "Stop it, or choose other ports with --base-port (0 picks free ones) and a new --data-dir."
+        )
+
+
+def start_node(cluster: ClusterFile, node: NodeEntry) -> subprocess.Popen[bytes]:
+    node.config_path.parent.mkdir(parents=True, exist_ok=True)
+    node.config_path.write_text(node_properties(cluster, node))
+    if not _is_formatted(node):
+        format_node(cluster, node)
+    with open(node.server_log, "ab") as log:
+        log.write(
+            f"---- kraft cluster: starting node {node.id} at {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode()
+        )
+    child = processes.start_server(node.config_path, node.server_log)
+    node.pid = child.pid
+    return child
+
+
+def wait_for_leader(
+    cluster: ClusterFile,
+    children: dict[int, subprocess.Popen[bytes]],
+    timeout_s: float,
+    expected_voters: int | None = None,
+) -> QuorumInfo:
+    """Waits until DescribeQuorum names a leader (and, if given, that many voters).
+
+    Raises:
+        ClusterError: a node exited during startup (its log tail is shown), or the deadline passed.
+    """
+    deadline = time.monotonic() + timeout_s
+    last_error = "no answer yet"
+    while True:
+        for node in cluster.nodes:
+            child = children.get(node.pid or -1)
+            if child is not None and child.poll() is not None:
+                raise ClusterError(
+                    f"node {node.id} (pid {child.pid}) exited with code {child.returncode} during startup; "
+                    f"last lines of {node.server_log}:\n{processes.tail(node.server_log)}"
+                )
+        remaining_ms = int((deadline - time.monotonic()) * 1000)
+        if remaining_ms <= 0:
+            raise ClusterError(
+                f"no leader was elected within {timeout_s:.0f} s ({last_error}); see the server.log files"
+            )
+        client = AdminClient(
+            cluster.bootstrap(),
+            timeout_ms=min(1_000, remaining_ms),
+            request_timeout_ms=1_000,
+            retry_backoff_ms=50,
+        )
+        try:
+            info = client.describe_quorum()
+        except AdminError as e:
+            last_error = str(e).splitlines()[0]
+            continue
+        if expected_voters is None or len(info.voters) == expected_voters:
+            return info
+        last_error = f"leader knows {len(info.voters)} voters, expected {expected_voters}"
+
+
+def quorum_status_text(cluster: ClusterFile, info: QuorumInfo | None = None) -> str:
+    client = AdminClient(cluster.bootstrap(), timeout_ms=10_000)
+    if info is None:
+        info = client.describe_quorum()
+    try:
+        cluster_id = client.cluster_id()
+    except AdminError:
+        cluster_id = cluster.cluster_id  # the server may not serve DescribeCluster; we formatted it
+    return format_status(cluster_id, info)
+
+
+def _endpoints_text(cluster: ClusterFile) -> str:
+    lines = [f"Cluster {cluster.cluster_id}: {len(cluster.nodes)} controller(s)"]
+    for n in cluster.nodes:
+        lines.append(f"  node {n.id}: {LISTENER}://{cluster.host}:{n.port}  pid {n.pid}  log {n.server_log}")
+    lines.append(f"Bootstrap: --bootstrap-controller {','.join(str(a) for a in cluster.bootstrap())}")
+    return "\n".join(lines)
+
+
+# -------------------------------------------------------------------------------------------------
+# Commands
+
+
+def _parse_overrides(items: Sequence[str]) -> dict[str, str]:
+    overrides: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ClusterError(f"--override expects KEY=VALUE, got '{item}'")
+        overrides[key.strip()] = value.strip()
+    return overrides
+
+
+def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    data_dir = Path(ns.data_dir).resolve()
+    path = data_dir / CLUSTER_FILE
+    overrides = _parse_overrides(ns.override or [])
+    if path.exists():
+        cluster = ClusterFile.load(path)
+        if ns.controllers is not None and ns.controllers != len(cluster.nodes):
+            raise ClusterError(
+                f"{path} describes {len(cluster.nodes)} controller(s) but --controllers "
+                f"{ns.controllers} was given; use another --data-dir for a different cluster"
+            )
+        if ns.base_port is not None and ns.base_port not in (0, cluster.nodes[0].port):
+            raise ClusterError(
+                f"{path} uses ports from {cluster.nodes[0].port}; --base-port {ns.base_port} conflicts"
+            )
+        alive = running_nodes(cluster)
+        if alive:
+            pids = ", ".join(f"node {n.id} pid {n.pid}" for n in alive)
+            raise ClusterError(
+                f"the cluster in {data_dir} is already running ({pids}); stop it with "
+                f"'kraft cluster down --data-dir {ns.data_dir}'"
+            )
+        stale = [n for n in cluster.nodes if n.pid is not None]
+        if stale:
+            print(f"Restarting cluster {cluster.cluster_id} (recorded pids are no longer running).", file=out)
+        if overrides:
+            cluster.overrides = overrides
+    else:
+        if data_dir.exists() and any(data_dir.glob("node-*")):
+            raise ClusterError(
+                f"{data_dir} has node directories but no {CLUSTER_FILE}; "
+                "remove them or choose another --data-dir"
+            )
+        cluster = plan_new_cluster(
+            data_dir,
+            ns.controllers if ns.controllers is not None else 3,
+            ns.base_port if ns.base_port is not None else DEFAULT_BASE_PORT,
+            overrides,
+        )
+    check_ports_free(cluster, cluster.nodes)
+    if not cluster.cluster_id:
+        cluster.cluster_id = random_cluster_id()
+    data_dir.mkdir(parents=True, exist_ok=True)
+
+    children: dict[int, subprocess.Popen[bytes]] = {}
+    stop_requested = threading.Event()
+    previous_handlers = _install_stop_handlers(stop_requested) if not ns.detach else {}
+    try:
+        for node in cluster.nodes:
+            child = start_node(cluster, node)
+            children[child.pid] = child
+        cluster.save(path)
+        info = wait_for_leader(cluster, children, ns.wait_timeout_s, expected_voters=len(cluster.nodes))
+        print(_endpoints_text(cluster), file=out)
+        print("", file=out)
+        print(quorum_status_text(cluster, info), file=out)
+        out.flush()
+        if ns.detach:
+            print(f"\nDetached. Stop with: kraft cluster down --data-dir {ns.data_dir}", file=out)
+            return 0
+        print("\nRunning; press Ctrl-C to stop all nodes.", file=out)
+        out.flush()
+        _watch(cluster, path, children, stop_requested, out)
+    except BaseException:
+        # Failed start (or Ctrl-C during it): leave nothing running behind.
+        _stop_all(cluster, path, children, ns.stop_timeout_s, out=None)
+        raise
+    finally:
+        for sig, handler in previous_handlers.items():
+            signal.signal(sig, handler)
+    print("Stopping all nodes...", file=out)
+    _stop_all(cluster, path, children, ns.stop_timeout_s, out=out)
+    return 0
+
+
+def _install_stop_handlers(event: threading.Event) -> dict[int, Any]:
+    def handler(_signum: int, _frame: FrameType | None) -> None:
+        event.set()
+
+    previous: dict[int, Any] = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, handler)
+    return previous
+
+
+def _watch(
+    cluster: ClusterFile,
+    path: Path,
+    children: dict[int, subprocess.Popen[bytes]],
+    stop_requested: threading.Event,
+    out: TextIO,
+) -> None:
+    """Reports nodes that exit until a stop is requested (nodes restarted by ``start-node`` are
+    picked up from cluster.json)."""
+    reported: set[int] = set()
+    while not stop_requested.wait(0.5):
+        for child in children.values():
+            if child.pid not in reported and child.poll() is not None:
+                reported.add(child.pid)
+                node = next((n for n in cluster.nodes if n.pid == child.pid), None)
+                name = f"node {node.id}" if node else "a node"
+                print(
+                    f"{time.strftime('%H:%M:%S')} {name} (pid {child.pid}) "
+                    f"exited with code {child.returncode}",
+                    file=out,
+                )
+                out.flush()
+        with contextlib.suppress(ClusterError):
+            latest = ClusterFile.load(path)
+            for n in latest.nodes:
+                current = cluster.node(n.id)
+                if n.pid != current.pid and n.pid is not None:
+                    print(f"{time.strftime('%H:%M:%S')} node {n.id} restarted as pid {n.pid}", file=out)
+                    out.flush()
+                current.pid = n.pid
+
+
+def _stop_all(
+    cluster: ClusterFile,
+    path: Path,
+    children: dict[int, subprocess.Popen[bytes]],
+    timeout_s: float,
+    out: TextIO | None,
+) -> None:
+    with contextlib.suppress(ClusterError):
+        latest = ClusterFile.load(path)
+        for n in latest.nodes:
+            cluster.node(n.id).pid = n.pid
+    pids = {n.pid for n in running_nodes(cluster)} | {c.pid for c in children.values() if c.poll() is None}
+    report = processes.stop_processes(
+        sorted(p for p in pids if p is not None), timeout_s=timeout_s, children=children
+    )
+    for n in cluster.nodes:
+        n.pid = None
+    if path.parent.exists():
+        cluster.save(path)
+    if out is not None:
+        print(
+            f"Stopped {len(report.terminated)} node(s) cleanly"
+            + (f", killed {len(report.killed)} after {timeout_s:.0f} s" if report.killed else "")
+            + ".",
+            file=out,
+        )
+
+
+def cmd_down(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    path = Path(ns.data_dir).resolve() / CLUSTER_FILE
+    cluster = ClusterFile.load(path)
+    ours = running_nodes(cluster)
+    for n in cluster.nodes:
+        if n.pid is not None and n not in ours:
+            print(
+                f"node {n.id}: pid {n.pid} is not running our server any more (stale); skipping it", file=err
+            )
+    if not ours:
+        print(f"No node of the cluster in {path.parent} is running.", file=out)
+    else:
+        report = processes.stop_processes(
+            [n.pid for n in ours if n.pid is not None], timeout_s=ns.stop_timeout_s
+        )
+        print(
+            f"Stopped node(s) {', '.join(str(n.id) for n in ours)}"
+            + (
+                f" (killed pids {list(report.killed)} after {ns.stop_timeout_s:.0f} s)"
+                if report.killed
+                else ""
+            )
+            + ".",
+            file=out,
+        )
+    for n in cluster.nodes:
+        n.pid = None
+    cluster.save(path)
+    return 0
+
+
+def cmd_status(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    cluster = ClusterFile.load(Path(ns.data_dir).resolve() / CLUSTER_FILE)
+    client = AdminClient(cluster.bootstrap(), timeout_ms=ns.timeout_ms)
+    info = client.describe_quorum()
+    if ns.json:
+        try:
+            cluster_id: str | None = client.cluster_id()
+        except AdminError:
+            cluster_id = cluster.cluster_id
+        print(json.dumps(to_json(cluster_id, info, time.time_ns() // 1_000_000), indent=2), file=out)
+    elif ns.replication:
+        print(format_replication(info, time.time_ns() // 1_000_000, human_readable=True), file=out)
+    else:
+        print(quorum_status_text(cluster, info), file=out)
+    return 0
+
+
+def cmd_stop_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    path = Path(ns.data_dir).resolve() / CLUSTER_FILE
+    cluster = ClusterFile.load(path)
+    node = cluster.node(ns.id)
+    if node.pid is None or not processes.is_our_server(node.pid, node.config_path):
+        raise ClusterError(f"node {node.id} is not running")
+    if ns.kill:
+        os.kill(node.pid, signal.SIGKILL)
+        processes.wait_for_exit([node.pid], time.monotonic() + 5, {})
+        print(f"Killed node {node.id} (pid {node.pid}) with SIGKILL.", file=out)
+    else:
+        processes.stop_processes([node.pid], timeout_s=ns.stop_timeout_s)
+        print(f"Stopped node {node.id} (pid {node.pid}).", file=out)
+    node.pid = None
+    cluster.save(path)
+    return 0
+
+
+def cmd_start_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    path = Path(ns.data_dir).resolve() / CLUSTER_FILE
+    cluster = ClusterFile.load(path)
+    node = cluster.node(ns.id)
+    if node.pid is not None and processes.is_our_server(node.pid, node.config_path):
+        raise ClusterError(f"node {node.id} is already running as pid {node.pid}")
+    check_ports_free(cluster, [node])
+    child = start_node(cluster, node)
+    cluster.save(path)
+    print(f"Started node {node.id} as pid {child.pid} (log {node.server_log}).", file=out)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kraft cluster", description="Run a local cluster of KRaft controllers."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def data_dir(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data-dir", default="./data", help="cluster directory (default: %(default)s)")
+
+    def stop_timeout(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--stop-timeout-s",
+            type=float,
+            default=10.0,
+            help="wait this long after SIGTERM before SIGKILL (default: %(default)s)",
+        )
+
+    up = sub.add_parser("up", help="format (first time), start the nodes and wait for a leader")
+    up.add_argument("--controllers", type=int, default=None, help="number of controllers (default: 3)")
+    data_dir(up)
+    up.add_argument(
+        "--base-port",
+        type=int,
+        default=None,
+        help=f"node i listens on BASE+i-1 (default: {DEFAULT_BASE_PORT}; 0 = pick free ports)",
+    )
+    up.add_argument("--detach", action="store_true", help="return once the quorum has a leader")
+    up.add_argument(
+        "--override",
+        action="append",
+        metavar="KEY=VALUE",
+        help="extra server property for every node (repeatable), e.g. controller.quorum.fetch.timeout.ms=500",
+    )
+    up.add_argument(
+        "--wait-timeout-s", type=float, default=60.0, help="leader election deadline (default: %(default)s)"
+    )
+    stop_timeout(up)
+
+    down = sub.add_parser("down", help="stop a running cluster (by the pids in cluster.json)")
+    data_dir(down)
+    stop_timeout(down)
+
+    status = sub.add_parser("status", help="describe the quorum of the cluster in DIR")
+    data_dir(status)
+    status.add_argument("--replication", action="store_true", help="the replication table instead")
+    status.add_argument("--json", action="store_true", help="one JSON object")
+    status.add_argument("--timeout-ms", type=int, default=10_000)
+
+    stop_node = sub.add_parser("stop-node", help="stop one node (SIGTERM, or SIGKILL with --kill)")
+    stop_node.add_argument("--id", type=int, required=True)
+    stop_node.add_argument("--kill", action="store_true", help="kill -9: no graceful resignation")
+    data_dir(stop_node)
+    stop_timeout(stop_node)
+
+    start = sub.add_parser("start-node", help="start one stopped node again")
+    start.add_argument("--id", type=int, required=True)
+    data_dir(start)
+    return parser
+
+
+_COMMANDS = {
+    "up": cmd_up,
+    "down": cmd_down,
+    "status": cmd_status,
+    "stop-node": cmd_stop_node,
+    "start-node": cmd_start_node,
+}
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    try:
+        ns = build_parser().parse_args(argv)
+    except SystemExit as e:
+        return int(e.code) if isinstance(e.code, int) else 2
+    try:
+        return _COMMANDS[ns.command](ns, out, err)
+    except (ClusterError, AdminError) as e:
+        print(f"kraft cluster {ns.command}: {e}", file=err)
+        return 1
+    except KeyboardInterrupt:
+        print(f"kraft cluster {ns.command}: interrupted", file=err)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,218 @@
+"""kraft cluster: config generation, cluster.json, refusals, and process handling with stand-in
+processes (no real server needed)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kraft.cli import cluster
+from kraft.tools import processes
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cluster.main(argv, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def write_cluster(
+    data_dir: Path, pids: list[int | None], ports: list[int] | None = None
+) -> cluster.ClusterFile:
+    ports = ports or [9093 + i for i in range(len(pids))]
+    spec = cluster.plan_new_cluster(data_dir, len(pids), ports[0], {}, cluster_id="AAAAAAAAAAAAAAAAAAAAAg")
+    for node, pid, port in zip(spec.nodes, pids, ports):
+        node.pid = pid
+        node.port = port
+        Path(node.node_dir).mkdir(parents=True, exist_ok=True)
+        node.config_path.write_text(cluster.node_properties(spec, node))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    spec.save(data_dir / cluster.CLUSTER_FILE)
+    return spec
+
+
+@pytest.fixture
+def stand_ins() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Processes whose argv looks like a kraft server for a given config (they just sleep)."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
+def fake_server(config: Path, ignore_sigterm: bool = False) -> subprocess.Popen[bytes]:
+    code = "import signal, time\n"
+    if ignore_sigterm:
+        code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code += "print('ready', flush=True)\ntime.sleep(60)\n"
+    proc = subprocess.Popen([sys.executable, "-c", code, "server-start", str(config)], stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"ready\n"  # handlers installed before we signal it
+    return proc
+
+
+def test_node_properties_describe_a_static_loopback_quorum(tmp_path: Path) -> None:
+    spec = cluster.plan_new_cluster(tmp_path, 3, 9093, {"controller.quorum.fetch.timeout.ms": "500"}, "cid")
+    text = cluster.node_properties(spec, spec.nodes[1])
+    props = dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    assert props["node.id"] == "2"
+    assert props["process.roles"] == "controller"
+    assert props["controller.quorum.voters"] == "1@127.0.0.1:9093,2@127.0.0.1:9094,3@127.0.0.1:9095"
+    assert props["listeners"] == "CONTROLLER://127.0.0.1:9094"
+    assert props["controller.listener.names"] == "CONTROLLER"
+    assert props["metadata.log.dir"] == str((tmp_path / "node-2" / "metadata").resolve())
+    assert props["controller.quorum.fetch.timeout.ms"] == "500"
+
+
+def test_base_port_zero_picks_distinct_free_ports(tmp_path: Path) -> None:
+    spec = cluster.plan_new_cluster(tmp_path, 3, 0, {}, "cid")
+    ports = [n.port for n in spec.nodes]
+    assert len(set(ports)) == 3
+    assert not any(processes.port_in_use("127.0.0.1", p) for p in ports)
+
+
+def test_cluster_file_round_trips_and_has_the_documented_shape(tmp_path: Path) -> None:
+    spec = write_cluster(tmp_path, [4242, None])
+    raw = json.loads((tmp_path / "cluster.json").read_text())
+    assert raw["cluster_id"] == "AAAAAAAAAAAAAAAAAAAAAg"
+    assert [(n["id"], n["port"], n["pid"]) for n in raw["nodes"]] == [(1, 9093, 4242), (2, 9094, None)]
+    assert raw["nodes"][0]["log_dir"].endswith("node-1/metadata")
+    loaded = cluster.ClusterFile.load(tmp_path / "cluster.json")
+    assert loaded.to_json() == spec.to_json()
+
+
+def test_corrupt_cluster_file_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "cluster.json").write_text("{not json")
+    code, _, err = run(["down", "--data-dir", str(tmp_path)])
+    assert code == 1
+    assert "is not a valid cluster file" in err
+
+
+def test_down_without_a_cluster_says_so(tmp_path: Path) -> None:
+    code, _, err = run(["down", "--data-dir", str(tmp_path)])
+    assert code == 1
+    assert "no cluster was started" in err
+
+
+def test_up_refuses_ports_in_use_before_touching_anything(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, _, err = run(
+            ["up", "--data-dir", str(tmp_path / "d"), "--controllers", "1", "--base-port", str(port)]
+        )
+    assert code == 1
+    assert f"127.0.0.1:{port} (node 1)" in err
+    assert "already in use" in err
+    assert not (tmp_path / "d").exists()
+
+
+def test_up_refuses_node_directories_without_cluster_file(tmp_path: Path) -> None:
+    (tmp_path / "node-1").mkdir()
+    code, _, err = run(["up", "--data-dir", str(tmp_path), "--base-port", "0"])
+    assert code == 1
+    assert "no cluster.json" in err
+
+
+def test_up_refuses_a_cluster_that_is_still_running(
+    tmp_path: Path, stand_ins: list[subprocess.Popen[bytes]]
+) -> None:
+    spec = write_cluster(tmp_path, [None], ports=processes.free_ports(1))
+    stand_ins.append(fake_server(spec.nodes[0].config_path))
+    spec.nodes[0].pid = stand_ins[0].pid
+    spec.save(tmp_path / "cluster.json")
+    code, _, err = run(["up", "--data-dir", str(tmp_path)])
+    assert code == 1
+    assert f"already running (node 1 pid {stand_ins[0].pid})" in err
+    assert stand_ins[0].poll() is None
+
+
+def test_up_refuses_a_different_controller_count_for_an_existing_cluster(tmp_path: Path) -> None:
+    write_cluster(tmp_path, [None, None, None])
+    code, _, err = run(["up", "--data-dir", str(tmp_path), "--controllers", "5"])
+    assert code == 1
+    assert "describes 3 controller(s) but --controllers 5" in err
+
+
+def test_down_stops_our_processes_and_clears_pids(
+    tmp_path: Path, stand_ins: list[subprocess.Popen[bytes]]
+) -> None:
+    spec = write_cluster(tmp_path, [None, None])
+    for node in spec.nodes:
+        stand_ins.append(fake_server(node.config_path))
+        node.pid = stand_ins[-1].pid
+    spec.save(tmp_path / "cluster.json")
+    code, out, _ = run(["down", "--data-dir", str(tmp_path)])
+    assert code == 0
+    assert "Stopped node(s) 1, 2" in out
+    assert [p.wait(timeout=5) for p in stand_ins] == [-signal.SIGTERM, -signal.SIGTERM]
+    assert [n.pid for n in cluster.ClusterFile.load(tmp_path / "cluster.json").nodes] == [None, None]
+
+
+def test_down_never_signals_a_recycled_pid(tmp_path: Path) -> None:
+    # Our own pid is alive but is not a kraft server for that config: it must be left alone.
+    write_cluster(tmp_path, [os.getpid()])
+    code, out, err = run(["down", "--data-dir", str(tmp_path)])
+    assert code == 0
+    assert f"pid {os.getpid()} is not running our server any more (stale)" in err
+    assert "No node of the cluster" in out
+
+
+def test_down_with_dead_pids_reports_them_as_stale(tmp_path: Path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    write_cluster(tmp_path, [dead.pid])
+    code, _, err = run(["down", "--data-dir", str(tmp_path)])
+    assert code == 0
+    assert "stale" in err
+
+
+def test_stop_escalates_to_sigkill_after_the_timeout(
+    tmp_path: Path, stand_ins: list[subprocess.Popen[bytes]]
+) -> None:
+    config = tmp_path / "server.properties"
+    stand_ins.append(fake_server(config, ignore_sigterm=True))
+    started = time.monotonic()
+    report = processes.stop_processes(
+        [stand_ins[0].pid], timeout_s=0.3, children={stand_ins[0].pid: stand_ins[0]}
+    )
+    assert report.killed == (stand_ins[0].pid,)
+    assert stand_ins[0].returncode == -signal.SIGKILL
+    assert time.monotonic() - started < 5
+
+
+def test_is_our_server_matches_the_config_path(
+    tmp_path: Path, stand_ins: list[subprocess.Popen[bytes]]
+) -> None:
+    config = tmp_path / "a.properties"
+    stand_ins.append(fake_server(config))
+    assert processes.is_our_server(stand_ins[0].pid, config)
+    assert not processes.is_our_server(stand_ins[0].pid, tmp_path / "b.properties")
+
+
+def test_override_must_be_key_equals_value(tmp_path: Path) -> None:
+    code, _, err = run(["up", "--data-dir", str(tmp_path), "--override", "novalue"])
+    assert code == 1
+    assert "--override expects KEY=VALUE" in err
+
+
+def test_stop_node_refuses_a_node_that_is_not_running(tmp_path: Path) -> None:
+    write_cluster(tmp_path, [None, None])
+    code, _, err = run(["stop-node", "--id", "2", "--data-dir", str(tmp_path)])
+    assert code == 1
+    assert "node 2 is not running" in err
+    code, _, err = run(["stop-node", "--id", "7", "--data-dir", str(tmp_path)])
+    assert "no node 7" in err
