@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import io
+import mmap
 import struct
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -76,6 +77,9 @@ MIN_RECORD_SIZE = 7
 # kilobytes could otherwise demand gigabytes. Kafka's own limits are on compressed sizes; 64 MiB of
 # records in one batch is far beyond anything KRaft or a default-configured producer writes.
 DEFAULT_MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024
+
+# What the header and size readers accept: in-memory buffers and memory-mapped files.
+ReadableBuffer = bytes | bytearray | memoryview | mmap.mmap
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _LENGTH = struct.Struct(">i")
@@ -627,16 +631,19 @@ def decode_batch(
     return RecordBatch(header=header, records=records, crc_valid=crc_ok, raw=bytes(memoryview(data)[pos:end]))
 
 
-def next_batch_size(data: bytes | bytearray | memoryview, pos: int = 0) -> int | None:
-    """Size of the whole batch at ``pos``, or ``None`` if the data ends inside it (a partial batch).
+def next_batch_size(data: ReadableBuffer, pos: int = 0, end: int | None = None) -> int | None:
+    """Size of the whole batch at ``pos``, or ``None`` if the data (up to ``end``, default its length)
+    ends inside it (a partial batch).
 
     Mirrors Kafka's ``FileLogInputStream.nextBatch``: under 17 bytes (through magic) or a batch that
     runs past the end is partial; an impossible length or a magic other than 2 is corruption.
+    ``data`` may be anything with ``len``, indexing and the buffer protocol, such as an ``mmap``.
 
     Raises:
         CorruptRecordError: impossible batchLength or unsupported magic.
     """
-    if pos < 0 or len(data) - pos < MAGIC_OFFSET + 1:
+    limit = len(data) if end is None else min(end, len(data))
+    if pos < 0 or limit - pos < MAGIC_OFFSET + 1:
         return None
     (length,) = _LENGTH.unpack_from(data, pos + 8)
     if length < MIN_BATCH_LENGTH:
@@ -644,7 +651,7 @@ def next_batch_size(data: bytes | bytearray | memoryview, pos: int = 0) -> int |
             f"batch at position {pos} has impossible length {length} "
             f"(a v2 batch is at least {MIN_BATCH_LENGTH} bytes after the length field)"
         )
-    if pos + LOG_OVERHEAD + length > len(data):
+    if pos + LOG_OVERHEAD + length > limit:
         return None
     magic = data[pos + MAGIC_OFFSET]
     if magic != MAGIC:

@@ -1,0 +1,400 @@
+"""``kraft dump-log``: print the batches and records of log segments and snapshots.
+
+Text output follows Kafka's ``kafka-dump-log`` (``DumpLogSegments``) line for line, so scripts and
+eyes trained on one read the other::
+
+    Dumping 00000000000000000000.log
+    Log starting offset: 0
+    baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1
+      producerEpoch: -1 partitionLeaderEpoch: 1 isTransactional: false isControl: true
+      deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1000 size: 106 magic: 2
+      compresscodec: none crc: 123 isvalid: true            (one line in the real output)
+    | offset: 0 CreateTime: 1000 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] LeaderChange: {...}
+
+Differences from Kafka, all additive: LEADER_CHANGE records are decoded (Kafka prints only
+``controlType: LEADER_CHANGE(2)``); a batch whose records cannot be decoded gets a ``| error:``
+line instead of a stack trace; a structurally broken batch (impossible length, wrong magic) ends
+the file with a message instead of an exception. ``--json`` prints one JSON object per batch per
+line on stdout (headers and notes go to stderr), with keys and values in base64.
+
+Only reads files; never writes. Exit status: 0 when every file was read (a torn tail or a bad CRC
+is reported, not failed), 1 when a file is missing, is a directory or could not be parsed to its
+end, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import mmap
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from kraft.common.errors import CorruptRecordError
+from kraft.records.batch import (
+    BatchHeader,
+    Record,
+    RecordBatch,
+    batch_crc_valid,
+    decode_batch,
+    next_batch_size,
+    read_batch_header,
+)
+from kraft.records.control import (
+    CONTROL_MESSAGES,
+    ControlType,
+    control_type_id,
+    control_type_of,
+    decode_control_record,
+    to_kafka_json,
+)
+
+LOG_SUFFIX = ".log"
+SNAPSHOT_SUFFIX = ".checkpoint"
+BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"  # Kafka's BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+# A progress bar is only worth drawing for files that take a noticeable time to read.
+PROGRESS_MIN_BYTES = 64 * 1024 * 1024
+_INT32_MAX = 2**31 - 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kraft dump-log",
+        description="Parse log segments (*.log) and snapshots (*.checkpoint) and print their batches and "
+        "records, like Kafka's kafka-dump-log.",
+    )
+    p.add_argument("paths", nargs="*", metavar="FILE", help="log segment or snapshot files")
+    p.add_argument(
+        "--files", default=None, help="comma-separated files to dump (Kafka's form; added to FILE...)"
+    )
+    p.add_argument(
+        "--deep-iteration",
+        "--print-records",
+        dest="deep",
+        action="store_true",
+        help="print every record, not only batch headers",
+    )
+    p.add_argument(
+        "--print-data-log",
+        action="store_true",
+        help="also print record keys and values as text (implies --deep-iteration)",
+    )
+    p.add_argument("--skip-record-metadata", action="store_true", help="omit per-record metadata")
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=_INT32_MAX,
+        help="read at most this many bytes of each file (default: all)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per batch per line")
+    return p
+
+
+@dataclass(slots=True)
+class _Options:
+    deep: bool
+    print_data: bool
+    skip_metadata: bool
+    max_bytes: int
+    as_json: bool
+
+
+@dataclass(slots=True)
+class _FileResult:
+    ok: bool = True
+    non_consecutive: list[tuple[int, int]] = field(default_factory=list)
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    parser = build_parser()
+    try:
+        ns = parser.parse_args(argv)
+    except SystemExit as e:  # argparse exits on --help and on errors
+        return int(e.code) if isinstance(e.code, int) else 2
+    paths: list[str] = list(ns.paths)
+    if ns.files:
+        paths += [p for p in ns.files.split(",") if p]
+    if not paths:
+        print("kraft dump-log: no files given (pass FILE... or --files a.log,b.log)", file=err)
+        return 2
+    if ns.max_bytes <= 0:
+        print(f"kraft dump-log: --max-bytes must be positive, got {ns.max_bytes}", file=err)
+        return 2
+    opts = _Options(
+        deep=ns.deep or ns.print_data_log,
+        print_data=ns.print_data_log,
+        skip_metadata=ns.skip_record_metadata,
+        max_bytes=ns.max_bytes,
+        as_json=ns.json,
+    )
+    status = 0
+    non_consecutive: dict[str, list[tuple[int, int]]] = {}
+    for path in paths:
+        result = _dump_path(path, opts, out, err)
+        if not result.ok:
+            status = 1
+        if result.non_consecutive:
+            non_consecutive[os.path.abspath(path)] = result.non_consecutive
+    for name, pairs in non_consecutive.items():
+        print(f"Non-consecutive offsets in {name}", file=err)
+        for first, second in pairs:
+            print(f"  {first} is followed by {second}", file=err)
+    return status
+
+
+def _dump_path(path: str, opts: _Options, out: TextIO, err: TextIO) -> _FileResult:
+    # In JSON mode stdout carries only batch objects; everything else is a note on stderr.
+    info = err if opts.as_json else out
+    print(f"Dumping {path}", file=info)
+    if os.path.isdir(path):
+        print(f"kraft dump-log: {path} is a directory; pass the .log or .checkpoint files in it", file=err)
+        return _FileResult(ok=False)
+    name = os.path.basename(path)
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    if suffix not in (LOG_SUFFIX, SNAPSHOT_SUFFIX):
+        if not os.path.exists(path):
+            print(f"kraft dump-log: {path}: no such file", file=err)
+            return _FileResult(ok=False)
+        print(f"Ignoring unknown file {path}", file=err)
+        return _FileResult()
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size == 0:
+                return _dump_data(b"", path, opts, out, err, info)
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return _dump_data(mm, path, opts, out, err, info)
+    except FileNotFoundError:
+        print(f"kraft dump-log: {path}: no such file", file=err)
+        return _FileResult(ok=False)
+    except OSError as e:
+        print(f"kraft dump-log: cannot read {path}: {e.strerror or e}", file=err)
+        return _FileResult(ok=False)
+
+
+def _print_file_header(path: str, info: TextIO, err: TextIO) -> None:
+    name = os.path.basename(path)
+    if name.endswith(LOG_SUFFIX):
+        stem = name.split(".")[0]
+        if stem.isdigit():
+            print(f"Log starting offset: {int(stem)}", file=info)
+        else:
+            print(f"kraft dump-log: cannot take a starting offset from the name {name}", file=err)
+    elif name == BOOTSTRAP_SNAPSHOT:
+        print("KRaft bootstrap snapshot", file=info)
+    else:
+        m = _SNAPSHOT_NAME.match(name)
+        if m:
+            print(f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}", file=info)
+        else:
+            print(f"kraft dump-log: {name} is not named <offset>-<epoch>.checkpoint", file=err)
+
+
+def _want_progress(stream: TextIO, size: int) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return size >= PROGRESS_MIN_BYTES and callable(isatty) and bool(isatty())
+
+
+def _dump_data(
+    data: bytes | mmap.mmap, path: str, opts: _Options, out: TextIO, err: TextIO, info: TextIO
+) -> _FileResult:
+    _print_file_header(path, info, err)
+    result = _FileResult()
+    file_size = len(data)
+    limit = min(file_size, opts.max_bytes)
+    progress: Any = None
+    if _want_progress(err, limit):
+        from tqdm import tqdm
+
+        progress = tqdm(total=limit, unit="B", unit_scale=True, file=err, desc=os.path.basename(path))
+    pos = 0
+    last_offset = -1
+    try:
+        while pos < limit:
+            try:
+                size = next_batch_size(data, pos, limit)
+            except CorruptRecordError as e:
+                print(f"kraft dump-log: {path}: stopping at position {pos}: {e}", file=err)
+                result.ok = False
+                break
+            if size is None:
+                break  # a partial batch: reported below as invalid trailing bytes
+            # Slicing an mmap copies into bytes, so no buffer export outlives the map.
+            chunk = data[pos : pos + size]
+            header = read_batch_header(chunk)
+            assert header is not None  # next_batch_size vouched for a whole, sane batch
+            crc_ok = batch_crc_valid(chunk, 0, header)
+            batch: RecordBatch | None = None
+            decode_error: str | None = None
+            if opts.deep or opts.as_json:
+                try:
+                    batch = decode_batch(chunk, verify_crc=False)
+                except CorruptRecordError as e:
+                    decode_error = str(e)
+            if batch is not None:
+                for rec in batch.records:
+                    if last_offset != -1 and rec.offset != last_offset + 1:
+                        result.non_consecutive.append((last_offset, rec.offset))
+                    last_offset = rec.offset
+            if opts.as_json:
+                _print_json_batch(path, pos, header, crc_ok, batch, decode_error, out)
+            else:
+                _print_batch_line(pos, header, crc_ok, out)
+                if opts.deep:
+                    _print_records(header, batch, decode_error, opts, out)
+            pos += size
+            if progress is not None:
+                progress.update(size)
+    finally:
+        if progress is not None:
+            progress.close()
+    trailing = file_size - pos
+    # Kafka reports trailing bytes only when the whole file was read (no --max-bytes).
+    if trailing > 0 and opts.max_bytes == _INT32_MAX:
+        print(f"Found {trailing} invalid bytes at the end of {os.path.basename(path)}", file=info)
+    return result
+
+
+def _bool(v: bool) -> str:
+    return "true" if v else "false"
+
+
+def _print_batch_line(pos: int, h: BatchHeader, crc_ok: bool, out: TextIO) -> None:
+    horizon = "OptionalLong.empty" if h.delete_horizon_ms is None else f"OptionalLong[{h.delete_horizon_ms}]"
+    out.write(
+        f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} count: {h.records_count} "
+        f"baseSequence: {h.base_sequence} lastSequence: {h.last_sequence} "
+        f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
+        f"partitionLeaderEpoch: {h.partition_leader_epoch} isTransactional: {_bool(h.is_transactional)} "
+        f"isControl: {_bool(h.is_control)} deleteHorizonMs: {horizon} "
+        f"position: {pos} {h.timestamp_type}: {h.max_timestamp} size: {h.size_in_bytes} magic: {h.magic} "
+        f"compresscodec: {h.compression_name} crc: {h.crc} isvalid: {_bool(crc_ok)}\n"
+    )
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _describe_control(rec: Record) -> str:
+    """The text kafka-dump-log appends for a control record."""
+    try:
+        type_id = control_type_id(rec)
+        kind = control_type_of(rec)
+        if kind is None:
+            return f" controlType: UNKNOWN({type_id})"
+        _, value = decode_control_record(rec)
+    except CorruptRecordError as e:
+        return f" error: {e}"
+    if kind in (ControlType.ABORT, ControlType.COMMIT):
+        return f" endTxnMarker: {kind.name} coordinatorEpoch: {value.coordinator_epoch}"  # type: ignore[attr-defined]
+    return f" {CONTROL_MESSAGES[kind].display_name} {_compact_json(to_kafka_json(value))}"
+
+
+def _text(data: bytes) -> str:
+    # Kafka's default StringDecoder: UTF-8, malformed input replaced.
+    return data.decode("utf-8", errors="replace")
+
+
+def _print_records(
+    header: BatchHeader, batch: RecordBatch | None, decode_error: str | None, opts: _Options, out: TextIO
+) -> None:
+    if batch is None:
+        out.write(f"| error: {decode_error}\n")
+        return
+    for rec in batch.records:
+        line = "| "
+        if not opts.skip_metadata:
+            header_keys = "[" + ",".join(h.key for h in rec.headers) + "]"
+            line += (
+                f"offset: {rec.offset} {header.timestamp_type}: {rec.timestamp} "
+                f"keySize: {rec.key_size} valueSize: {rec.value_size} "
+                f"sequence: {rec.sequence} headerKeys: {header_keys}"
+            )
+            if header.is_control:
+                line += _describe_control(rec)
+            sep = " "
+        else:
+            sep = ""
+        if opts.print_data and not header.is_control:
+            if rec.key is not None:
+                line += f"{sep}key: {_text(rec.key)}"
+                sep = " "
+            if rec.value is not None:
+                line += f" payload: {_text(rec.value)}"
+        out.write(line + "\n")
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def _record_json(header: BatchHeader, rec: Record) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "offset": rec.offset,
+        "timestamp": rec.timestamp,
+        "sequence": rec.sequence,
+        "key": _b64(rec.key),
+        "value": _b64(rec.value),
+        "headers": [{"key": h.key, "value": _b64(h.value)} for h in rec.headers],
+    }
+    if header.is_control:
+        try:
+            kind = control_type_of(rec)
+            obj["control_type_id"] = control_type_id(rec)
+            obj["control_type"] = "UNKNOWN" if kind is None else kind.name
+            if kind is not None:
+                obj["control"] = to_kafka_json(decode_control_record(rec)[1])
+        except CorruptRecordError as e:
+            obj["error"] = str(e)
+    return obj
+
+
+def _print_json_batch(
+    path: str,
+    pos: int,
+    h: BatchHeader,
+    crc_ok: bool,
+    batch: RecordBatch | None,
+    decode_error: str | None,
+    out: TextIO,
+) -> None:
+    obj: dict[str, Any] = {
+        "file": path,
+        "position": pos,
+        "size": h.size_in_bytes,
+        "base_offset": h.base_offset,
+        "last_offset": h.last_offset,
+        "count": h.records_count,
+        "partition_leader_epoch": h.partition_leader_epoch,
+        "magic": h.magic,
+        "crc": h.crc,
+        "crc_valid": crc_ok,
+        "is_control": h.is_control,
+        "is_transactional": h.is_transactional,
+        "compression": h.compression_name,
+        "timestamp_type": str(h.timestamp_type),
+        "base_timestamp": h.base_timestamp,
+        "max_timestamp": h.max_timestamp,
+        "delete_horizon_ms": h.delete_horizon_ms,
+        "producer_id": h.producer_id,
+        "producer_epoch": h.producer_epoch,
+        "base_sequence": h.base_sequence,
+        "last_sequence": h.last_sequence,
+        "records": None if batch is None else [_record_json(h, r) for r in batch.records],
+    }
+    if decode_error is not None:
+        obj["error"] = decode_error
+    out.write(json.dumps(obj) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
