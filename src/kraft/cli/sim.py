@@ -1,0 +1,215 @@
+"""``kraft sim``: run the deterministic fault-injecting simulator.
+
+    kraft sim run --scenario NAME --seed N [--voters 3|5] [--observers K] [--duration-ms T]
+                  [--no-prevote] [--json]
+    kraft sim sweep --scenario NAME|all --seeds A..B [--workers K] [--no-prevote] [--voters N] [--json]
+    kraft sim list
+
+``run`` exits 1 if any invariant was violated. ``sweep`` prints a per-scenario table, a reproduce
+command per failing seed, and exits 1 on any violation. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+
+def _parse_seeds(text: str) -> list[int]:
+    """``A..B`` (inclusive), ``A-B`` or a comma list: ``1..100``, ``7``, ``1,5,9``."""
+    try:
+        if ".." in text:
+            lo, hi = text.split("..", 1)
+            a, b = int(lo), int(hi)
+        elif "," in text:
+            return [int(x) for x in text.split(",") if x.strip()]
+        else:
+            a = b = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must look like A..B, N or A,B,C; got {text!r}") from None
+    if b < a:
+        raise argparse.ArgumentTypeError(f"seed range {text!r} is empty (end before start)")
+    return list(range(a, b + 1))
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kraft sim", description="deterministic fault-injecting simulator")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run one seed of one scenario")
+    run.add_argument("--scenario", required=True)
+    run.add_argument("--seed", type=int, required=True)
+    run.add_argument("--voters", type=int, choices=(1, 2, 3, 4, 5), default=None)
+    run.add_argument("--observers", type=int, default=None)
+    run.add_argument("--duration-ms", type=int, default=None)
+    run.add_argument("--no-prevote", action="store_true", help="3.9-style elections (KIP-996 off)")
+    run.add_argument("--json", action="store_true")
+
+    sweep = sub.add_parser("sweep", help="run many seeds and summarise")
+    sweep.add_argument("--scenario", required=True, help="a scenario name or 'all'")
+    sweep.add_argument("--seeds", type=_parse_seeds, required=True, help="A..B inclusive")
+    sweep.add_argument("--workers", type=int, default=1)
+    sweep.add_argument("--voters", type=int, choices=(1, 2, 3, 4, 5), default=None)
+    sweep.add_argument("--no-prevote", action="store_true")
+    sweep.add_argument("--json", action="store_true")
+
+    sub.add_parser("list", help="list the scenarios")
+    return parser
+
+
+def _print_run(result: dict[str, Any], out: TextIO) -> None:
+    status = "FAILED" if result["violations"] else "ok"
+    print(
+        f"scenario {result['scenario']} seed {result['seed']} "
+        f"(voters {result['voters']}, observers {result['observers']}, "
+        f"pre-vote {'on' if result['pre_vote'] else 'off'}): {status}",
+        file=out,
+    )
+    print(
+        f"  {result['events']} events over {result['virtual_ms']} virtual ms in {result['wall_s']} s; "
+        f"{result['crashes']} crashes",
+        file=out,
+    )
+    first = result["time_to_first_leader_ms"]
+    print(
+        f"  first leader at {first if first is not None else 'never'} ms; elections {result['elections']}, "
+        f"pre-vote rounds {result['prospective_rounds']}, leader changes {result['leader_changes']}, "
+        f"max epoch {result['max_epoch']}",
+        file=out,
+    )
+    print(
+        f"  committed: high watermark {result['high_watermark']}, {result['committed_records']} records; "
+        f"unavailable {result['unavailable_ms']} ms; snapshots {result['snapshots_created']}",
+        file=out,
+    )
+    for key in ("majority_epoch_increase", "leader_deposed_on_rejoin", "zombie_step_down_ms"):
+        if key in result:
+            print(f"  {key}: {result[key]}", file=out)
+    for v in result["violations"]:
+        print(
+            f"  VIOLATION {v['invariant']} at step {v['step']} (t={v['at_ms']} ms): {v['detail']}", file=out
+        )
+    if result["violations"]:
+        print(f"  reproduce: {result['reproduce']}", file=out)
+
+
+def _sweep(args: argparse.Namespace, out: TextIO) -> int:
+    from kraft.sim.runner import _run_args, expand_scenarios, reproduce_command, summarise
+
+    try:
+        scenarios = expand_scenarios(args.scenario)
+    except KeyError as e:
+        print(f"kraft sim: {e.args[0]}", file=sys.stderr)
+        return 2
+    pre_vote = not args.no_prevote
+    jobs = [(s, seed, args.voters, pre_vote) for s in scenarios for seed in args.seeds]
+    results: list[dict[str, Any]] = []
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(jobs), file=sys.stderr, unit="seed", disable=None)
+    try:
+        if args.workers > 1:
+            import multiprocessing
+
+            with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
+                for result in pool.imap_unordered(_run_args, jobs, chunksize=1):
+                    results.append(result)
+                    bar.update(1)
+        else:
+            for job in jobs:
+                results.append(_run_args(job))
+                bar.update(1)
+    finally:
+        bar.close()
+    results.sort(key=lambda r: (r["scenario"], r["seed"]))
+    table = summarise(results)
+    failing = [r for r in results if r["violations"]]
+    if args.json:
+        json.dump({"summary": table, "runs": results}, out, indent=2, sort_keys=True)
+        out.write("\n")
+    else:
+        header = (
+            f"{'scenario':<20} {'seeds':>5} {'viol':>5} {'epoch mean/max':>15} {'elections':>9} "
+            f"{'leader chg':>10} {'unavail p50/p99 ms':>19}"
+        )
+        print(header, file=out)
+        for scenario, row in table.items():
+            print(
+                f"{scenario:<20} {row['seeds']:>5} {row['violations']:>5} "
+                f"{row['mean_max_epoch']:>9}/{row['max_epoch']:<5} {row['mean_elections']:>9} "
+                f"{row['mean_leader_changes']:>10} "
+                f"{row['unavailable_ms_p50']:>9}/{row['unavailable_ms_p99']:<9}",
+                file=out,
+            )
+            if "mean_majority_epoch_increase" in row:
+                print(
+                    f"{'':<20} majority epoch rose in {row['seeds_majority_epoch_rose']}/{row['seeds']} "
+                    "seeds "
+                    f"(mean +{row['mean_majority_epoch_increase']}); leader deposed on rejoin in "
+                    f"{row['seeds_leader_deposed']}/{row['seeds']}",
+                    file=out,
+                )
+        for r in failing:
+            first = r["violations"][0]
+            print(
+                f"FAILED {r['scenario']} seed {r['seed']}: {first['invariant']} at step {first['step']}: "
+                f"{first['detail']}",
+                file=out,
+            )
+            print(
+                "  reproduce: "
+                + reproduce_command(r["scenario"], r["seed"], pre_vote=pre_vote, voters=args.voters),
+                file=out,
+            )
+    return 1 if failing else 0
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out if out is not None else sys.stdout
+    args = _build_parser().parse_args(argv)
+    if args.command == "list":
+        from kraft.sim.scenarios import SCENARIOS
+
+        for s in SCENARIOS.values():
+            print(
+                f"{s.name:<20} {s.voters} voters, {s.observers} observers, {s.duration_ms} ms: "
+                + s.description,
+                file=out,
+            )
+        return 0
+    if args.command == "sweep":
+        if args.workers < 1:
+            print("kraft sim: --workers must be >= 1", file=sys.stderr)
+            return 2
+        return _sweep(args, out)
+    from kraft.sim.runner import run_seed
+    from kraft.sim.scenarios import SCENARIOS
+
+    if args.scenario not in SCENARIOS:
+        print(
+            f"kraft sim: unknown scenario {args.scenario!r}; known: {', '.join(SCENARIOS)}", file=sys.stderr
+        )
+        return 2
+    if args.observers is not None and args.observers < 0:
+        print("kraft sim: --observers must be >= 0", file=sys.stderr)
+        return 2
+    if args.duration_ms is not None and args.duration_ms <= 0:
+        print("kraft sim: --duration-ms must be > 0", file=sys.stderr)
+        return 2
+    result = run_seed(
+        args.scenario,
+        args.seed,
+        voters=args.voters,
+        observers=args.observers,
+        duration_ms=args.duration_ms,
+        pre_vote=not args.no_prevote,
+    )
+    if args.json:
+        json.dump(result, out, indent=2, sort_keys=True)
+        out.write("\n")
+    else:
+        _print_run(result, out)
+    return 1 if result["violations"] else 0

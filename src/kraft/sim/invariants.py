@@ -1,0 +1,345 @@
+"""Named safety invariants, checked after every simulated event, plus the run's figures.
+
+Owns the global record of what was committed and the per-node memory needed to state the rules
+across crashes. It reads node state (``RaftNode`` observation attributes, the durable log and
+election store) and never changes anything. A violation is reported by name with the step and
+time; the world stops the seed.
+
+Invariants (spec section 11, Kafka's RaftEventSimulationTest, and Raft's safety properties):
+
+* **SingleLeader** - at most one node is ever leader of an epoch; any node (or persisted election
+  state) naming a leader for an epoch names that one.
+* **MonotonicEpoch** - a node's epoch never decreases, across restarts (its store persists), and
+  its persisted epoch equals its in-memory epoch (the core persists before it acts).
+* **SingleVote** - a node's persisted vote never changes within an epoch.
+* **MonotonicHighWatermark** - the rule checked: a node's high watermark may be *unknown* at any
+  time (a new leader starts with it unknown, a restarted node until it hears from the leader), but
+  every *known* value is >= the largest value the node has known before. For voters this holds
+  across restarts: a voter fsyncs its log before it fetches again, so its flushed log still
+  covers every offset it ever called committed and its next HW (min(leader HW, LEO)) cannot be
+  lower. Observers do not fsync (spec section 2), so for them the rule holds per incarnation.
+* **HighWatermarkWithinLog** - a known HW is <= the node's log end offset.
+* **NoTruncationBelowHighWatermark** - a node's log end offset never drops below the largest HW
+  the node has known (same incarnation scope as MonotonicHighWatermark).
+* **ConsistentCommittedData** (log matching on committed data) - a global map offset ->
+  (batch epoch, batch CRC) of every entry any node has treated as committed (offset < its HW);
+  every node's committed entries must agree with it.
+* **CommittedOnMajority** - the end of the committed prefix is within the log of a majority of
+  voters at all times, crashed voters included (their flushed log): nothing committed is lost.
+* **LeaderCompleteness** - when a node is first seen as leader of epoch e, its log holds every
+  committed entry of an epoch < e (or a snapshot covering it), with the same epoch and CRC.
+* **MajorityReachedHighWatermark** - a leader's known HW is reached by a majority of voters' logs.
+* **SnapshotAtLogStart** - log start > 0 implies the earliest snapshot ends exactly there.
+* **LeaderNeverLoadSnapshot**, **StateMachineAgreement** - reported by the state machines.
+* **Liveness** - checked at scenario-chosen deadlines (``expect_progress``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kraft.raft.types import ReplicaKey
+from kraft.records.batch import iter_batch_headers
+
+if TYPE_CHECKING:
+    from kraft.sim.world import SimNode, World
+
+_READ_ALL = 1 << 40
+
+
+@dataclass(slots=True)
+class _NodeMemory:
+    last_epoch: int = -1
+    max_hw: int = -1  # largest known HW (voters: across incarnations)
+    checked_to: int = 0  # committed entries below this offset were checked against the ledger
+    last_role: str = ""
+    votes: dict[int, ReplicaKey] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Figures:
+    """Run figures beyond the violations (see the CLI's JSON keys)."""
+
+    elections: int = 0  # Candidate epochs entered (binding elections started)
+    prospective_rounds: int = 0  # entries into Prospective (pre-vote rounds)
+    max_epoch: int = 0
+    first_leader_ms: int | None = None
+    unavailable_ms: int = 0
+    last_commit_ms: int = 0
+    resignations_seen: int = 0
+
+
+class InvariantChecker:
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.committed: dict[int, tuple[int, int]] = {}  # offset -> (batch epoch, batch crc)
+        self.committed_end = 0
+        self.leaders_by_epoch: dict[int, int] = {}
+        self._seen_leader: dict[tuple[int, int], None] = {}
+        self._candidate_epochs: dict[tuple[int, int], None] = {}
+        self._memory: dict[int, _NodeMemory] = {n: _NodeMemory() for n in world.nodes}
+        self.figures = Figures()
+
+    # -- lifecycle hooks from the world --------------------------------------------------------
+
+    def node_stopped(self, node: SimNode) -> None:
+        memory = self._memory[node.node_id]
+        memory.checked_to = 0
+        memory.last_role = "DOWN"
+        if not node.is_voter:
+            memory.max_hw = -1  # an observer's unflushed tail may be gone
+        self._check_committed_on_majority()
+
+    def node_started(self, node: SimNode) -> None:
+        self._memory[node.node_id].checked_to = 0
+
+    def node_wiped(self, node: SimNode) -> None:
+        self._memory[node.node_id] = _NodeMemory()
+
+    # -- the per-event pass --------------------------------------------------------------------
+
+    def after_event(self) -> None:
+        world = self.world
+        for problem in world.ledger.problems:
+            world.report(*problem)
+        world.ledger.problems.clear()
+        from kraft.sim.world import role_name
+
+        for node in world.nodes.values():
+            raft = node.raft
+            if raft is None:
+                continue
+            memory = self._memory[node.node_id]
+            node_id = node.node_id
+            role = role_name(raft)
+            epoch = int(raft.epoch)
+
+            # MonotonicEpoch (in memory and persisted) and SingleVote.
+            if epoch < memory.last_epoch:
+                world.report(
+                    "MonotonicEpoch", f"node {node_id} epoch went from {memory.last_epoch} to {epoch}"
+                )
+            memory.last_epoch = max(memory.last_epoch, epoch)
+            if epoch > self.figures.max_epoch:
+                self.figures.max_epoch = epoch
+            stored = node.store.read()
+            stored_epoch = stored.epoch if stored is not None else 0
+            if stored_epoch != epoch:
+                world.report(
+                    "MonotonicEpoch",
+                    f"node {node_id} is in epoch {epoch} ({role}) but its persisted epoch is {stored_epoch}",
+                )
+            if stored is not None and stored.voted_key is not None:
+                previous = memory.votes.setdefault(stored.epoch, stored.voted_key)
+                if previous.id != stored.voted_key.id:
+                    world.report(
+                        "SingleVote",
+                        f"node {node_id} voted for {previous.id} and then {stored.voted_key.id} in epoch "
+                        f"{stored.epoch}",
+                    )
+
+            # SingleLeader, LeaderCompleteness and role figures.
+            if role == "LEADER":
+                known = self.leaders_by_epoch.setdefault(epoch, node_id)
+                if known != node_id:
+                    world.report(
+                        "SingleLeader", f"nodes {known} and {node_id} are both leader of epoch {epoch}"
+                    )
+                if (node_id, epoch) not in self._seen_leader:
+                    self._seen_leader[(node_id, epoch)] = None
+                    if self.figures.first_leader_ms is None:
+                        self.figures.first_leader_ms = world.now_ms
+                    self._check_leader_completeness(node, epoch)
+            leader_id = raft.leader_id
+            if leader_id is not None and role != "LEADER":
+                known_leader = self.leaders_by_epoch.get(epoch)
+                if known_leader is not None and known_leader != leader_id:
+                    world.report(
+                        "SingleLeader",
+                        f"node {node_id} ({role}) names {leader_id} leader of epoch {epoch}, "
+                        f"but {known_leader} was",
+                    )
+            if stored is not None and stored.leader_id is not None:
+                known_leader = self.leaders_by_epoch.get(stored.epoch)
+                if known_leader is not None and known_leader != stored.leader_id:
+                    world.report(
+                        "SingleLeader",
+                        f"node {node_id} persisted leader {stored.leader_id} for epoch {stored.epoch}, "
+                        f"but {known_leader} was",
+                    )
+            if role == "CANDIDATE" and (node_id, epoch) not in self._candidate_epochs:
+                self._candidate_epochs[(node_id, epoch)] = None
+                self.figures.elections += 1
+            if role == "PROSPECTIVE" and memory.last_role != "PROSPECTIVE":
+                self.figures.prospective_rounds += 1
+            if role == "RESIGNED" and memory.last_role != "RESIGNED":
+                self.figures.resignations_seen += 1
+            memory.last_role = role
+
+            # High watermark rules and committed data.
+            hw = raft.high_watermark
+            log = node.log
+            end = log.end_offset()
+            if hw is not None and hw >= 0:
+                if hw < memory.max_hw:
+                    world.report(
+                        "MonotonicHighWatermark",
+                        f"node {node_id} high watermark went from {memory.max_hw} to {hw}",
+                    )
+                if hw > end:
+                    world.report(
+                        "HighWatermarkWithinLog",
+                        f"node {node_id} high watermark {hw} is above its log end offset {end}",
+                    )
+                if hw > memory.max_hw:
+                    memory.max_hw = hw
+                if hw > memory.checked_to:
+                    self._check_committed(node, memory, min(hw, end))
+                if role == "LEADER":
+                    self._check_majority_reached(node, hw)
+            if end < memory.max_hw:
+                world.report(
+                    "NoTruncationBelowHighWatermark",
+                    f"node {node_id} log end offset {end} is below the high watermark {memory.max_hw} "
+                    "it knew",
+                )
+            start = log.start_offset()
+            if start > 0:
+                earliest = log.earliest_snapshot_id()
+                if earliest is None or earliest.offset != start:
+                    world.report(
+                        "SnapshotAtLogStart",
+                        f"node {node_id} log starts at {start} but its earliest snapshot is {earliest}",
+                    )
+        self._check_committed_on_majority()
+
+    # -- individual checks ---------------------------------------------------------------------
+
+    def _check_committed(self, node: SimNode, memory: _NodeMemory, upto: int) -> None:
+        """Entries in [checked_to, upto) of ``node`` are committed: record or compare each one."""
+        log = node.log
+        begin = max(memory.checked_to, log.start_offset())
+        if begin < upto:
+            data = log.read(begin, _READ_ALL)
+            committed = self.committed
+            for _pos, header in iter_batch_headers(data):
+                base = header.base_offset
+                if base >= upto:
+                    break
+                value = (header.partition_leader_epoch, header.crc)
+                for offset in range(max(base, begin), min(base + header.last_offset_delta + 1, upto)):
+                    known = committed.setdefault(offset, value)
+                    if known != value:
+                        self.world.report(
+                            "ConsistentCommittedData",
+                            f"node {node.node_id} has committed offset {offset} in a batch of epoch "
+                            f"{value[0]} (crc {value[1]:08x}) but it was committed as epoch {known[0]} "
+                            f"(crc {known[1]:08x})",
+                        )
+                        break
+        memory.checked_to = max(memory.checked_to, upto)
+        if upto > self.committed_end:
+            self._commit_advanced(upto)
+
+    def _commit_advanced(self, upto: int) -> None:
+        figures = self.figures
+        now = self.world.now_ms
+        gap = now - figures.last_commit_ms
+        if gap > self.world.timing.stall_threshold_ms:
+            figures.unavailable_ms += gap
+        figures.last_commit_ms = now
+        self.committed_end = upto
+
+    def _check_majority_reached(self, leader: SimNode, hw: int) -> None:
+        world = self.world
+        reached = [v for v in world.voter_ids if world.nodes[v].log.end_offset() >= hw]
+        if len(reached) < world.majority:
+            world.report(
+                "MajorityReachedHighWatermark",
+                f"leader {leader.node_id} high watermark {hw} is reached only by voters {reached} "
+                f"(need {world.majority})",
+            )
+
+    def _check_committed_on_majority(self) -> None:
+        world = self.world
+        end = self.committed_end
+        if end == 0:
+            return
+        holders = [v for v in world.voter_ids if world.nodes[v].log.end_offset() >= end]
+        if len(holders) < world.majority:
+            world.report(
+                "CommittedOnMajority",
+                f"committed prefix ends at {end} but only voters {holders} have logs reaching it "
+                f"(need {world.majority})",
+            )
+
+    def _check_leader_completeness(self, leader: SimNode, epoch: int) -> None:
+        """A new leader of ``epoch`` must hold every entry committed in an earlier epoch."""
+        world = self.world
+        log = leader.log
+        start = log.start_offset()
+        end = log.end_offset()
+        committed = self.committed
+        if start < end:
+            data = log.read(start, _READ_ALL)
+            for _pos, header in iter_batch_headers(data):
+                base = header.base_offset
+                if base >= self.committed_end:
+                    break
+                value = (header.partition_leader_epoch, header.crc)
+                for offset in range(max(base, start), base + header.last_offset_delta + 1):
+                    known = committed.get(offset)
+                    if known is None or known[0] >= epoch:
+                        continue
+                    if known != value:
+                        world.report(
+                            "LeaderCompleteness",
+                            f"node {leader.node_id} became leader of epoch {epoch} with offset {offset} "
+                            f"from epoch {value[0]}, but the committed entry there is from epoch {known[0]}",
+                        )
+                        return
+        for offset in range(max(end, start), self.committed_end):
+            known = committed.get(offset)
+            if known is None:
+                continue
+            if known[0] < epoch:
+                world.report(
+                    "LeaderCompleteness",
+                    f"node {leader.node_id} became leader of epoch {epoch} with log end {end}, missing "
+                    f"committed offset {offset} of epoch {known[0]} (committed prefix ends at "
+                    f"{self.committed_end})",
+                )
+            return
+
+    # -- liveness and the end of the run -------------------------------------------------------
+
+    def expect_progress(self, label: str, within_ms: int) -> None:
+        """From now, within ``within_ms``: some node must be leader and the commit point must move."""
+        world = self.world
+        baseline = self.committed_end
+        since = world.now_ms
+
+        def check() -> None:
+            leader = world.current_leader()
+            if leader is None or self.committed_end <= baseline:
+                world.report(
+                    "Liveness",
+                    f"{label}: {within_ms} ms after t={since} the committed prefix is still "
+                    f"{self.committed_end} (was {baseline}) and the leader is "
+                    f"{leader.node_id if leader is not None else None}",
+                )
+
+        world.schedule(since + within_ms, f"liveness:{label}", check)
+
+    def at_end(self) -> None:
+        world = self.world
+        gap = world.now_ms - self.figures.last_commit_ms
+        if gap > world.timing.stall_threshold_ms:
+            self.figures.unavailable_ms += gap
+        for problem in world.ledger.problems:
+            world.report(*problem)
+        world.ledger.problems.clear()
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"committed_end": self.committed_end, "leaders": len(self.leaders_by_epoch)}

@@ -1,0 +1,454 @@
+"""Named fault scenarios: each schedules faults, heals and liveness deadlines on a ``World``.
+
+A scenario only *schedules*; choices (which node, how long) are drawn from the world's seeded rng
+when the step runs, so a seed replays exactly. Liveness bounds are stated per scenario in terms of
+the timing (spec section 11 values: election timeout T=1000, fetch timeout F=3000): a follower
+notices a dead leader after F, then needs up to 2T for a pre-vote round and an election, plus
+message delays; so "leader lost" scenarios allow ``F + 4T`` and graceful ones ``2T``.
+
+Scenario-specific figures go into ``world.extra`` (e.g. ``majority_epoch_increase``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kraft.sim.disk import DiskProfile
+from kraft.sim.network import LinkProfile
+from kraft.sim.world import SimNode, Timing, World, role_name
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    description: str
+    voters: int
+    observers: int
+    duration_ms: int
+    setup: Callable[[World], None]
+    timing: Timing = field(default_factory=Timing)
+
+
+def _leader_lost_bound(world: World) -> int:
+    t = world.timing
+    return t.fetch_timeout_ms + 4 * t.election_timeout_ms + 1000
+
+
+def _when_leader(world: World, label: str, then: Callable[[SimNode], None], every_ms: int = 50) -> None:
+    """Run ``then(leader)`` as soon as a leader whose listener is ready exists (checked periodically)."""
+
+    def attempt() -> None:
+        leader = world.current_leader()
+        if leader is not None and leader.sm is not None and leader.sm.leader_epoch == leader.raft.epoch:
+            then(leader)
+        else:
+            world.schedule(world.now_ms + every_ms, label, attempt)
+
+    attempt()
+
+
+def _at(world: World, at_ms: int, label: str, action: Callable[[], None]) -> None:
+    world.schedule(at_ms, label, action)
+
+
+def _restart_all(world: World, ids: list[int]) -> None:
+    for node_id in ids:
+        world.restart(node_id)
+
+
+def _majority_epoch(world: World, exclude: int) -> int:
+    epochs = [n.raft.epoch for n in world.nodes.values() if n.is_voter and n.up and n.node_id != exclude]
+    return max(epochs, default=0)
+
+
+# -- scenarios ---------------------------------------------------------------------------------
+
+
+def _steady(world: World) -> None:
+    world.checker.expect_progress("initial election", 6000)
+    _at(world, 6000, "steady-check", lambda: world.checker.expect_progress("steady state", 1500))
+
+
+def _leader_crash(world: World) -> None:
+    world.checker.expect_progress("initial election", 6000)
+    bound = _leader_lost_bound(world)
+
+    def crash_leader(leader: SimNode) -> None:
+        world.crash(leader.node_id)
+        world.checker.expect_progress(f"after crashing leader {leader.node_id}", bound)
+        down_ms = world.rng.randint(1500, 3500)
+        _at(world, world.now_ms + down_ms, "restart", lambda: world.restart(leader.node_id))
+
+    _at(world, 3000, "crash-1", lambda: _when_leader(world, "crash-1", crash_leader))
+    _at(world, 10_000, "crash-2", lambda: _when_leader(world, "crash-2", crash_leader))
+
+
+def _crash_restart_loop(world: World) -> None:
+    faults_end = world.end_ms - 9000
+    bound = _leader_lost_bound(world)
+    all_ids = list(world.nodes)
+
+    def tick() -> None:
+        if world.now_ms >= faults_end:
+            return
+        up_voters = [v for v in world.voter_ids if world.nodes[v].up]
+        candidates = [
+            n
+            for n in all_ids
+            if world.nodes[n].up and (not world.nodes[n].is_voter or len(up_voters) > world.majority)
+        ]
+        if candidates:
+            victim = world.rng.choice(candidates)
+            world.crash(victim)
+            down_ms = world.rng.randint(200, 2500)
+            _at(world, min(world.now_ms + down_ms, faults_end), "restart", lambda: world.restart(victim))
+        _at(world, world.now_ms + world.rng.randint(500, 1500), "crash-tick", tick)
+
+    def kill_all() -> None:
+        # Spec section 11: kill every voter, then restart a majority first, the rest later.
+        for v in world.voter_ids:
+            world.crash(v)
+        order = list(world.voter_ids)
+        world.rng.shuffle(order)
+        first = order[: world.majority]
+        rest = order[world.majority :]
+        _at(world, world.now_ms + 300, "restart-majority", lambda: _restart_all(world, first))
+        _at(world, world.now_ms + 3000, "restart-rest", lambda: _restart_all(world, rest))
+
+    def heal() -> None:
+        for n in all_ids:
+            world.restart(n)
+        world.checker.expect_progress("after the last restart", bound)
+
+    _at(world, 2000, "crash-tick", tick)
+    _at(world, (2000 + faults_end) // 2, "kill-all", kill_all)
+    _at(world, faults_end, "heal", heal)
+
+
+def _partition_leader(world: World) -> None:
+    bound = _leader_lost_bound(world)
+
+    def isolate(leader: SimNode) -> None:
+        others = [n for n in world.nodes if n != leader.node_id]
+        world.network.isolate(leader.node_id, others)
+        world.checker.expect_progress(f"after isolating leader {leader.node_id}", bound)
+        _at(world, world.now_ms + world.rng.randint(4000, 6000), "heal", world.network.heal)
+
+    world.checker.expect_progress("initial election", 6000)
+    _at(world, 3000, "isolate-1", lambda: _when_leader(world, "isolate-1", isolate))
+    # Back-to-back leader partitions: the next one starts soon after the first heals.
+    _at(world, 10_500, "isolate-2", lambda: _when_leader(world, "isolate-2", isolate))
+
+
+def _partition_rejoin(world: World) -> None:
+    t = world.timing
+    cut_ms = 10 * t.election_timeout_ms
+
+    def cut(leader: SimNode) -> None:
+        followers = [v for v in world.voter_ids if v != leader.node_id]
+        victim = world.rng.choice(followers)
+        others = [n for n in world.nodes if n != victim]
+        world.network.isolate(victim, others)
+        world.extra["isolated_voter"] = victim
+        world.extra["epoch_at_cut"] = leader.raft.epoch
+        _at(world, world.now_ms + cut_ms, "rejoin", lambda: rejoin(victim))
+
+    def rejoin(victim: int) -> None:
+        leader = world.current_leader()
+        world.extra["majority_epoch_before_rejoin"] = _majority_epoch(world, victim)
+        world.extra["isolated_epoch_before_rejoin"] = world.nodes[victim].raft.epoch
+        world.extra["leader_before_rejoin"] = (
+            (leader.node_id, leader.raft.epoch) if leader is not None else None
+        )
+        world.network.heal()
+        world.checker.expect_progress("after the rejoin", _leader_lost_bound(world))
+        _at(world, world.now_ms + 3000, "measure", lambda: measure(victim))
+
+    def measure(victim: int) -> None:
+        before = world.extra["majority_epoch_before_rejoin"]
+        world.extra["majority_epoch_increase"] = _majority_epoch(world, victim) - before
+        leader = world.current_leader()
+        was = world.extra["leader_before_rejoin"]
+        now = (leader.node_id, leader.raft.epoch) if leader is not None else None
+        world.extra["leader_deposed_on_rejoin"] = was is None or now != was
+
+    world.checker.expect_progress("initial election", 6000)
+    _at(world, 3000, "cut", lambda: _when_leader(world, "cut", cut))
+
+
+def _zombie_leader(world: World) -> None:
+    t = world.timing
+    step_down_bound = int(t.fetch_timeout_ms * 1.5) + t.election_timeout_ms
+
+    def cut(leader: SimNode) -> None:
+        zombie = leader.node_id
+        epoch = leader.raft.epoch
+        other_voters = [v for v in world.voter_ids if v != zombie]
+        # Observers (and the local client) still reach the zombie; only voters are cut off.
+        world.network.partition([zombie], other_voters)
+        world.checker.expect_progress(
+            f"after cutting leader {zombie} off the voters", _leader_lost_bound(world)
+        )
+        # Messages already in flight may still land for one delivery delay; after that, the
+        # zombie's high watermark must not move: it cannot hear from a majority.
+        settle_ms = world.network.default.max_delay_ms * 2 + 1
+        deadline = world.now_ms + step_down_bound
+
+        def baseline() -> None:
+            node = world.nodes[zombie]
+            hw = node.raft.high_watermark if node.up else None
+            watch(hw if hw is not None else -1)
+
+        def watch(hw0: int) -> None:
+            node = world.nodes[zombie]
+            if not node.up or node.raft.epoch != epoch or role_name(node.raft) != "LEADER":
+                world.extra["zombie_step_down_ms"] = world.now_ms - (deadline - step_down_bound)
+                return
+            hw = node.raft.high_watermark
+            if hw is not None and hw > hw0:
+                world.report(
+                    "ZombieCommit", f"leader {zombie} cut off from the voters advanced its HW {hw0} -> {hw}"
+                )
+                return
+            if world.now_ms >= deadline:
+                world.report(
+                    "CheckQuorum",
+                    f"leader {zombie} of epoch {epoch} is still leader {step_down_bound} ms after losing "
+                    "every voter",
+                )
+                return
+            _at(world, world.now_ms + 20, "zombie-watch", lambda: watch(hw0))
+
+        _at(world, world.now_ms + settle_ms, "zombie-baseline", baseline)
+        _at(world, world.now_ms + step_down_bound + 2000, "heal", world.network.heal)
+
+    world.checker.expect_progress("initial election", 6000)
+    _at(world, 3000, "cut", lambda: _when_leader(world, "cut", cut))
+
+
+def _flaky_network(world: World) -> None:
+    faults_end = world.end_ms - 7000
+    world.network.set_default(LinkProfile(min_delay_ms=1, max_delay_ms=40, loss=0.05, duplicate=0.03))
+    slow = world.rng.sample(world.voter_ids, k=min(2, len(world.voter_ids)))
+    for v in slow:
+        world.set_disk(v, DiskProfile(2, 30))
+    ids = list(world.nodes)
+
+    def tick() -> None:
+        if world.now_ms >= faults_end:
+            return
+        kind = world.rng.random()
+        if kind < 0.5:
+            a, b = world.rng.sample(ids, k=2)
+            world.network.block(a, b)  # one-way
+            _at(
+                world,
+                world.now_ms + world.rng.randint(200, 2000),
+                "unblock",
+                lambda: world.network.unblock(a, b),
+            )
+        else:
+            victim = world.rng.choice(ids)
+            others = [n for n in ids if n != victim]
+            world.network.isolate(victim, others)
+
+            def unisolate() -> None:
+                for o in others:
+                    world.network.unblock(victim, o)
+                    world.network.unblock(o, victim)
+
+            _at(world, world.now_ms + world.rng.randint(500, 3000), "unisolate", unisolate)
+        _at(world, world.now_ms + world.rng.randint(400, 1500), "fault-tick", tick)
+
+    def heal() -> None:
+        world.network.heal()
+        world.network.set_default(LinkProfile())
+        world.checker.expect_progress("after healing the network", _leader_lost_bound(world))
+
+    _at(world, 1500, "fault-tick", tick)
+    _at(world, faults_end, "heal", heal)
+
+
+def _graceful_resign(world: World) -> None:
+    # EndQuorumEpoch makes the first preferred successor campaign at once: no fetch timeout to wait.
+    bound = 2 * world.timing.election_timeout_ms + 1000
+
+    def step(leader: SimNode) -> None:
+        if world.rng.random() < 0.5:
+            world.resign(leader.node_id)
+            world.checker.expect_progress(f"after leader {leader.node_id} resigned", bound)
+        else:
+            world.shutdown(leader.node_id)
+            world.checker.expect_progress(f"after leader {leader.node_id} shut down", bound)
+            _at(world, world.now_ms + 2000, "restart", lambda: world.restart(leader.node_id))
+        if world.now_ms + 4000 < world.end_ms - bound:
+            _at(world, world.now_ms + 4000, "resign", lambda: _when_leader(world, "resign", step))
+
+    world.checker.expect_progress("initial election", 6000)
+    _at(world, 3000, "resign", lambda: _when_leader(world, "resign", step))
+
+
+def _snapshot_catchup(world: World) -> None:
+    def down(leader: SimNode) -> None:
+        followers = [v for v in world.voter_ids if v != leader.node_id]
+        victim = world.rng.choice(followers)
+        world.crash(victim)
+        world.extra["lagging_voter"] = victim
+        for o in world.observer_ids:
+            world.crash(o)
+        _at(world, world.now_ms + 6000, "restart", lambda: back(victim))
+
+    def back(victim: int) -> None:
+        world.restart(victim)
+        for o in world.observer_ids:
+            world.wipe(o)  # a brand-new replica: empty log, must start from the leader's snapshot
+            world.restart(o)
+        world.checker.expect_progress("after the lagging replicas return", _leader_lost_bound(world))
+        _at(world, world.now_ms + 5000, "caught-up", lambda: caught_up([victim, *world.observer_ids]))
+
+    def caught_up(ids: list[int]) -> None:
+        target = world.checker.committed_end
+        loaded = 0
+        for i in ids:
+            node = world.nodes[i]
+            sm = node.sm
+            if sm is None:
+                continue
+            loaded += sm.snapshots_loaded
+            if node.log.end_offset() < world.nodes[i].log.start_offset() or sm.next_offset + 200 < target:
+                world.report(
+                    "Liveness",
+                    f"node {i} did not catch up within 5000 ms: applied to {sm.next_offset}, "
+                    f"committed {target}",
+                )
+        world.extra["snapshots_loaded_by_lagging"] = loaded
+
+    world.checker.expect_progress("initial election", 6000)
+    _at(world, 2500, "down", lambda: _when_leader(world, "down", down))
+
+
+def _observer(world: World) -> None:
+    bound = _leader_lost_bound(world)
+
+    def crash_leader(leader: SimNode) -> None:
+        world.crash(leader.node_id)
+        world.checker.expect_progress("after crashing the leader", bound)
+        _at(world, world.now_ms + 2000, "restart", lambda: world.restart(leader.node_id))
+
+    def bounce_observer() -> None:
+        victim = world.rng.choice(world.observer_ids)
+        world.crash(victim)
+        _at(world, world.now_ms + 1000, "restart-observer", lambda: world.restart(victim))
+
+    def caught_up() -> None:
+        target = world.checker.committed_end
+        for o in world.observer_ids:
+            sm = world.nodes[o].sm
+            if sm is None or sm.next_offset + 200 < target:
+                world.report(
+                    "Liveness",
+                    f"observer {o} applied to {sm.next_offset if sm else None} but committed is {target}",
+                )
+
+    world.checker.expect_progress("initial election", 6000)
+    _at(world, 4000, "crash-leader", lambda: _when_leader(world, "crash-leader", crash_leader))
+    if world.observer_ids:
+        _at(world, 6000, "bounce-observer", bounce_observer)
+        _at(world, world.end_ms - 1, "observers-caught-up", caught_up)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario("steady", "no faults: elect a leader and commit", 3, 0, 8000, _steady),
+        Scenario("leader-crash", "crash the leader twice; restart it later", 3, 0, 19_000, _leader_crash),
+        Scenario(
+            "crash-restart-loop",
+            "crash and restart random nodes (keeping a majority), kill all once",
+            5,
+            1,
+            24_000,
+            _crash_restart_loop,
+        ),
+        Scenario(
+            "partition-leader", "isolate the leader twice, back to back", 3, 0, 19_000, _partition_leader
+        ),
+        Scenario(
+            "partition-rejoin",
+            "cut one follower off for 10 election timeouts, then heal",
+            3,
+            0,
+            17_000,
+            _partition_rejoin,
+        ),
+        Scenario(
+            "zombie-leader",
+            "cut the leader off the voters only; it must step down via check-quorum",
+            3,
+            1,
+            16_000,
+            _zombie_leader,
+        ),
+        Scenario(
+            "flaky-network",
+            "loss, duplication, reordering, one-way and transient partitions, slow disks",
+            5,
+            0,
+            18_000,
+            _flaky_network,
+        ),
+        Scenario(
+            "graceful-resign",
+            "the leader resigns or shuts down cleanly, repeatedly",
+            3,
+            0,
+            16_000,
+            _graceful_resign,
+        ),
+        Scenario(
+            "snapshot-catchup",
+            "a voter down long enough to fall below the log start; a wiped observer",
+            3,
+            1,
+            17_000,
+            _snapshot_catchup,
+            Timing(snapshot_every=10),
+        ),
+        Scenario(
+            "observer",
+            "observers follow through a leader crash and their own restart",
+            3,
+            2,
+            14_000,
+            _observer,
+        ),
+    )
+}
+
+
+def build_world(
+    name: str,
+    seed: int,
+    *,
+    voters: int | None = None,
+    observers: int | None = None,
+    duration_ms: int | None = None,
+    pre_vote: bool = True,
+) -> World:
+    """A started world running scenario ``name`` (raises ``KeyError`` naming the known ones)."""
+    scenario = SCENARIOS.get(name)
+    if scenario is None:
+        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
+    world = World(
+        seed=seed,
+        voters=voters if voters is not None else scenario.voters,
+        observers=observers if observers is not None else scenario.observers,
+        timing=scenario.timing,
+        pre_vote=pre_vote,
+        end_ms=duration_ms if duration_ms is not None else scenario.duration_ms,
+    )
+    world.extra["scenario"] = name
+    world.start()
+    scenario.setup(world)
+    return world

@@ -1,0 +1,516 @@
+"""The simulated world: many real ``RaftNode``s in one process on virtual time, one seeded rng.
+
+Owns the event queue, the nodes' durable state (log + election store, which survive crashes),
+their volatile state (the ``RaftNode`` and its state machine, which do not), the network and the
+disks. It must not hide anything from the core: every envelope, timer and fsync goes through
+``RaftNode.poll`` exactly as a real shell would drive it.
+
+Event loop (STYLE.md section 2)::
+
+    at_ms, seq, kind, a, b = heappop(queue)     # ties broken by insertion order (seq)
+    now_ms = at_ms; handle the event; check every invariant
+
+Events: ``POLL`` (a node's ``wake_at_ms`` came, or a message arrived), ``DELIVER`` (a message
+reaches its destination), ``ACTION`` (scenario steps, client appends, liveness checks).
+
+Determinism: all randomness comes from ``random.Random(seed)`` (network, faults, scenario choices)
+and per-node ``random.Random(f"{seed}:{node_id}")`` handed to the core; nothing iterates a set;
+the trace hash covers every handled event, so two runs of a seed can be compared.
+
+Connection model: an envelope belongs to the sender's and receiver's *incarnations* (a restart is
+a new incarnation). A message whose sender or receiver restarted while it was in flight is
+dropped on arrival, as a TCP connection reset would drop it; otherwise a fresh node could match a
+stale response to a new request by correlation id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import random
+import traceback
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kraft.common.errors import FatalError, KraftError, NotLeaderError
+from kraft.raft.log import MemoryLog
+from kraft.raft.messages import Envelope
+from kraft.raft.store import ElectionState, MemoryElectionStore
+from kraft.raft.types import Endpoint, OffsetAndEpoch
+from kraft.sim.disk import Disk, DiskProfile, SimLog, SimStore
+from kraft.sim.network import LinkProfile, Network
+from kraft.sim.state_machine import CounterStateMachine, StateLedger, encode_snapshot
+
+EV_POLL = 0
+EV_DELIVER = 1
+EV_ACTION = 2
+
+CLUSTER_ID = "kraft-sim-cluster-0000"
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Quorum timing and workload; defaults are the simulation values of spec section 11."""
+
+    election_timeout_ms: int = 1000
+    election_backoff_max_ms: int = 100
+    fetch_timeout_ms: int = 3000
+    retry_backoff_ms: int = 50
+    request_timeout_ms: int = 3000
+    fetch_max_wait_ms: int = 100
+    append_linger_ms: int = 0
+    fetch_snapshot_max_bytes: int = 64  # small, to exercise chunked FetchSnapshot
+    # Client workload: every [min, max] ms each ready leader appends ``records_per_append`` records.
+    append_interval_min_ms: int = 10
+    append_interval_max_ms: int = 30
+    records_per_append: int = 2
+    # The state machine snapshots every N applied data records (0 = never).
+    snapshot_every: int = 20
+    # Commit stalls longer than this count as unavailability (see World.unavailable_ms).
+    stall_threshold_ms: int = 250
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    invariant: str
+    step: int
+    at_ms: int
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"invariant": self.invariant, "step": self.step, "at_ms": self.at_ms, "detail": self.detail}
+
+
+class RaftNodeLike(Protocol):
+    """What the world uses of ``kraft.raft.node.RaftNode`` (the agreed API)."""
+
+    @property
+    def epoch(self) -> int: ...
+    @property
+    def leader_id(self) -> int | None: ...
+    @property
+    def high_watermark(self) -> int | None: ...
+
+    def poll(self, now_ms: int, inbound: Sequence[Envelope] = ()) -> Any: ...
+    def register(self, listener: Any) -> None: ...
+    def schedule_append(self, epoch: int, records: Sequence[bytes]) -> int: ...
+    def resign(self, epoch: int) -> None: ...
+    def shutdown(self, now_ms: int, timeout_ms: int) -> None: ...
+    def is_shutdown_complete(self, now_ms: int) -> bool: ...
+    def create_snapshot(self, snapshot_id: OffsetAndEpoch, last_contained_log_timestamp_ms: int) -> Any: ...
+
+
+NodeFactory = Callable[["World", "SimNode"], Any]
+
+
+def role_name(raft: Any) -> str:
+    """The core's role as an upper-case name (``LEADER``, ``FOLLOWER``, ...)."""
+    role = raft.role
+    return str(getattr(role, "name", role)).upper()
+
+
+@dataclass(slots=True)
+class SimNode:
+    """One node: durable parts (log, store, disk) outlive incarnations; ``raft``/``sm`` do not."""
+
+    node_id: int
+    is_voter: bool
+    directory_id: uuid.UUID
+    rng: random.Random
+    log: SimLog
+    store: SimStore
+    disk: Disk
+    raft: Any = None
+    sm: CounterStateMachine | None = None
+    incarnation: int = 0
+    inbox: list[Envelope] = field(default_factory=list)
+    next_poll_at: int | None = None
+    busy_until_ms: int = 0
+    shutting_down: bool = False
+    restarts: int = 0
+
+    @property
+    def up(self) -> bool:
+        return self.raft is not None
+
+
+def endpoint_of(node_id: int) -> Endpoint:
+    return Endpoint("CONTROLLER", f"node{node_id}.sim", 9093)
+
+
+def default_node_factory(world: World, node: SimNode) -> Any:
+    """Builds a real ``RaftNode`` from the node's durable state (imported here: core lives apart)."""
+    from kraft.raft.config import QuorumConfig
+    from kraft.raft.node import RaftNode
+
+    t = world.timing
+    config = QuorumConfig(
+        voters={v: (endpoint_of(v),) for v in world.voter_ids},
+        election_timeout_ms=t.election_timeout_ms,
+        fetch_timeout_ms=t.fetch_timeout_ms,
+        election_backoff_max_ms=t.election_backoff_max_ms,
+        append_linger_ms=t.append_linger_ms,
+        request_timeout_ms=t.request_timeout_ms,
+        retry_backoff_ms=t.retry_backoff_ms,
+        fetch_max_wait_ms=t.fetch_max_wait_ms,
+        fetch_snapshot_max_bytes=t.fetch_snapshot_max_bytes,
+        pre_vote_enabled=world.pre_vote,
+        check_quorum_enabled=True,
+    )
+    return RaftNode(
+        node_id=node.node_id,
+        directory_id=node.directory_id,
+        cluster_id=CLUSTER_ID,
+        config=config,
+        log=node.log,
+        store=node.store,
+        rng=node.rng,
+        now_ms=world.now_ms,
+        local_endpoints=(endpoint_of(node.node_id),) if node.is_voter else (),
+    )
+
+
+class World:
+    """A seeded simulation of one cluster. Build, let a scenario schedule faults, then ``run``."""
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        voters: int = 3,
+        observers: int = 0,
+        timing: Timing | None = None,
+        pre_vote: bool = True,
+        end_ms: int = 20_000,
+        node_factory: NodeFactory | None = None,
+        stop_on_violation: bool = True,
+        link: LinkProfile | None = None,
+    ) -> None:
+        if voters < 1:
+            raise ValueError(f"need at least one voter, got {voters}")
+        if observers < 0:
+            raise ValueError(f"observer count must not be negative, got {observers}")
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.timing = timing if timing is not None else Timing()
+        self.pre_vote = pre_vote
+        self.end_ms = end_ms
+        self.now_ms = 0
+        self.step = 0
+        self.events = 0
+        self.stop_on_violation = stop_on_violation
+        self.node_factory: NodeFactory = node_factory if node_factory is not None else default_node_factory
+        self.network = Network(self.rng, link)
+        self.ledger = StateLedger()
+        self.voter_ids: list[int] = list(range(1, voters + 1))
+        self.observer_ids: list[int] = list(range(voters + 1, voters + observers + 1))
+        self.nodes: dict[int, SimNode] = {}
+        for node_id in self.voter_ids + self.observer_ids:
+            self.nodes[node_id] = self._make_node(node_id, node_id in self.voter_ids)
+        self._queue: list[tuple[int, int, int, Any, Any]] = []
+        self._seq = 0
+        self._trace = hashlib.blake2b(digest_size=16)
+        self.violations: list[Violation] = []
+        self.stopped = False
+        self.extra: dict[str, Any] = {}  # scenario-specific figures for the report
+        self.appends = 0
+        self.append_errors = 0
+        self.snapshots_created = 0
+        self.crashes = 0
+        # Checkers see the world after every handled event (kraft.sim.invariants).
+        from kraft.sim.invariants import InvariantChecker
+
+        self.checker = InvariantChecker(self)
+
+    # -- construction --------------------------------------------------------------------------
+
+    @property
+    def majority(self) -> int:
+        return len(self.voter_ids) // 2 + 1
+
+    def _make_node(self, node_id: int, is_voter: bool) -> SimNode:
+        id_rng = random.Random(f"{self.seed}:{node_id}:directory")
+        disk = Disk(random.Random(f"{self.seed}:{node_id}:disk"))
+        return SimNode(
+            node_id=node_id,
+            is_voter=is_voter,
+            directory_id=uuid.UUID(int=id_rng.getrandbits(128), version=4),
+            rng=random.Random(f"{self.seed}:{node_id}"),
+            log=SimLog(MemoryLog(), disk),
+            store=SimStore(MemoryElectionStore(), disk),
+            disk=disk,
+        )
+
+    def start(self) -> None:
+        """Boot every node at time 0 and start the client workload."""
+        for node in self.nodes.values():
+            self._boot(node)
+        self.schedule(self.rng.randint(0, self.timing.append_interval_max_ms), "client", self._client_tick)
+
+    def _boot(self, node: SimNode) -> None:
+        node.sm = CounterStateMachine(node.node_id, self.ledger, snapshot_every=self.timing.snapshot_every)
+        node.raft = self.node_factory(self, node)
+        node.raft.register(node.sm)
+        node.busy_until_ms = self.now_ms
+        node.shutting_down = False
+        self.request_poll(node, self.now_ms)
+
+    # -- event queue ---------------------------------------------------------------------------
+
+    def _push(self, at_ms: int, kind: int, a: Any, b: Any) -> None:
+        self._seq += 1
+        heapq.heappush(self._queue, (at_ms, self._seq, kind, a, b))
+
+    def schedule(self, at_ms: int, label: str, action: Callable[[], None]) -> None:
+        """Run ``action`` at virtual time ``at_ms`` (never in the past)."""
+        self._push(max(at_ms, self.now_ms), EV_ACTION, label, action)
+
+    def request_poll(self, node: SimNode, at_ms: int) -> None:
+        """Make sure ``node`` is polled no later than ``at_ms`` (and not before its disk is idle)."""
+        if not node.up:
+            return
+        at_ms = max(at_ms, node.busy_until_ms, self.now_ms)
+        if node.next_poll_at is not None and node.next_poll_at <= at_ms:
+            return
+        node.next_poll_at = at_ms
+        self._push(at_ms, EV_POLL, node.node_id, node.incarnation)
+
+    def run(self) -> None:
+        """Process events until ``end_ms``, the queue runs dry, or a violation stops the run."""
+        queue = self._queue
+        while queue and not self.stopped:
+            at_ms, _seq, kind, a, b = queue[0]
+            if at_ms > self.end_ms:
+                break
+            heapq.heappop(queue)
+            self.now_ms = at_ms
+            try:
+                if kind == EV_POLL:
+                    handled = self._handle_poll(a, b)
+                elif kind == EV_DELIVER:
+                    handled = self._handle_deliver(a, b)
+                else:
+                    self._trace_event(f"A|{a}")
+                    b()
+                    handled = True
+            except FatalError as e:
+                self.report("FatalError", f"{type(e).__name__}: {e}")
+                handled = True
+            except Exception as e:  # a crash of the core fails the seed, reported with where it happened
+                where = traceback.extract_tb(e.__traceback__)[-1]
+                self.report(
+                    "CoreException",
+                    f"{type(e).__name__}: {e} (at {where.filename}:{where.lineno} in {where.name})",
+                )
+                handled = True
+            if not handled:
+                continue
+            self.events += 1
+            self.step += 1
+            self.checker.after_event()
+            if self.violations and self.stop_on_violation:
+                self.stopped = True
+        if not self.stopped:
+            self.now_ms = max(self.now_ms, self.end_ms)
+            self.checker.at_end()
+
+    def report(self, invariant: str, detail: str) -> None:
+        self.violations.append(Violation(invariant, self.step, self.now_ms, detail))
+
+    @property
+    def trace_hash(self) -> str:
+        return self._trace.hexdigest()
+
+    def _trace_event(self, text: str) -> None:
+        self._trace.update(f"{self.now_ms}|{text}\n".encode())
+
+    # -- polling and delivery ------------------------------------------------------------------
+
+    def _handle_poll(self, node_id: int, incarnation: int) -> bool:
+        node = self.nodes[node_id]
+        if not node.up or node.incarnation != incarnation or node.next_poll_at != self.now_ms:
+            return False  # superseded by an earlier poll, or the node died
+        node.next_poll_at = None
+        raft = node.raft
+        self._maybe_snapshot(node)
+        inbound, node.inbox = node.inbox, []
+        result = raft.poll(self.now_ms, inbound)
+        bill_ms = node.disk.take_bill_ms()
+        depart_ms = self.now_ms + bill_ms
+        node.busy_until_ms = depart_ms
+        for envelope in result.outbound:
+            self.send(envelope, depart_ms)
+        self._trace_event(
+            f"P|{node_id}|{role_name(raft)}|{raft.epoch}|{raft.leader_id}|{raft.high_watermark}|"
+            f"{node.log.end_offset()}|{len(inbound)}|{len(result.outbound)}|{bill_ms}"
+        )
+        if node.shutting_down and raft.is_shutdown_complete(self.now_ms):
+            self._trace_event(f"S|{node_id}")
+            node.log.flush()  # a clean shutdown closes (and so flushes) the log
+            node.disk.take_bill_ms()
+            self._stop(node)
+            return True
+        self.request_poll(node, max(int(result.wake_at_ms), self.now_ms + 1))
+        return True
+
+    def send(self, envelope: Envelope, depart_ms: int) -> None:
+        source = self.nodes.get(envelope.source)
+        destination = self.nodes.get(envelope.destination)
+        if destination is None:
+            return  # admin or unknown destination: nobody listens in the simulation
+        src_inc = source.incarnation if source is not None else -1
+        for arrival in self.network.route(envelope.source, envelope.destination, depart_ms):
+            self._push(arrival, EV_DELIVER, envelope, (src_inc, destination.incarnation))
+
+    def _handle_deliver(self, envelope: Envelope, incarnations: tuple[int, int]) -> bool:
+        source = self.nodes.get(envelope.source)
+        destination = self.nodes[envelope.destination]
+        stale = (source is not None and source.incarnation != incarnations[0]) or (
+            destination.incarnation != incarnations[1]
+        )
+        if stale or not destination.up:
+            self.network.stats.dropped_dead += 1
+            return False
+        if self.network.is_blocked(envelope.source, envelope.destination):
+            self.network.stats.dropped_partition += 1
+            return False
+        self.network.stats.delivered += 1
+        destination.inbox.append(envelope)
+        self._trace_event(
+            f"D|{envelope.source}>{envelope.destination}|{type(envelope.body).__name__}|{envelope.correlation_id}"
+        )
+        self.request_poll(destination, self.now_ms)
+        return True
+
+    # -- client workload and snapshots ---------------------------------------------------------
+
+    def _client_tick(self) -> None:
+        t = self.timing
+        for node in self.nodes.values():
+            raft = node.raft
+            if raft is None or node.sm is None or node.shutting_down:
+                continue
+            if role_name(raft) != "LEADER" or node.sm.leader_epoch != raft.epoch:
+                continue
+            epoch = raft.epoch
+            records = [
+                f"n{node.node_id}e{epoch}#{self.appends + i}".encode() for i in range(t.records_per_append)
+            ]
+            try:
+                raft.schedule_append(epoch, records)
+            except NotLeaderError:
+                self.append_errors += 1
+                continue
+            except KraftError:
+                # Back-pressure (too many pending batches) is an expected answer, not a bug.
+                self.append_errors += 1
+                continue
+            self.appends += len(records)
+            self.request_poll(node, self.now_ms)
+        self.schedule(
+            self.now_ms + self.rng.randint(t.append_interval_min_ms, t.append_interval_max_ms),
+            "client",
+            self._client_tick,
+        )
+
+    def _maybe_snapshot(self, node: SimNode) -> None:
+        """Snapshot what the state machine asked for during the previous poll (never re-entrantly)."""
+        sm = node.sm
+        if sm is None:
+            return
+        due = sm.take_snapshot_due()
+        if due is None:
+            return
+        snapshot_id = OffsetAndEpoch(due.end_offset, due.epoch)
+        if node.log.start_offset() >= due.end_offset:
+            return
+        writer = node.raft.create_snapshot(snapshot_id, due.last_timestamp_ms)
+        if writer is None:
+            return
+        writer.append([encode_snapshot(due.count, due.digest, due.end_offset)])
+        writer.freeze()
+        self.snapshots_created += 1
+        self._trace_event(f"N|{node.node_id}|{snapshot_id.offset}|{snapshot_id.epoch}")
+
+    # -- faults --------------------------------------------------------------------------------
+
+    def crash(self, node_id: int) -> None:
+        """Kill the process: unflushed log bytes are lost, in-flight messages to/from it vanish."""
+        node = self.nodes[node_id]
+        if not node.up:
+            return
+        self._trace_event(f"C|{node_id}")
+        node.log.crash()
+        self._stop(node)
+        self.crashes += 1
+
+    def _stop(self, node: SimNode) -> None:
+        node.raft = None
+        node.sm = None
+        node.inbox = []
+        node.next_poll_at = None
+        node.shutting_down = False
+        node.incarnation += 1
+        self.checker.node_stopped(node)
+
+    def restart(self, node_id: int) -> None:
+        """Start a fresh ``RaftNode`` (and state machine) from the node's log and election store."""
+        node = self.nodes[node_id]
+        if node.up:
+            return
+        self._trace_event(f"R|{node_id}")
+        node.restarts += 1
+        self._boot(node)
+        self.checker.node_started(node)
+
+    def shutdown(self, node_id: int, timeout_ms: int = 5000) -> None:
+        """Graceful shutdown: the core resigns if leader; the node stops once shutdown completes."""
+        node = self.nodes[node_id]
+        if not node.up or node.shutting_down:
+            return
+        self._trace_event(f"G|{node_id}")
+        node.raft.shutdown(self.now_ms, timeout_ms)
+        node.shutting_down = True
+        self.request_poll(node, self.now_ms)
+
+    def resign(self, node_id: int) -> bool:
+        node = self.nodes[node_id]
+        if not node.up or role_name(node.raft) != "LEADER":
+            return False
+        self._trace_event(f"X|{node_id}")
+        node.raft.resign(node.raft.epoch)
+        self.request_poll(node, self.now_ms)
+        return True
+
+    def set_disk(self, node_id: int, profile: DiskProfile) -> None:
+        self.nodes[node_id].disk.profile = profile
+
+    def wipe(self, node_id: int) -> None:
+        """Delete a stopped node's log and election state (a replaced disk)."""
+        node = self.nodes[node_id]
+        if node.up:
+            raise ValueError(f"node {node_id} must be stopped before its disk is wiped")
+        node.log.inner = MemoryLog()
+        node.store.inner = MemoryElectionStore()
+        self.checker.node_wiped(node)
+
+    # -- observation ---------------------------------------------------------------------------
+
+    def up_nodes(self) -> list[SimNode]:
+        return [n for n in self.nodes.values() if n.up]
+
+    def leaders(self) -> list[SimNode]:
+        return [n for n in self.nodes.values() if n.up and role_name(n.raft) == "LEADER"]
+
+    def current_leader(self) -> SimNode | None:
+        """The leader with the highest epoch, if any node is leader."""
+        best: SimNode | None = None
+        for node in self.leaders():
+            if best is None or node.raft.epoch > best.raft.epoch:
+                best = node
+        return best
+
+    def stored_state(self, node_id: int) -> ElectionState | None:
+        return self.nodes[node_id].store.read()
