@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kraft.common.errors import CorruptRecordError, FatalError, KraftError, StorageError
-from kraft.raft.log import LogAppendInfo, ValidationKind, ValidOffsetAndEpoch
+from kraft.raft.log import LogAppendInfo, ValidationKind, ValidOffsetAndEpoch, validate_offset_and_epoch
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import (
     HEADER_SIZE,
@@ -695,8 +695,10 @@ class FileLog:
             self._delete_segment_file(self._segments.pop())
             self._segment_bases.pop()
         segment = self._segments[-1]
-        i = max(bisect.bisect_right(segment.bases, offset) - 1, 0)
-        segment.truncate_index(i)
+        # The first batch to drop is the one containing ``offset`` (a batch is atomic), if any.
+        j = bisect.bisect_right(segment.bases, offset) - 1
+        batch_next = segment.bases[j + 1] if j + 1 < len(segment.bases) else segment.next_offset
+        segment.truncate_index(j if j >= 0 and batch_next > offset else j + 1)
         os.ftruncate(segment.fd, segment.size)
         _fdatasync(segment.fd)
         segment.synced_size = segment.size
@@ -764,22 +766,8 @@ class FileLog:
         return self._cache.end_offset_for(epoch, self.end_offset(), self._floor_epoch())
 
     def validate_offset_and_epoch(self, offset: int, epoch: int) -> ValidOffsetAndEpoch:
-        # Spec 4.1, in order.
-        if self._start_offset == 0 and offset == 0:
-            return ValidOffsetAndEpoch(ValidationKind.VALID, OffsetAndEpoch(offset, epoch))
-        earliest = self.earliest_snapshot_id()
-        if earliest is not None and (
-            offset < self._start_offset
-            or (offset == self._start_offset and epoch != earliest.epoch)
-            or epoch < earliest.epoch
-        ):
-            latest = self.latest_snapshot_id()
-            assert latest is not None
-            return ValidOffsetAndEpoch(ValidationKind.SNAPSHOT, latest)
-        end = self.end_offset_for_epoch(epoch)
-        if end.epoch != epoch or end.offset < offset:
-            return ValidOffsetAndEpoch(ValidationKind.DIVERGING, end)
-        return ValidOffsetAndEpoch(ValidationKind.VALID, OffsetAndEpoch(offset, epoch))
+        # Spec 4.1; the one implementation shared with MemoryLog.
+        return validate_offset_and_epoch(self, offset, epoch)
 
     # ------------------------------------------------------------------ ReplicatedLog: durability
 
@@ -890,16 +878,21 @@ class FileLog:
             self._closed = True
 
     def crash(self) -> None:
-        """Model a power loss (tests, simulator): discard every unflushed byte from the files, close.
+        """Model a power loss (tests, simulator): cut the files back to ``last_flushed_offset()``, close.
 
-        Files created since the last directory fsync are kept (their unsynced bytes are cut), which
-        is one of the states a real crash can leave.
+        This is the worst case a real crash may leave: segments that a roll happened to fsync are
+        cut too, so that exactly the flushed prefix survives, as with ``MemoryLog.crash()``.
         """
         if self._closed:
             return
+        flushed = self._flushed_offset
         for segment in self._segments:
-            if segment.synced_size < segment.size:
-                os.ftruncate(segment.fd, segment.synced_size)
+            if segment.base_offset > flushed and segment is not self._segments[0]:
+                segment.close()
+                os.unlink(segment.path)
+            elif segment.next_offset > flushed:
+                i = bisect.bisect_left(segment.bases, flushed)
+                os.ftruncate(segment.fd, segment.positions[i] if i < len(segment.positions) else segment.size)
         self.close()
 
     def __enter__(self) -> FileLog:

@@ -131,6 +131,11 @@ class FileRawSnapshotWriter:
             os.close(fd)
             self._fd = None
         final = snapshot_path(self._directory, self._snapshot_id)
+        if final.exists():
+            # Frozen snapshots are immutable: a second freeze of the same id keeps the first file.
+            os.unlink(self._part_path)
+            self._frozen = True
+            return
         try:
             os.replace(self._part_path, final)
         except BaseException:
