@@ -1,0 +1,207 @@
+"""Real controller processes on loopback for the process-level tests (all marked ``slow``).
+
+``LocalCluster`` lays a cluster out with the same code as ``kraft cluster up`` (ids 1..N, free
+ephemeral ports, one directory per node, ``kraft storage format``), starts each node as its own
+``kraft server-start`` (or ``kraft test-raft-server``) process, and offers kill -9, SIGSTOP/SIGCONT
+and restart per node. Every wait is a condition polled until a deadline; a timeout names what was
+awaited and prints the tails of the node logs.
+
+Timeouts are tightened (``FAST_TIMEOUTS``) so elections take a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from kraft.cli import cluster as cluster_cli
+from kraft.storage.uuids import random_uuid, uuid_to_base64
+from kraft.tools import processes
+from kraft.tools.admin import Address, AdminClient, AdminError
+from kraft.tools.quorum_info import QuorumInfo
+
+T = TypeVar("T")
+
+# Fast but not flaky on two shared cores: the fetch timeout must comfortably exceed a slow poll.
+FAST_TIMEOUTS = {
+    "controller.quorum.election.timeout.ms": "500",
+    "controller.quorum.fetch.timeout.ms": "1000",
+    "controller.quorum.election.backoff.max.ms": "300",
+    "controller.quorum.request.timeout.ms": "800",
+    "controller.quorum.retry.backoff.ms": "20",
+    "controller.quorum.append.linger.ms": "5",
+}
+
+
+class LocalCluster:
+    def __init__(
+        self,
+        root: Path,
+        controllers: int = 3,
+        overrides: dict[str, str] | None = None,
+        cluster_id: str | None = None,
+    ) -> None:
+        self.root = root
+        self.spec = cluster_cli.plan_new_cluster(
+            root,
+            controllers,
+            0,
+            {**FAST_TIMEOUTS, **(overrides or {})},
+            cluster_id=cluster_id or uuid_to_base64(random_uuid()),
+        )
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        root.mkdir(parents=True, exist_ok=True)
+
+    # -- layout ------------------------------------------------------------------------------
+
+    @property
+    def ids(self) -> list[int]:
+        return [n.id for n in self.spec.nodes]
+
+    def node(self, node_id: int) -> cluster_cli.NodeEntry:
+        return self.spec.node(node_id)
+
+    def address(self, node_id: int) -> Address:
+        return Address("127.0.0.1", self.node(node_id).port)
+
+    def bootstrap(self, ids: Sequence[int] | None = None) -> list[Address]:
+        return [self.address(i) for i in (ids if ids is not None else self.ids)]
+
+    def format(self, node_id: int, cluster_id: str | None = None) -> None:
+        node = self.node(node_id)
+        Path(node.node_dir).mkdir(parents=True, exist_ok=True)
+        node.config_path.write_text(cluster_cli.node_properties(self.spec, node))
+        if cluster_id is None:
+            cluster_cli.format_node(self.spec, node)
+        else:
+            other = cluster_cli.ClusterFile(
+                cluster_id=cluster_id, nodes=self.spec.nodes, overrides=self.spec.overrides
+            )
+            cluster_cli.format_node(other, node)
+
+    def segment_files(self, node_id: int) -> list[Path]:
+        return sorted(Path(self.node(node_id).log_dir).glob("__cluster_metadata-0/*.log"))
+
+    # -- processes ---------------------------------------------------------------------------
+
+    def start(self, node_id: int, tool_args: Sequence[str] | None = None) -> subprocess.Popen[bytes]:
+        """Starts one node; ``tool_args`` runs ``kraft test-raft-server --config CFG ARGS`` instead."""
+        node = self.node(node_id)
+        if not (Path(node.log_dir) / "meta.properties").exists():
+            self.format(node_id)
+        else:
+            node.config_path.write_text(cluster_cli.node_properties(self.spec, node))
+        if tool_args is None:
+            proc = processes.start_server(node.config_path, node.server_log)
+        else:
+            proc = processes.start_kraft(
+                ["test-raft-server", "--config", str(node.config_path), *tool_args], node.server_log
+            )
+        self.procs[node_id] = proc
+        node.pid = proc.pid
+        return proc
+
+    def start_all(self, tool_args: Sequence[str] | None = None) -> None:
+        for node_id in self.ids:
+            self.start(node_id, tool_args)
+
+    def is_running(self, node_id: int) -> bool:
+        proc = self.procs.get(node_id)
+        return proc is not None and proc.poll() is None
+
+    def kill(self, node_id: int, sig: int = signal.SIGKILL) -> None:
+        proc = self.procs[node_id]
+        if sig == signal.SIGKILL:
+            os.kill(proc.pid, signal.SIGCONT)  # a stopped process must be able to die
+        proc.send_signal(sig)
+        if sig in (signal.SIGKILL, signal.SIGTERM):
+            proc.wait(timeout=15)
+
+    def pause(self, node_id: int) -> None:
+        self.procs[node_id].send_signal(signal.SIGSTOP)
+
+    def resume(self, node_id: int) -> None:
+        self.procs[node_id].send_signal(signal.SIGCONT)
+
+    def stop_all(self) -> None:
+        live = {p.pid: p for p in self.procs.values() if p.poll() is None}
+        for pid in live:
+            os.kill(pid, signal.SIGCONT)
+        processes.stop_processes(sorted(live), timeout_s=5, children=live)
+
+    def log(self, node_id: int) -> str:
+        return (
+            self.node(node_id).server_log.read_text(errors="replace")
+            if self.node(node_id).server_log.exists()
+            else ""
+        )
+
+    def log_tails(self) -> str:
+        return "\n".join(
+            f"--- node {i} ({self.node(i).server_log}):\n{processes.tail(self.node(i).server_log, 30)}"
+            for i in self.ids
+        )
+
+    # -- observation -------------------------------------------------------------------------
+
+    def describe(self, ids: Sequence[int] | None = None, timeout_ms: int = 2_000) -> QuorumInfo:
+        client = AdminClient(
+            self.bootstrap(ids), timeout_ms=timeout_ms, request_timeout_ms=1_000, retry_backoff_ms=20
+        )
+        return client.describe_quorum()
+
+    def wait_for(self, what: str, probe: Callable[[], T | None], timeout_s: float = 20.0) -> T:
+        deadline = time.monotonic() + timeout_s
+        last: str = "never probed"
+        while time.monotonic() < deadline:
+            try:
+                value = probe()
+            except (AdminError, OSError) as e:
+                last = str(e).splitlines()[0]
+                value = None
+            if value is not None:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(
+            f"timed out after {timeout_s} s waiting for {what} (last: {last})\n{self.log_tails()}"
+        )
+
+    def wait_for_leader(
+        self,
+        among: Sequence[int] | None = None,
+        min_epoch: int = 0,
+        timeout_s: float = 20.0,
+        ask: Sequence[int] | None = None,
+    ) -> QuorumInfo:
+        """A DescribeQuorum answer naming a leader in ``among`` with epoch >= ``min_epoch``."""
+        allowed = set(among if among is not None else self.ids)
+
+        def probe() -> QuorumInfo | None:
+            info = self.describe(ask if ask is not None else sorted(allowed), timeout_ms=1_000)
+            if info.leader_id in allowed and info.leader_epoch >= min_epoch:
+                return info
+            return None
+
+        return self.wait_for(f"a leader among {sorted(allowed)} with epoch >= {min_epoch}", probe, timeout_s)
+
+
+@pytest.fixture
+def local_cluster(tmp_path: Path) -> Iterator[Callable[..., LocalCluster]]:
+    """Factory: ``local_cluster(controllers=3, overrides=...)``; everything is stopped at teardown."""
+    made: list[LocalCluster] = []
+
+    def factory(controllers: int = 3, overrides: dict[str, str] | None = None, **kw: object) -> LocalCluster:
+        c = LocalCluster(tmp_path / f"cluster-{len(made)}", controllers, overrides, **kw)  # type: ignore[arg-type]
+        made.append(c)
+        return c
+
+    yield factory
+    for c in made:
+        c.stop_all()
