@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import enum
 import io
-import mmap
 import struct
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias
 
 import crc32c as _crc32c
 
@@ -78,8 +78,12 @@ MIN_RECORD_SIZE = 7
 # records in one batch is far beyond anything KRaft or a default-configured producer writes.
 DEFAULT_MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024
 
-# What the header and size readers accept: in-memory buffers and memory-mapped files.
-ReadableBuffer = bytes | bytearray | memoryview | mmap.mmap
+if TYPE_CHECKING:
+    import mmap
+
+# What the size reader accepts: in-memory buffers and memory-mapped files (the dump tool maps
+# segments). A string alias so that this core module does not import mmap at runtime.
+ReadableBuffer: TypeAlias = "bytes | bytearray | memoryview | mmap.mmap"
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _LENGTH = struct.Struct(">i")
