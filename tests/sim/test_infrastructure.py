@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from sim_fakes import FakeRole, fake_factory
 
 from kraft.raft.store import ElectionState
 from kraft.raft.types import OffsetAndEpoch
@@ -13,7 +14,6 @@ from kraft.sim.disk import DiskProfile
 from kraft.sim.network import LinkProfile, Network
 from kraft.sim.state_machine import CounterStateMachine, StateLedger, decode_snapshot, encode_snapshot
 from kraft.sim.world import World
-from sim_fakes import FakeRole, fake_factory
 
 
 def _batch(values: list[bytes], epoch: int = 1) -> bytes:
