@@ -624,6 +624,10 @@ def decode_batch(
     if verify_crc and not crc_ok:
         raise CorruptRecordError(f"CRC mismatch in {where}")
     body: bytes | memoryview = memoryview(data)[pos + HEADER_SIZE : end]
+    if header.records_count == 0:
+        # Kafka's DefaultRecordBatch.iterator(): a batch of no records (one emptied by compaction,
+        # kept for its producer state) has no records whatever follows the header.
+        return RecordBatch(header=header, records=(), crc_valid=crc_ok, raw=bytes(memoryview(data)[pos:end]))
     if header.compression != Compression.NONE:
         body = _decompress(header.compression, bytes(body), max_decompressed_bytes, where)
     try:

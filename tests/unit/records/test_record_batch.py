@@ -362,3 +362,11 @@ def test_crc_check_helper_rejects_out_of_range_batches() -> None:
     assert header is not None
     assert batch_crc_valid(built, 0, header)
     assert not batch_crc_valid(built[:-1], 0, header)
+
+
+def test_a_batch_of_no_records_decodes_to_none_whatever_its_codec() -> None:
+    # Kafka's iterator returns nothing for count 0 without decompressing (compaction leaves such batches).
+    built = build_batch([SimpleRecord(value=b"v")], base_offset=9)
+    empty = reframe(built, attributes=Compression.ZSTD, body=b"", records_count=0)
+    batch = decode_batch(empty)
+    assert batch.records == () and batch.crc_valid and batch.base_offset == 9
