@@ -1,0 +1,400 @@
+"""One controller process: config -> storage + core + network + clock, with a clean stop.
+
+``ControllerServer`` is the programmatic entry point (``kraft server-start`` and the tools use it):
+
+    server = await ControllerServer.start(config)      # binds listeners, starts the raft thread
+    server.listener_ports                               # {"CONTROLLER": 9093}
+    server.view                                         # NodeView: leader, epoch, role, metrics
+    await server.submit(lambda node, now_ms: node.schedule_append(epoch, [b"x"]))
+    exit_code = await server.serve_until_stopped()      # returns when stop() is called or fatal
+    await server.stop()                                 # graceful: resign, EndQuorumEpoch, flush
+
+``run_server(config)`` does all of that on a fresh event loop (uvloop when installed) with SIGTERM
+and SIGINT wired to a graceful stop, and returns the process exit code.
+
+Startup checks, in order, each a ``ConfigError`` that says what to do: the metadata log directory
+is formatted (``meta.properties`` exists; else run ``kraft storage format``) and its ``node.id``
+matches the configuration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import random
+import signal
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kraft.common.config import load_properties
+from kraft.common.errors import ConfigError
+from kraft.net.channel import PeerAddress, PeerChannel
+from kraft.net.controller_apis import ControllerApis, served_apis
+from kraft.net.server import KafkaServer
+from kraft.raft.messages import Envelope, RaftRequest, RaftResponse
+from kraft.raft.types import Endpoint, LeaderAndEpoch
+from kraft.server.config import ServerConfig
+from kraft.server.driver import NodeView, RaftDriver, WallClock
+
+log = logging.getLogger("kraft.server")
+
+T = TypeVar("T")
+
+META_PROPERTIES = "meta.properties"
+DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class MetaProperties:
+    cluster_id: str
+    node_id: int
+    directory_id: uuid.UUID
+
+
+def read_meta_properties(log_dir: Path, expected_node_id: int) -> MetaProperties:
+    """Read ``<log_dir>/meta.properties`` (Kafka's format) and check it against the configuration."""
+    path = log_dir / META_PROPERTIES
+    if not path.exists():
+        raise ConfigError(
+            f"metadata.log.dir: {log_dir} is not formatted ({path} does not exist); run "
+            f"`kraft storage format --config <server.properties> --cluster-id <id>` first"
+        )
+    props = load_properties(path)
+    cluster_id = props.get("cluster.id", "").strip()
+    if not cluster_id:
+        raise ConfigError(
+            f"{path}: cluster.id is missing; re-format the directory with `kraft storage format`"
+        )
+    raw_node = props.get("node.id", "").strip()
+    try:
+        node_id = int(raw_node)
+    except ValueError:
+        raise ConfigError(f"{path}: node.id is missing or not an integer ({raw_node!r})") from None
+    if node_id != expected_node_id:
+        raise ConfigError(
+            f"node.id: the configuration says {expected_node_id} but {path} was formatted for node.id "
+            f"{node_id}; use the right log directory or re-format it"
+        )
+    directory_id = uuid.UUID(int=0)
+    raw_dir = props.get("directory.id", "").strip()
+    if raw_dir:
+        try:
+            from kraft.storage.uuids import uuid_from_base64
+
+            directory_id = uuid_from_base64(raw_dir)
+        except Exception:
+            raise ConfigError(f"{path}: directory.id {raw_dir!r} is not a valid base64 UUID") from None
+    return MetaProperties(cluster_id=cluster_id, node_id=node_id, directory_id=directory_id)
+
+
+class _Gateway:
+    """``CoreGateway`` for the request handler: hands requests to the raft thread, awaits answers."""
+
+    def __init__(self, server: ControllerServer) -> None:
+        self._server = server
+        self._ids = itertools.count(1)
+        self.pending: dict[int, asyncio.Future[RaftResponse]] = {}
+
+    @property
+    def node_id(self) -> int:
+        return self._server.config.node_id
+
+    @property
+    def cluster_id(self) -> str:
+        return self._server.cluster_id
+
+    def leader_and_epoch(self) -> LeaderAndEpoch:
+        return self._server.view.leader_and_epoch
+
+    def submit(self, source: int, request: RaftRequest) -> asyncio.Future[RaftResponse]:
+        correlation_id = next(self._ids) & 0x7FFFFFFF
+        future: asyncio.Future[RaftResponse] = asyncio.get_running_loop().create_future()
+        self.pending[correlation_id] = future
+        future.add_done_callback(lambda _: self.pending.pop(correlation_id, None))
+        self._server.driver.deliver([Envelope(source, self.node_id, correlation_id, request)])
+        return future
+
+    def complete(self, envelope: Envelope) -> None:
+        future = self.pending.pop(envelope.correlation_id, None)
+        if future is not None and not future.done():
+            future.set_result(envelope.body)  # type: ignore[arg-type]
+
+    def fail_all(self, reason: str) -> None:
+        for future in list(self.pending.values()):
+            if not future.done():
+                future.set_exception(ConnectionAbortedError(reason))
+        self.pending.clear()
+
+
+class ControllerServer:
+    """A running controller node. Build with ``await ControllerServer.start(config)``."""
+
+    def __init__(self, config: ServerConfig, *, log_prefix: str | None = None) -> None:
+        self.config = config
+        self.prefix = log_prefix if log_prefix is not None else f"[node {config.node_id}] "
+        self.cluster_id = ""
+        self.listener_ports: dict[str, int] = {}
+        self.exit_code: int | None = None
+        self.driver: RaftDriver
+        self._stopped = asyncio.Event()
+        self._stopping = False
+        self._gateway = _Gateway(self)
+        self._kafka_server: KafkaServer | None = None
+        self._channel: PeerChannel | None = None
+        self._metrics_server: Any = None
+        self._log: Any = None
+
+    @property
+    def view(self) -> NodeView:
+        return self.driver.view
+
+    @classmethod
+    async def start(
+        cls,
+        config: ServerConfig,
+        *,
+        node_factory: Callable[..., Any] | None = None,
+        log_prefix: str | None = None,
+    ) -> ControllerServer:
+        """Check the log directory, open storage, bind the listeners and start the raft thread.
+
+        ``node_factory`` (tests) replaces ``RaftNode`` and receives the same keyword arguments.
+        """
+        server = cls(config, log_prefix=log_prefix)
+        try:
+            await server._start(node_factory)
+        except BaseException:
+            await server._close_resources()
+            raise
+        return server
+
+    async def _start(self, node_factory: Callable[..., Any] | None) -> None:
+        from kraft.storage.file_log import FileLog, metadata_partition_dir
+        from kraft.storage.quorum_state_file import QUORUM_STATE_FILE, FileQuorumStateStore
+
+        config = self.config
+        meta = read_meta_properties(config.metadata_log_dir, config.node_id)
+        self.cluster_id = meta.cluster_id
+        loop = asyncio.get_running_loop()
+        apis = served_apis()
+        raft_listener = config.raft_listener
+
+        # Bind first: with port 0 the advertised endpoint is only known after binding.
+        handler_box: list[ControllerApis] = []
+
+        class _Handler:
+            def handle(self, request: Any) -> Any:
+                return handler_box[0].handle(request)
+
+        self._kafka_server = KafkaServer(
+            apis=apis,
+            handler=_Handler(),
+            max_request_bytes=config.socket_request_max_bytes,
+            max_idle_ms=config.connections_max_idle_ms,
+            log_prefix=self.prefix,
+        )
+        for listener in config.listeners:
+            self.listener_ports[listener.name] = await self._kafka_server.listen(
+                listener.name, listener.host, listener.port
+            )
+        advertised = config.voters.get(config.node_id) or Endpoint(
+            raft_listener.name, raft_listener.host, self.listener_ports[raft_listener.name]
+        )
+
+        partition_dir = metadata_partition_dir(config.metadata_log_dir)
+        self._log = await loop.run_in_executor(
+            None, lambda: FileLog(partition_dir, segment_bytes=config.segment_bytes)
+        )
+        store = FileQuorumStateStore(
+            partition_dir / QUORUM_STATE_FILE, version=0, voters=sorted(config.voters) or None
+        )
+        clock = WallClock()
+        if node_factory is None:
+            from kraft.raft.node import RaftNode
+
+            node_factory = RaftNode
+        node = node_factory(
+            node_id=config.node_id,
+            directory_id=meta.directory_id,
+            cluster_id=meta.cluster_id,
+            config=config.quorum,
+            log=self._log,
+            store=store,
+            rng=random.Random(),
+            now_ms=clock(),
+            local_endpoints=(advertised,),
+        )
+        self.driver = RaftDriver(node, clock=clock, log_prefix=self.prefix)
+
+        addresses: dict[int, PeerAddress] = {
+            i: PeerAddress(e.host, e.port) for i, e in config.voters.items() if i != config.node_id
+        }
+        for n, e in enumerate(config.bootstrap_servers):
+            addresses[-2 - n] = PeerAddress(e.host, e.port)
+        self._channel = PeerChannel(
+            local_id=config.node_id,
+            addresses=addresses,
+            apis=apis,
+            deliver=lambda env: self.driver.deliver([env]),
+            listener_name=raft_listener.name,
+            cluster_id=meta.cluster_id,
+            request_timeout_ms=config.quorum.request_timeout_ms,
+            log_prefix=self.prefix,
+        )
+        handler_box.append(
+            ControllerApis(
+                core=self._gateway,
+                listener_name=raft_listener.name,
+                voter_endpoints=config.voters,
+                local_endpoint=advertised,
+                forwarder=self._channel,
+                log_prefix=self.prefix,
+            )
+        )
+        if config.metrics_port:
+            from kraft.server.metrics import start_metrics_server
+
+            self._metrics_server = start_metrics_server(
+                lambda: self.driver.view, config.metrics_host, config.metrics_port, node_id=config.node_id
+            )
+        log.info(
+            "%sstarting: cluster id %s, directory id %s, voters %s, log dir %s",
+            self.prefix,
+            meta.cluster_id,
+            meta.directory_id,
+            ",".join(f"{i}@{e.host}:{e.port}" for i, e in sorted(config.voters.items())) or "(bootstrap)",
+            config.metadata_log_dir,
+        )
+        self.driver.start(loop, on_outbound=self._on_outbound, on_fatal=self._on_fatal, on_view=self._on_view)
+
+    # ------------------------------------------------------------------------------------ events
+
+    def _on_outbound(self, envelopes: list[Envelope]) -> None:
+        for envelope in envelopes:
+            if envelope.is_request:
+                if self._channel is not None and not self._stopped.is_set():
+                    self._channel.send(envelope)
+            else:
+                self._gateway.complete(envelope)
+
+    def _on_fatal(self, error: BaseException) -> None:
+        log.critical("%sstopping after a fatal error: %s: %s", self.prefix, type(error).__name__, error)
+        self.exit_code = 1
+        asyncio.get_running_loop().create_task(self.stop(graceful=False))
+
+    def _on_view(self, old: NodeView, new: NodeView) -> None:
+        """Runs on the raft thread after every poll: log role, leader and epoch changes."""
+        if (old.role, old.leader_and_epoch) != (new.role, new.leader_and_epoch) and old.polls > 0:
+            leader = new.leader_and_epoch.leader_id
+            log.info(
+                "%s%s -> %s (epoch %d, leader %s)",
+                self.prefix,
+                old.role,
+                new.role,
+                new.leader_and_epoch.epoch,
+                "unknown" if leader is None else leader,
+            )
+        elif old.polls == 0:
+            log.info("%sstarted as %s (epoch %d)", self.prefix, new.role, new.leader_and_epoch.epoch)
+
+    # ------------------------------------------------------------------------------------ API
+
+    async def submit(self, fn: Callable[[Any, int], T]) -> T:
+        """Run ``fn(node, now_ms)`` on the raft thread (e.g. ``schedule_append``) and await its result."""
+        return await asyncio.wrap_future(self.driver.submit(fn))
+
+    async def serve_until_stopped(self) -> int:
+        await self._stopped.wait()
+        return self.exit_code if self.exit_code is not None else 0
+
+    async def stop(self, *, graceful: bool = True, timeout_ms: int = DEFAULT_SHUTDOWN_TIMEOUT_MS) -> None:
+        """Graceful: the node resigns (EndQuorumEpoch), the raft thread finishes, files close."""
+        if self._stopping:
+            await self._stopped.wait()
+            return
+        self._stopping = True
+        driver = getattr(self, "driver", None)
+        if driver is not None:
+            if graceful and driver.failure is None:
+                driver.request_shutdown(timeout_ms)
+            else:
+                driver.stop_now()
+            deadline = asyncio.get_running_loop().time() + timeout_ms / 1000 + 2
+            while not driver.stopped.is_set() and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
+            if not driver.stopped.is_set():
+                log.warning("%sraft thread did not stop within %d ms; forcing", self.prefix, timeout_ms)
+                driver.stop_now()
+                await asyncio.get_running_loop().run_in_executor(None, driver.join, 2.0)
+            # Give the last outbound messages (EndQuorumEpoch) a moment to reach the sockets.
+            await asyncio.sleep(0.05)
+        await self._close_resources()
+        log.info("%sstopped", self.prefix)
+        self._stopped.set()
+
+    async def _close_resources(self) -> None:
+        self._gateway.fail_all("server stopping")
+        if self._kafka_server is not None:
+            await self._kafka_server.close()
+        if self._channel is not None:
+            await self._channel.close()
+        if self._metrics_server is not None:
+            with contextlib.suppress(Exception):
+                self._metrics_server.shutdown()
+        if self._log is not None:
+            driver = getattr(self, "driver", None)
+            if driver is None or driver.stopped.is_set() or driver.join(0):
+                with contextlib.suppress(Exception):
+                    self._log.flush()
+                self._log.close()
+            self._log = None
+
+
+def install_signal_handlers(
+    server: ControllerServer, signals: Iterable[int] = (signal.SIGTERM, signal.SIGINT)
+) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in signals:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, _on_signal, server, sig)
+
+
+def _on_signal(server: ControllerServer, sig: int) -> None:
+    log.info("%sreceived %s: shutting down gracefully", server.prefix, signal.Signals(sig).name)
+    asyncio.get_running_loop().create_task(server.stop(graceful=True))
+
+
+def run_server(
+    config: ServerConfig,
+    *,
+    on_started: Callable[[ControllerServer], Any] | None = None,
+    use_uvloop: bool = True,
+) -> int:
+    """Run one node in the foreground until SIGTERM/SIGINT or a fatal error; returns the exit code.
+
+    ``on_started(server)`` runs on the event loop once the node is serving (may be a coroutine
+    function); the tools use it to register listeners or start a workload.
+    """
+
+    async def main() -> int:
+        server = await ControllerServer.start(config)
+        install_signal_handlers(server)
+        if on_started is not None:
+            result = on_started(server)
+            if asyncio.iscoroutine(result):
+                await result
+        return await server.serve_until_stopped()
+
+    if use_uvloop:
+        try:
+            import uvloop
+
+            return int(uvloop.run(main()))
+        except ImportError:
+            pass
+    return asyncio.run(main())

@@ -1,0 +1,103 @@
+"""The Prometheus endpoint: the ``kafka.raft`` metrics of ``RaftNode.metrics`` via prometheus_client.
+
+A custom collector reads the ``NodeView`` the raft thread last published, so a scrape never touches
+the core and never waits for a poll. Names follow Kafka's ``raft-metrics`` group with the
+``kafka_raft_`` prefix and underscores (``current-epoch`` -> ``kafka_raft_current_epoch``); every
+sample carries a ``node_id`` label. ``current-state`` is a labelled gauge: one sample per state, 1
+for the current one. docs/metrics.md lists them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from kraft.server.driver import NodeView
+
+STATES = ("leader", "candidate", "prospective", "voted", "follower", "observer", "unattached", "resigned")
+
+# metric field -> (exported name, help)
+GAUGES: dict[str, tuple[str, str]] = {
+    "current_leader": ("kafka_raft_current_leader", "The current quorum leader's id; -1 if unknown"),
+    "current_vote": (
+        "kafka_raft_current_vote",
+        "The id this node voted for in the current epoch; -1 if none",
+    ),
+    "current_epoch": ("kafka_raft_current_epoch", "The current quorum epoch"),
+    "high_watermark": ("kafka_raft_high_watermark", "The high watermark; -1 if unknown"),
+    "log_end_offset": ("kafka_raft_log_end_offset", "The log end offset"),
+    "log_end_epoch": ("kafka_raft_log_end_epoch", "The epoch of the last log entry"),
+    "election_latency_avg": ("kafka_raft_election_latency_avg", "Average ms to elect a leader (windowed)"),
+    "election_latency_max": ("kafka_raft_election_latency_max", "Maximum ms to elect a leader (windowed)"),
+    "commit_latency_avg": ("kafka_raft_commit_latency_avg", "Average ms from append to commit (windowed)"),
+    "commit_latency_max": ("kafka_raft_commit_latency_max", "Maximum ms from append to commit (windowed)"),
+    "append_records_rate": ("kafka_raft_append_records_rate", "Records appended per second as leader"),
+    "fetch_records_rate": ("kafka_raft_fetch_records_rate", "Records fetched per second as follower"),
+    "poll_idle_ratio_avg": (
+        "kafka_raft_poll_idle_ratio_avg",
+        "Fraction of the raft thread's time spent idle",
+    ),
+    "number_unknown_voter_connections": (
+        "kafka_raft_number_unknown_voter_connections",
+        "Voters this node has no connection information for",
+    ),
+}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    return None
+
+
+class RaftCollector(Collector):
+    """Exposes the latest ``NodeView``'s metrics."""
+
+    def __init__(self, view: Callable[[], NodeView], node_id: int) -> None:
+        self._view = view
+        self._node_id = str(node_id)
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        view = self._view()
+        metrics = view.metrics
+        state = str(metrics.get("current_state", view.role)).lower()
+        family = GaugeMetricFamily(
+            "kafka_raft_current_state",
+            "The node's raft state (1 for the current one)",
+            labels=["node_id", "state"],
+        )
+        for name in (*STATES, *(() if state in STATES else (state,))):
+            family.add_metric([self._node_id, name], 1.0 if name == state else 0.0)
+        yield family
+        fallback = {
+            "current_leader": -1
+            if view.leader_and_epoch.leader_id is None
+            else view.leader_and_epoch.leader_id,
+            "current_epoch": view.leader_and_epoch.epoch,
+            "high_watermark": -1 if view.high_watermark is None else view.high_watermark,
+        }
+        for field_name, (name, help_text) in GAUGES.items():
+            value = _number(metrics.get(field_name, fallback.get(field_name)))
+            if value is None:
+                continue
+            gauge = GaugeMetricFamily(name, help_text, labels=["node_id"])
+            gauge.add_metric([self._node_id], value)
+            yield gauge
+
+
+def build_registry(view: Callable[[], NodeView], node_id: int) -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RaftCollector(view, node_id))
+    return registry
+
+
+def start_metrics_server(view: Callable[[], NodeView], host: str, port: int, *, node_id: int) -> Any:
+    """Serve ``/metrics`` on host:port in a daemon thread; returns the HTTP server (``shutdown()``)."""
+    server, _thread = start_http_server(port, addr=host, registry=build_registry(view, node_id))
+    return server
