@@ -110,7 +110,7 @@ class FetchSnapshotRequest:
 class FetchSnapshotResponse:
     error_code: int = 0
     partition_error_code: int = 0
-    snapshot_id: OffsetAndEpoch = OffsetAndEpoch(-1, -1)
+    snapshot_id: OffsetAndEpoch = OffsetAndEpoch(-1, -1)  # noqa: RUF009 (frozen, shared safely)
     current_leader_id: int = -1
     current_leader_epoch: int = -1
     size: int = 0

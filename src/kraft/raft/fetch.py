@@ -1,0 +1,160 @@
+"""Fetch (API 1) as raft uses it: the leader serves records, followers append, truncate or switch to
+a snapshot download (spec 3.7, 4.1, 4.2).
+
+The leader parks a Fetch that finds nothing new (long poll, up to MaxWaitMs); ``RaftNode`` completes
+it on append, high-watermark change, expiry, or fails it with NOT_LEADER_OR_FOLLOWER on a role change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kraft.common.errors import FatalError
+from kraft.protocol.error_codes import ErrorCode
+from kraft.raft.log import ValidationKind
+from kraft.raft.messages import Envelope, FetchRequest, FetchResponse
+from kraft.raft.states import FollowerState, LeaderState, ReplicaProgress, SnapshotDownload
+from kraft.raft.types import ZERO_UUID, OffsetAndEpoch, ReplicaKey
+from kraft.records.batch import iter_batch_headers
+
+if TYPE_CHECKING:
+    from kraft.raft.node import RaftNode
+
+BOOTSTRAP_SNAPSHOT_ID = OffsetAndEpoch(0, 0)
+
+
+def build_fetch_request(node: RaftNode) -> FetchRequest:
+    return FetchRequest(
+        cluster_id=node.cluster_id,
+        replica_key=ReplicaKey(node.source_id, node.directory_id),
+        max_wait_ms=node.config.fetch_max_wait_ms,
+        fetch_offset=node.log.end_offset(),
+        last_fetched_epoch=node.log.last_fetched_epoch(),
+        current_leader_epoch=node.epoch,
+        max_bytes=node.config.max_fetch_bytes,
+    )
+
+
+def handle_fetch_request(
+    node: RaftNode, envelope: Envelope, request: FetchRequest, now_ms: int, *, may_park: bool
+) -> FetchResponse | None:
+    """The response, or ``None`` when the request was parked (long poll)."""
+    if not node.valid_cluster_id(request.cluster_id):
+        return FetchResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID)
+
+    def respond(error: int, **fields: object) -> FetchResponse:
+        leader_id, epoch, endpoints = node.current_leader_fields()
+        hw = node.high_watermark
+        return FetchResponse(
+            partition_error_code=error,
+            high_watermark=-1 if hw is None else hw,
+            log_start_offset=node.log.start_offset(),
+            current_leader_id=leader_id,
+            current_leader_epoch=epoch,
+            leader_endpoints=endpoints,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    if (
+        request.max_wait_ms < 0
+        or request.fetch_offset < 0
+        or request.last_fetched_epoch < 0
+        or request.last_fetched_epoch > request.current_leader_epoch
+    ):
+        return respond(ErrorCode.INVALID_REQUEST)
+    error = node.validate_leader_only(request.current_leader_epoch)
+    if error is not None:
+        return respond(error)
+    state = node.quorum.state
+    assert isinstance(state, LeaderState)
+    replica_id = request.replica_key.id
+    if replica_id in state.voters:
+        node.record_voter_contact(state, replica_id, now_ms)
+
+    latest = node.log.latest_snapshot_id()
+    if request.fetch_offset == 0 and latest is not None and latest != BOOTSTRAP_SNAPSHOT_ID:
+        return respond(ErrorCode.NONE, snapshot_id=latest)
+    validated = node.log.validate_offset_and_epoch(request.fetch_offset, request.last_fetched_epoch)
+    if validated.kind is ValidationKind.SNAPSHOT:
+        return respond(ErrorCode.NONE, snapshot_id=validated.offset_and_epoch)
+    if validated.kind is ValidationKind.DIVERGING:
+        return respond(ErrorCode.NONE, diverging_epoch=validated.offset_and_epoch)
+
+    _update_replica_progress(node, state, request, now_ms)
+    records = b""
+    if request.fetch_offset < node.log.end_offset():
+        max_bytes = min(request.max_bytes, node.config.max_fetch_bytes)
+        records = node.log.read(request.fetch_offset, max(max_bytes, 1))
+    if not records and may_park and request.max_wait_ms > 0:
+        node.park_fetch(envelope, now_ms + request.max_wait_ms)
+        return None
+    return respond(ErrorCode.NONE, records=records)
+
+
+def _update_replica_progress(node: RaftNode, state: LeaderState, request: FetchRequest, now_ms: int) -> None:
+    key = request.replica_key
+    leader_end = node.log.end_offset()
+    if key.id in state.voters and key.id != state.local_key.id:
+        progress = state.voters[key.id]
+        if progress.key.directory_id == ZERO_UUID and key.directory_id != ZERO_UUID:
+            progress.key = key
+    else:
+        progress = state.observers.setdefault(key, ReplicaProgress(key))
+    progress.update_on_fetch(request.fetch_offset, leader_end, now_ms)
+    if key.id in state.voters:
+        node.maybe_advance_high_watermark(state, now_ms)
+
+
+def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, now_ms: int) -> bool:
+    from kraft.raft.node import Outcome
+
+    if response.error_code != ErrorCode.NONE:
+        return node.handle_top_level_error(response.error_code)
+    outcome = node.handle_common_response(
+        error=response.partition_error_code,
+        epoch=response.current_leader_epoch,
+        leader_id=response.current_leader_id,
+        endpoints=response.leader_endpoints,
+        now_ms=now_ms,
+    )
+    if outcome is not Outcome.CONTINUE:
+        return outcome is Outcome.HANDLED
+    if response.partition_error_code != ErrorCode.NONE:
+        return False
+    state = node.quorum.state
+    if not isinstance(state, FollowerState):
+        return True
+    if response.diverging_epoch is not None and response.diverging_epoch.epoch >= 0:
+        truncate_on_divergence(node, response.diverging_epoch)
+    elif response.snapshot_id is not None and (
+        response.snapshot_id.offset >= 0 or response.snapshot_id.epoch >= 0
+    ):
+        sid = response.snapshot_id
+        if sid.offset < 0 or sid.epoch < 0:
+            return False
+        if state.download is None:
+            state.download = SnapshotDownload(sid, node.log.store_snapshot(sid))
+    else:
+        if any(True for _ in iter_batch_headers(response.records)):
+            info = node.log.append_as_follower(response.records, state.epoch)
+            # Persist before the next Fetch reveals the new end offset to the leader.
+            node.log.flush()
+            node.metrics.on_follower_append(info.last_offset - info.first_offset + 1, node.log, now_ms)
+        node.update_follower_high_watermark(response.high_watermark, now_ms)
+    state.has_fetched_from_leader = True
+    state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
+    return True
+
+
+def truncate_on_divergence(node: RaftNode, diverging: OffsetAndEpoch) -> None:
+    """Spec 4.2: cut the log back to where it agrees with the leader; never below the HW."""
+    end = node.log.end_offset()
+    if diverging.epoch == 0:
+        offset = min(diverging.offset, end)
+    else:
+        local = node.log.end_offset_for_epoch(diverging.epoch)
+        offset = min(local.offset, diverging.offset) if local.epoch == diverging.epoch else local.offset
+    hw = node.high_watermark
+    if hw is not None and offset < hw:
+        raise FatalError(f"divergence {diverging} would truncate to {offset}, below the high watermark {hw}")
+    node.log.truncate_to(offset)

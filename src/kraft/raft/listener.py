@@ -1,0 +1,159 @@
+"""What the core tells its state machines (Kafka's ``RaftClient.Listener``) and snapshot I/O.
+
+Guarantees to each registered listener: ``handle_commit`` sees only committed batches, in offset
+order, each exactly once; ``handle_load_snapshot`` only when the listener is new or behind the log
+start; the local node is announced as leader only after the listener consumed everything before the
+leader's epoch start offset, so a leader's listener is never asked to load a snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kraft.common.errors import CorruptRecordError, KraftError
+from kraft.protocol.schema import StructValue
+from kraft.raft.log import RawSnapshotReader, RawSnapshotWriter
+from kraft.raft.types import LeaderAndEpoch, OffsetAndEpoch
+from kraft.records.batch import RecordBatch, SimpleRecord, build_batch, iter_batches
+from kraft.records.control import (
+    ControlType,
+    build_control_batch,
+    control_records,
+    snapshot_footer_record,
+    snapshot_header_record,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedBatch:
+    """A committed batch. Control batches advance the offset only: ``records=()``."""
+
+    base_offset: int
+    last_offset: int
+    epoch: int
+    append_timestamp_ms: int
+    records: tuple[bytes, ...]
+    is_control: bool = False
+
+    @staticmethod
+    def from_batch(batch: RecordBatch, *, from_offset: int | None = None) -> CommittedBatch:
+        start = batch.base_offset if from_offset is None else max(from_offset, batch.base_offset)
+        records: tuple[bytes, ...] = ()
+        if not batch.is_control:
+            records = tuple(r.value or b"" for r in batch.records if r.offset >= start)
+        return CommittedBatch(
+            start,
+            batch.last_offset,
+            batch.partition_leader_epoch,
+            batch.header.max_timestamp,
+            records,
+            batch.is_control,
+        )
+
+
+class SnapshotReader:
+    """The committed data of one frozen snapshot (header and footer consumed, not delivered)."""
+
+    def __init__(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
+        self.snapshot_id = snapshot_id
+        self.last_contained_log_timestamp = -1
+        batches: list[CommittedBatch] = []
+        for batch in iter_batches(data):
+            if batch.is_control:
+                for kind, message in control_records(batch):
+                    if kind is ControlType.SNAPSHOT_HEADER:
+                        header: Any = message
+                        self.last_contained_log_timestamp = int(header.last_contained_log_timestamp)
+                continue
+            batches.append(CommittedBatch.from_batch(batch))
+        self.batches: tuple[CommittedBatch, ...] = tuple(batches)
+
+    @staticmethod
+    def from_raw(raw: RawSnapshotReader) -> SnapshotReader:
+        size = raw.size_in_bytes()
+        data = raw.read(0, size)
+        if len(data) != size:
+            raise CorruptRecordError(f"snapshot {raw.snapshot_id} returned {len(data)} of {size} bytes")
+        return SnapshotReader(raw.snapshot_id, data)
+
+    def records(self) -> Iterator[bytes]:
+        for batch in self.batches:
+            yield from batch.records
+
+
+class SnapshotWriter:
+    """Writes header, data batches and footer of a snapshot; ``freeze`` publishes it."""
+
+    def __init__(
+        self,
+        raw: RawSnapshotWriter,
+        last_contained_log_timestamp_ms: int,
+        on_frozen: Callable[[OffsetAndEpoch], None],
+    ) -> None:
+        self._raw = raw
+        self._on_frozen = on_frozen
+        self._epoch = raw.snapshot_id.epoch
+        self._timestamp_ms = last_contained_log_timestamp_ms
+        self._next_offset = 0
+        self._frozen = False
+        self._write_control(
+            ControlType.SNAPSHOT_HEADER, snapshot_header_record(last_contained_log_timestamp_ms)
+        )
+
+    @property
+    def snapshot_id(self) -> OffsetAndEpoch:
+        return self._raw.snapshot_id
+
+    def _write_control(self, kind: ControlType, message: StructValue) -> None:
+        data = build_control_batch(
+            kind,
+            message,
+            base_offset=self._next_offset,
+            partition_leader_epoch=self._epoch,
+            timestamp_ms=self._timestamp_ms,
+        )
+        self._raw.append(data)
+        self._next_offset += 1
+
+    def append(self, records: Sequence[bytes]) -> None:
+        if self._frozen:
+            raise KraftError(f"snapshot {self.snapshot_id} is frozen")
+        if not records:
+            return
+        data = build_batch(
+            [SimpleRecord(value=r) for r in records],
+            base_offset=self._next_offset,
+            partition_leader_epoch=self._epoch,
+            timestamp_ms=self._timestamp_ms,
+        )
+        self._raw.append(data)
+        self._next_offset += len(records)
+
+    def freeze(self) -> None:
+        if self._frozen:
+            raise KraftError(f"snapshot {self.snapshot_id} is already frozen")
+        self._write_control(ControlType.SNAPSHOT_FOOTER, snapshot_footer_record())
+        self._raw.freeze()
+        self._frozen = True
+        self._on_frozen(self.snapshot_id)
+
+    def abort(self) -> None:
+        if not self._frozen:
+            self._raw.abort()
+
+
+class RaftListener(Protocol):
+    def handle_commit(self, batch: CommittedBatch) -> None: ...
+
+    def handle_load_snapshot(self, reader: SnapshotReader) -> None: ...
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None: ...
+
+
+@dataclass(slots=True)
+class ListenerContext:
+    listener: RaftListener
+    next_offset: int | None = None
+    last_leader: LeaderAndEpoch | None = None

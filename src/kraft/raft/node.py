@@ -1,0 +1,874 @@
+"""``RaftNode``: the sans-IO KRaft consensus core (KIP-595 with KIP-996 Pre-Vote and KIP-836).
+
+The contract, like etcd's Ready loop:
+
+1. ``poll(now_ms, inbound)`` never blocks, never reads a clock, never touches a socket or file
+   except through the injected ``log`` and ``store``. It handles the inbound envelopes, runs the
+   timers of the current role, drains the leader's accumulator (append + flush), advances the high
+   watermark, calls listeners with newly committed data and returns the outbound envelopes with
+   the absolute time by which ``poll`` must run again.
+2. Durable writes precede the messages that depend on them: election state goes through
+   ``store.write`` inside the transition, and log appends are flushed inside ``poll`` before any
+   Fetch or response that reveals them, so program order gives "persist before send".
+3. Same inputs and the same ``rng`` give the same outputs.
+
+Handlers live in one module per RPC (``vote``, ``begin_epoch``, ``end_epoch``, ``fetch``,
+``fetch_snapshot``, ``describe_quorum``); this module owns dispatch, common response handling
+(spec 3.3), role polling and the client API.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kraft.common.errors import FatalError, KraftError, NotLeaderError
+from kraft.protocol.error_codes import ErrorCode
+from kraft.raft import begin_epoch, describe_quorum, end_epoch, fetch, fetch_snapshot, vote
+from kraft.raft.accumulator import BatchAccumulator
+from kraft.raft.config import LEGACY_ELECTION_BACKOFF_BASE_MS, QuorumConfig
+from kraft.raft.listener import (
+    CommittedBatch,
+    ListenerContext,
+    RaftListener,
+    SnapshotReader,
+    SnapshotWriter,
+)
+from kraft.raft.log import ReplicatedLog
+from kraft.raft.messages import (
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    Envelope,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    RaftRequest,
+    RaftResponse,
+    VoteRequest,
+    VoteResponse,
+)
+from kraft.raft.metrics import RaftMetrics
+from kraft.raft.quorum_state import QuorumState
+from kraft.raft.request_manager import RequestManager
+from kraft.raft.states import (
+    CandidateState,
+    FollowerState,
+    LeaderState,
+    ProspectiveState,
+    ResignedState,
+    Role,
+    UnattachedState,
+)
+from kraft.raft.store import ElectionStore
+from kraft.raft.types import Endpoint, LeaderAndEpoch, OffsetAndEpoch, ReplicaKey
+from kraft.records.batch import SimpleRecord, iter_batches
+from kraft.records.control import ControlType, control_key, encode_control_value, leader_change_message
+
+__all__ = [
+    "CommittedBatch",
+    "LeaderAndEpoch",
+    "PollResult",
+    "QuorumConfig",
+    "RaftListener",
+    "RaftNode",
+    "Role",
+    "SnapshotReader",
+    "SnapshotWriter",
+]
+
+_IDLE_WAKE_MS = 60_000
+
+
+@dataclass(slots=True)
+class PollResult:
+    outbound: list[Envelope]
+    wake_at_ms: int
+
+
+class Outcome(enum.Enum):
+    """Result of the common response handling (spec 3.3)."""
+
+    HANDLED = enum.auto()  # done, no backoff
+    FAILED = enum.auto()  # done, back off before the next request to that destination
+    CONTINUE = enum.auto()  # run the API-specific handler
+
+
+@dataclass(slots=True)
+class ParkedFetch:
+    envelope: Envelope
+    deadline_ms: int
+    high_watermark: int | None
+
+
+class RaftNode:
+    """One replica of the metadata quorum. See the module docstring for the poll contract."""
+
+    def __init__(
+        self,
+        *,
+        node_id: int | None,
+        directory_id: uuid.UUID,
+        cluster_id: str,
+        config: QuorumConfig,
+        log: ReplicatedLog,
+        store: ElectionStore,
+        rng: random.Random,
+        now_ms: int,
+        local_endpoints: tuple[Endpoint, ...] = (),
+    ) -> None:
+        self.node_id = node_id
+        self.directory_id = directory_id
+        self.cluster_id = cluster_id
+        self.config = config
+        self.log = log
+        self.rng = rng
+        self.local_endpoints = local_endpoints
+        self.local_key = None if node_id is None else ReplicaKey(node_id, directory_id)
+        self.quorum = QuorumState(local_key=self.local_key, config=config, store=store, rng=rng)
+        self.quorum.initialize(log_end_epoch=log.last_fetched_epoch(), now_ms=now_ms)
+        self.requests = RequestManager(
+            request_timeout_ms=config.request_timeout_ms, retry_backoff_ms=config.retry_backoff_ms
+        )
+        self.metrics = RaftMetrics(now_ms)
+        self._outbound: list[Envelope] = []
+        self._next_correlation_id = 1
+        self._hw: int | None = None  # None = unknown (a new leader until a majority fetched)
+        self._committed = 0  # largest high watermark ever known: listeners read below it
+        self._parked: list[ParkedFetch] = []
+        self._listeners: list[ListenerContext] = []
+        self._accumulator: BatchAccumulator | None = None
+        # (last offset, creation time, record count) of leader batches not yet committed
+        self._pending_commit_times: list[tuple[int, int, int]] = []
+        self._shutdown_deadline_ms: int | None = None
+        self._shutdown_complete = False
+        self._bootstrap_ids = self._bootstrap_destinations()
+        self.metrics.on_state(self, now_ms)
+        # Spec 1.2 rule 6: a sole voter elects itself at once.
+        if self.is_voter and len(config.voters) == 1:
+            if isinstance(self.quorum.state, ResignedState):
+                self.quorum.state.election_deadline_ms = now_ms
+            elif isinstance(self.quorum.state, UnattachedState | FollowerState):
+                self._start_election(now_ms)
+
+    # ---- observation -------------------------------------------------------------------------
+
+    @property
+    def role(self) -> Role:
+        return self.quorum.role
+
+    @property
+    def epoch(self) -> int:
+        return self.quorum.epoch
+
+    @property
+    def leader_id(self) -> int | None:
+        return self.quorum.leader_id
+
+    @property
+    def voted_key(self) -> ReplicaKey | None:
+        return self.quorum.voted_key
+
+    @property
+    def high_watermark(self) -> int | None:
+        return self._hw
+
+    @property
+    def is_voter(self) -> bool:
+        return self.quorum.is_voter
+
+    @property
+    def source_id(self) -> int:
+        return -1 if self.node_id is None else self.node_id
+
+    def leader_and_epoch(self) -> LeaderAndEpoch:
+        return LeaderAndEpoch(self.quorum.leader_id, self.quorum.epoch)
+
+    def leader_state(self) -> LeaderState | None:
+        s = self.quorum.state
+        return s if isinstance(s, LeaderState) else None
+
+    # ---- poll --------------------------------------------------------------------------------
+
+    def poll(self, now_ms: int, inbound: Iterable[Envelope] = ()) -> PollResult:
+        if self._shutdown_complete:
+            return PollResult([], now_ms + _IDLE_WAKE_MS)
+        for envelope in inbound:
+            self._dispatch(envelope, now_ms)
+        self._poll_current_state(now_ms)
+        self._complete_parked_fetches(now_ms)
+        self._update_listeners()
+        self._maybe_delete_before_snapshot()
+        if self._shutdown_deadline_ms is not None and self.is_shutdown_complete(now_ms):
+            self._shutdown_complete = True
+        wake_at_ms = self._next_wake_ms(now_ms)
+        out, self._outbound = self._outbound, []
+        self.metrics.on_poll(self, now_ms, wake_at_ms)
+        return PollResult(out, wake_at_ms)
+
+    def _dispatch(self, envelope: Envelope, now_ms: int) -> None:
+        body = envelope.body
+        if envelope.is_request:
+            response = self._handle_request(envelope, now_ms)
+            if response is not None:
+                self.respond(envelope, response)
+            return
+        assert not isinstance(
+            body,
+            VoteRequest
+            | BeginQuorumEpochRequest
+            | EndQuorumEpochRequest
+            | FetchRequest
+            | FetchSnapshotRequest
+            | DescribeQuorumRequest,
+        )
+        if not self.requests.is_response_expected(envelope.source, envelope.correlation_id):
+            return  # a response to a request we no longer wait for (timed out or role changed)
+        self.requests.on_response(envelope.source, success=True, now_ms=now_ms)
+        ok = self._handle_response(envelope, body, now_ms)
+        if not ok:
+            self.requests.backoff(envelope.source, now_ms)
+
+    def _handle_request(self, envelope: Envelope, now_ms: int) -> RaftResponse | None:
+        body: RaftRequest = envelope.body  # type: ignore[assignment]
+        match body:
+            case VoteRequest():
+                return vote.handle_vote_request(self, body, now_ms)
+            case BeginQuorumEpochRequest():
+                return begin_epoch.handle_begin_quorum_epoch_request(self, body, now_ms)
+            case EndQuorumEpochRequest():
+                return end_epoch.handle_end_quorum_epoch_request(self, body, now_ms)
+            case FetchRequest():
+                return fetch.handle_fetch_request(self, envelope, body, now_ms, may_park=True)
+            case FetchSnapshotRequest():
+                return fetch_snapshot.handle_fetch_snapshot_request(self, body, now_ms)
+            case DescribeQuorumRequest():
+                return self.describe_quorum(now_ms)
+        raise FatalError(f"unknown request {body!r}")  # pragma: no cover
+
+    def _handle_response(self, envelope: Envelope, body: RaftResponse, now_ms: int) -> bool:
+        match body:
+            case VoteResponse():
+                return vote.handle_vote_response(self, envelope.source, body, now_ms)
+            case BeginQuorumEpochResponse():
+                return begin_epoch.handle_begin_quorum_epoch_response(self, envelope.source, body, now_ms)
+            case EndQuorumEpochResponse():
+                return end_epoch.handle_end_quorum_epoch_response(self, envelope.source, body, now_ms)
+            case FetchResponse():
+                return fetch.handle_fetch_response(self, envelope.source, body, now_ms)
+            case FetchSnapshotResponse():
+                return fetch_snapshot.handle_fetch_snapshot_response(self, envelope.source, body, now_ms)
+            case DescribeQuorumResponse():
+                return True
+        raise FatalError(f"unknown response {body!r}")  # pragma: no cover
+
+    # ---- sending -----------------------------------------------------------------------------
+
+    def send(self, destination: int, body: RaftRequest, now_ms: int) -> None:
+        correlation_id = self._next_correlation_id
+        self._next_correlation_id += 1
+        self.requests.on_request_sent(destination, correlation_id, now_ms)
+        self._outbound.append(Envelope(self.source_id, destination, correlation_id, body))
+
+    def respond(self, request: Envelope, body: RaftResponse) -> None:
+        self._outbound.append(Envelope(self.source_id, request.source, request.correlation_id, body))
+
+    # ---- shared validation (spec 3.2) and response handling (spec 3.3) ---------------------
+
+    def valid_cluster_id(self, cluster_id: str | None) -> bool:
+        return cluster_id is None or cluster_id == self.cluster_id
+
+    def validate_voter_only(self, sender_id: int, epoch: int) -> ErrorCode | None:
+        if sender_id < 0:
+            return ErrorCode.INVALID_REQUEST
+        if epoch < self.epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        return None
+
+    def validate_leader_only(self, epoch: int) -> ErrorCode | None:
+        if epoch < self.epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        if epoch > self.epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+        if not isinstance(self.quorum.state, LeaderState):
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if self._shutdown_deadline_ms is not None:
+            return ErrorCode.BROKER_NOT_AVAILABLE
+        return None
+
+    def valid_voter_key(self, voter_key: ReplicaKey) -> bool:
+        if voter_key.id < 0:
+            return True
+        if voter_key.id != self.node_id:
+            return False
+        return voter_key.directory_id == ZERO or voter_key.directory_id == self.directory_id
+
+    def current_leader_fields(self) -> tuple[int, int, tuple[Endpoint, ...]]:
+        leader = self.quorum.leader_id
+        return (
+            -1 if leader is None else leader,
+            self.epoch,
+            self.quorum.leader_endpoints(leader) if leader != self.node_id else self.local_endpoints,
+        )
+
+    def handle_common_response(
+        self,
+        *,
+        error: int,
+        epoch: int,
+        leader_id: int,
+        endpoints: tuple[Endpoint, ...],
+        now_ms: int,
+    ) -> Outcome:
+        leader = None if leader_id < 0 else leader_id
+        if epoch < self.epoch or error == ErrorCode.UNKNOWN_LEADER_EPOCH:
+            return Outcome.HANDLED
+        if (
+            epoch > self.epoch
+            or error == ErrorCode.FENCED_LEADER_EPOCH
+            or error == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        ):
+            changed = self.maybe_transition(leader, epoch, endpoints, now_ms)
+            # Nothing new learned (e.g. our leader resigned but no successor yet): back off rather
+            # than spin on the same answer.
+            return Outcome.HANDLED if changed else Outcome.FAILED
+        if epoch == self.epoch and leader is not None and self.quorum.leader_id is None:
+            self.maybe_transition(leader, epoch, endpoints, now_ms)
+            return Outcome.CONTINUE if error == ErrorCode.NONE else Outcome.HANDLED
+        if error == ErrorCode.BROKER_NOT_AVAILABLE:
+            return Outcome.FAILED
+        if error == ErrorCode.INVALID_VOTER_KEY:
+            return Outcome.HANDLED
+        if error == ErrorCode.INVALID_REQUEST:
+            raise FatalError("a peer rejected our request as INVALID_REQUEST: this is a bug")
+        return Outcome.CONTINUE
+
+    def handle_top_level_error(self, error: int) -> bool:
+        if error == ErrorCode.CLUSTER_AUTHORIZATION_FAILED:
+            raise FatalError("cluster authorization failed")
+        return False  # back off
+
+    def maybe_transition(
+        self, leader_id: int | None, epoch: int, endpoints: tuple[Endpoint, ...], now_ms: int
+    ) -> bool:
+        """Follow what a peer says about (leader, epoch). Returns whether the state changed."""
+        local = self.quorum.leader_id
+        if leader_id is not None:
+            if epoch == self.epoch and local is not None and local != leader_id:
+                raise FatalError(f"epoch {epoch} has leader {local} locally but a peer says {leader_id}")
+            if leader_id == self.node_id and not (
+                epoch == self.epoch and isinstance(self.quorum.state, LeaderState | ResignedState)
+            ):
+                raise FatalError(f"a peer says this node leads epoch {epoch}, but it is {self.quorum.state}")
+        if epoch > self.epoch:
+            if leader_id is not None:
+                self.transition_to_follower(epoch, leader_id, endpoints, now_ms)
+            else:
+                self.transition_to_unattached(epoch, now_ms)
+            return True
+        if epoch == self.epoch and leader_id is not None and leader_id != self.node_id:
+            state = self.quorum.state
+            more_endpoints = (
+                isinstance(state, FollowerState)
+                and bool(endpoints)
+                and (set(endpoints) - set(state.leader_endpoints))
+            )
+            learns = local is None or more_endpoints or isinstance(state, UnattachedState)
+            following = ProspectiveState | CandidateState | UnattachedState | FollowerState
+            if learns and isinstance(state, following):
+                self.transition_to_follower(epoch, leader_id, endpoints, now_ms)
+                return True
+        return False
+
+    # ---- transitions (quorum state + the node's own bookkeeping) -----------------------------
+
+    def _after_transition(self, previous: Role, now_ms: int) -> None:
+        self.requests.reset()
+        if previous is Role.LEADER and not isinstance(self.quorum.state, LeaderState):
+            self._accumulator = None
+            self._fail_parked_fetches()
+        self.metrics.on_state(self, now_ms)
+
+    def transition_to_unattached(self, epoch: int, now_ms: int, leader_id: int | None = None) -> None:
+        previous = self.role
+        self.quorum.transition_to_unattached(epoch, now_ms, leader_id=leader_id)
+        self._after_transition(previous, now_ms)
+
+    def transition_to_unattached_voted(self, candidate: ReplicaKey, now_ms: int) -> None:
+        previous = self.role
+        self.quorum.transition_to_unattached_voted(candidate, now_ms)
+        self._after_transition(previous, now_ms)
+
+    def transition_to_follower(
+        self, epoch: int, leader_id: int, endpoints: tuple[Endpoint, ...], now_ms: int
+    ) -> None:
+        previous = self.role
+        if self.quorum.is_leader_reachable(leader_id, endpoints):
+            self.quorum.transition_to_follower(epoch, leader_id, endpoints, now_ms)
+        else:
+            self.quorum.transition_to_unattached(epoch, now_ms, leader_id=leader_id)
+        self._after_transition(previous, now_ms)
+
+    def _start_election(self, now_ms: int) -> None:
+        previous = self.role
+        if self.config.pre_vote_enabled:
+            self.quorum.transition_to_prospective(now_ms)
+        else:
+            self.quorum.transition_to_candidate(now_ms)
+        self._after_transition(previous, now_ms)
+
+    def _transition_to_candidate(self, now_ms: int, retries: int = 1) -> None:
+        previous = self.role
+        self.quorum.transition_to_candidate(now_ms, retries=retries)
+        self._after_transition(previous, now_ms)
+
+    def _transition_to_leader(self, now_ms: int) -> None:
+        previous = self.role
+        # Spec 4.5: accumulator at LEO, durable transition, epoch cache entry, LeaderChange batch.
+        epoch_start = self.log.end_offset()
+        leader = self.quorum.transition_to_leader(epoch_start, now_ms)
+        self.log.initialize_leader_epoch(leader.epoch)
+        self._hw = None  # a new leader does not inherit the high watermark
+        self._accumulator = BatchAccumulator(
+            epoch=leader.epoch,
+            next_offset=epoch_start,
+            max_batch_size_bytes=self.config.max_batch_size_bytes,
+            linger_ms=self.config.append_linger_ms,
+        )
+        message = leader_change_message(
+            leader.local_key.id, sorted(self.config.voters), leader.granting_voters
+        )
+        self._accumulator.append_control(
+            [
+                SimpleRecord(
+                    key=control_key(ControlType.LEADER_CHANGE),
+                    value=encode_control_value(ControlType.LEADER_CHANGE, message),
+                )
+            ],
+            now_ms,
+        )
+        self._after_transition(previous, now_ms)
+
+    def _transition_to_resigned(self, now_ms: int) -> None:
+        leader = self.leader_state()
+        if leader is None:
+            raise FatalError(f"only a leader can resign, not {self.quorum.state}")
+        remote = [p for v, p in leader.voters.items() if v != self.node_id]
+        # Preferred successors: the most caught-up voters first (spec 3.6).
+        remote.sort(key=lambda p: (-(p.end_offset if p.end_offset is not None else -1), p.key.id))
+        previous = self.role
+        self.quorum.transition_to_resigned(tuple(p.key for p in remote), now_ms)
+        self._after_transition(previous, now_ms)
+
+    # ---- per-role polling ----------------------------------------------------------------------
+
+    def _poll_current_state(self, now_ms: int) -> None:
+        for _ in range(8):  # each pass may move to another role that acts at once
+            before = (self.role, self.epoch)
+            self._poll_role(now_ms)
+            if (self.role, self.epoch) == before:
+                return
+
+    def _poll_role(self, now_ms: int) -> None:
+        state = self.quorum.state
+        match state:
+            case LeaderState():
+                self._poll_leader(state, now_ms)
+            case CandidateState():
+                self._poll_candidate(state, now_ms)
+            case ProspectiveState():
+                self._poll_prospective(state, now_ms)
+            case FollowerState():
+                self._poll_follower(state, now_ms)
+            case UnattachedState():
+                self._poll_unattached(state, now_ms)
+            case ResignedState():
+                self._poll_resigned(state, now_ms)
+
+    def _poll_leader(self, state: LeaderState, now_ms: int) -> None:
+        if state.check_quorum_deadline_ms is not None and now_ms >= state.check_quorum_deadline_ms:
+            if len(state.fetched_voters) + 1 >= self.config.majority:
+                self._reset_check_quorum(state, now_ms)
+            else:
+                # Leader progress timeout (KIP-595): a majority stopped fetching; stop being a zombie.
+                self._transition_to_resigned(now_ms)
+                return
+        self._drain_accumulator(state, now_ms)
+        if now_ms >= state.begin_quorum_epoch_deadline_ms:
+            half = self.config.fetch_timeout_ms // 2
+            for voter_id, progress in state.voters.items():
+                if voter_id == self.node_id:
+                    continue
+                if progress.last_fetch_ms >= 0 and progress.last_fetch_ms >= now_ms - half:
+                    continue
+                if self.requests.is_ready(voter_id, now_ms):
+                    self.send(voter_id, begin_epoch.build_begin_quorum_epoch_request(self, voter_id), now_ms)
+            state.begin_quorum_epoch_deadline_ms = now_ms + max(half, 1)
+
+    def _reset_check_quorum(self, state: LeaderState, now_ms: int) -> None:
+        state.fetched_voters.clear()
+        if state.check_quorum_deadline_ms is not None:
+            state.check_quorum_deadline_ms = now_ms + self.config.check_quorum_timeout_ms
+
+    def record_voter_contact(self, state: LeaderState, voter_id: int, now_ms: int) -> None:
+        """A voter fetched (or fetched a snapshot): counts towards check-quorum."""
+        if voter_id == self.node_id or voter_id not in state.voters:
+            return
+        state.fetched_voters.add(voter_id)
+        if len(state.fetched_voters) + 1 >= self.config.majority:
+            self._reset_check_quorum(state, now_ms)
+
+    def _drain_accumulator(self, state: LeaderState, now_ms: int) -> None:
+        acc = self._accumulator
+        if acc is None or not acc.needs_drain(now_ms):
+            return
+        drained = acc.drain(now_ms)
+        if not drained:
+            return
+        records = 0
+        for batch in drained:
+            info = self.log.append_as_leader(batch.data, state.epoch)
+            if info.first_offset != batch.base_offset or info.last_offset != batch.last_offset:
+                raise FatalError(
+                    f"leader append landed at [{info.first_offset}, {info.last_offset}], the accumulator "
+                    f"assigned [{batch.base_offset}, {batch.last_offset}]"
+                )
+            records += batch.record_count
+            self._pending_commit_times.append((batch.last_offset, batch.created_ms, batch.record_count))
+        self.log.flush()
+        self.metrics.on_leader_append(records, self.log, now_ms)
+        state.voters[state.local_key.id].end_offset = self.log.end_offset()
+        self.maybe_advance_high_watermark(state, now_ms)
+
+    def maybe_advance_high_watermark(self, state: LeaderState, now_ms: int) -> bool:
+        offsets = sorted(
+            (p.end_offset for p in state.voters.values()),
+            key=lambda o: -1 if o is None else o,
+            reverse=True,
+        )
+        candidate = offsets[len(offsets) // 2]
+        if candidate is None or candidate <= state.epoch_start_offset:
+            return False  # a majority must hold a record of this epoch (spec 4.3)
+        if self._hw is not None and candidate <= self._hw:
+            return False  # never backwards
+        self._set_high_watermark(candidate, now_ms)
+        return True
+
+    def _set_high_watermark(self, hw: int, now_ms: int) -> None:
+        self._hw = hw
+        if hw > self._committed:
+            self._committed = hw
+        while self._pending_commit_times and self._pending_commit_times[0][0] < hw:
+            _, created_ms, count = self._pending_commit_times.pop(0)
+            self.metrics.on_commit(created_ms, count, now_ms)
+        self.metrics.high_watermark = hw
+
+    def update_follower_high_watermark(self, leader_hw: int, now_ms: int) -> None:
+        if leader_hw < 0:
+            return
+        hw = min(leader_hw, self.log.end_offset())
+        if self._hw is None or hw > self._hw:
+            self._set_high_watermark(hw, now_ms)
+
+    def _poll_candidate(self, state: CandidateState, now_ms: int) -> None:
+        if state.election.is_granted:
+            self._transition_to_leader(now_ms)
+            return
+        if self.config.pre_vote_enabled:
+            if now_ms >= state.election_deadline_ms:
+                self._start_election(now_ms)  # KIP-996: back to Prospective, no epoch bump
+                return
+        else:
+            if state.backoff_until_ms is not None:
+                if now_ms >= state.backoff_until_ms:
+                    self._transition_to_candidate(now_ms, retries=state.retries + 1)
+                return
+            if state.election.is_rejected or now_ms >= state.election_deadline_ms:
+                state.backoff_until_ms = now_ms + self._legacy_backoff_ms(state.retries)
+                return
+        if not state.election.is_rejected:
+            self._send_votes(state.election.unrecorded(), state.epoch, pre_vote=False, now_ms=now_ms)
+
+    def _legacy_backoff_ms(self, retries: int) -> int:
+        # 3.9: min(100 * rand[0, 2^retries), election.backoff.max.ms)
+        bound = 1 << max(retries, 0)
+        return min(
+            LEGACY_ELECTION_BACKOFF_BASE_MS * self.rng.randrange(bound), self.config.election_backoff_max_ms
+        )
+
+    def _poll_prospective(self, state: ProspectiveState, now_ms: int) -> None:
+        if state.election.is_granted:
+            self._transition_to_candidate(now_ms)
+            return
+        if state.election.is_rejected or now_ms >= state.election_deadline_ms:
+            self._end_prospective(state, now_ms)
+            return
+        self._send_votes(state.election.unrecorded(), state.epoch, pre_vote=True, now_ms=now_ms)
+
+    def _end_prospective(self, state: ProspectiveState, now_ms: int) -> None:
+        previous = self.role
+        if state.leader_id is not None and self.quorum.is_leader_reachable(
+            state.leader_id, state.leader_endpoints
+        ):
+            self.quorum.transition_to_follower(state.epoch, state.leader_id, state.leader_endpoints, now_ms)
+        else:
+            self.quorum.transition_to_unattached(state.epoch, now_ms, leader_id=state.leader_id)
+        self._after_transition(previous, now_ms)
+
+    def _send_votes(self, voters: Sequence[int], epoch: int, *, pre_vote: bool, now_ms: int) -> None:
+        for voter_id in voters:
+            if voter_id != self.node_id and self.requests.is_ready(voter_id, now_ms):
+                self.send(voter_id, vote.build_vote_request(self, voter_id, epoch, pre_vote), now_ms)
+
+    def _poll_follower(self, state: FollowerState, now_ms: int) -> None:
+        if now_ms >= state.fetch_deadline_ms:
+            if self.is_voter:
+                self._start_election(now_ms)
+            else:
+                # Later Kafka: an observer that lost its leader rediscovers it via bootstrap servers.
+                previous = self.role
+                self.quorum.transition_to_unattached(state.epoch, now_ms, leader_id=state.leader_id)
+                self._after_transition(previous, now_ms)
+            return
+        if self._shutdown_deadline_ms is not None:
+            return  # a shutting-down follower stops at once
+        if not self.requests.is_ready(state.leader_id, now_ms):
+            return
+        if state.download is not None:
+            self.send(state.leader_id, fetch_snapshot.build_fetch_snapshot_request(self, state), now_ms)
+        else:
+            self.send(state.leader_id, fetch.build_fetch_request(self), now_ms)
+
+    def _poll_unattached(self, state: UnattachedState, now_ms: int) -> None:
+        if self.is_voter and state.election_deadline_ms is not None and now_ms >= state.election_deadline_ms:
+            self._start_election(now_ms)
+            return
+        # Observers (and, per KAFKA-17030, unattached voters) discover the leader by fetching from a
+        # random bootstrap server; one fetch in flight at a time.
+        if not self._bootstrap_ids or self.requests.has_any_inflight(now_ms):
+            return
+        ready = [d for d in self._bootstrap_ids if self.requests.is_ready(d, now_ms)]
+        if ready:
+            self.send(self.rng.choice(ready), fetch.build_fetch_request(self), now_ms)
+
+    def _poll_resigned(self, state: ResignedState, now_ms: int) -> None:
+        if now_ms >= state.election_deadline_ms:
+            self.transition_to_unattached(state.epoch + 1, now_ms)
+            return
+        for voter_id in sorted(state.unacked_voters):
+            if self.requests.is_ready(voter_id, now_ms):
+                self.send(voter_id, end_epoch.build_end_quorum_epoch_request(self, state), now_ms)
+
+    def _bootstrap_destinations(self) -> list[int]:
+        if self.config.bootstrap_servers:
+            return [-2 - i for i in range(len(self.config.bootstrap_servers))]
+        return sorted(v for v in self.config.voters if v != self.node_id)
+
+    # ---- parked fetches ----------------------------------------------------------------------
+
+    def park_fetch(self, envelope: Envelope, deadline_ms: int) -> None:
+        self._parked.append(ParkedFetch(envelope, deadline_ms, self._hw))
+
+    def _complete_parked_fetches(self, now_ms: int) -> None:
+        if not self._parked:
+            return
+        still: list[ParkedFetch] = []
+        for parked in self._parked:
+            request = parked.envelope.body
+            assert isinstance(request, FetchRequest)
+            ready = (
+                now_ms >= parked.deadline_ms
+                or self.log.end_offset() > request.fetch_offset
+                or self._hw != parked.high_watermark
+                or not isinstance(self.quorum.state, LeaderState)
+            )
+            if not ready:
+                still.append(parked)
+                continue
+            response = fetch.handle_fetch_request(self, parked.envelope, request, now_ms, may_park=False)
+            if response is not None:
+                self.respond(parked.envelope, response)
+        self._parked = still
+
+    def _fail_parked_fetches(self) -> None:
+        leader_id, epoch, endpoints = self.current_leader_fields()
+        for parked in self._parked:
+            self.respond(
+                parked.envelope,
+                FetchResponse(
+                    partition_error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                    high_watermark=-1 if self._hw is None else self._hw,
+                    log_start_offset=self.log.start_offset(),
+                    current_leader_id=leader_id,
+                    current_leader_epoch=epoch,
+                    leader_endpoints=endpoints,
+                ),
+            )
+        self._parked = []
+
+    # ---- wake-up time ------------------------------------------------------------------------
+
+    def _next_wake_ms(self, now_ms: int) -> int:
+        times: list[int] = []
+        s = self.quorum.state
+        match s:
+            case LeaderState():
+                if s.check_quorum_deadline_ms is not None:
+                    times.append(s.check_quorum_deadline_ms)
+                times.append(s.begin_quorum_epoch_deadline_ms)
+                if self._accumulator is not None:
+                    linger = self._accumulator.next_drain_ms()
+                    if linger is not None:
+                        times.append(max(linger, now_ms))
+            case CandidateState():
+                times.append(s.election_deadline_ms)
+                if s.backoff_until_ms is not None:
+                    times.append(s.backoff_until_ms)
+            case ProspectiveState():
+                times.append(s.election_deadline_ms)
+            case FollowerState():
+                times.append(s.fetch_deadline_ms)
+            case UnattachedState():
+                if s.election_deadline_ms is not None:
+                    times.append(s.election_deadline_ms)
+            case ResignedState():
+                times.append(s.election_deadline_ms)
+        times.extend(p.deadline_ms for p in self._parked)
+        request_time = self.requests.next_event_ms(now_ms)
+        if request_time is not None:
+            times.append(request_time)
+        if self._shutdown_deadline_ms is not None and not self._shutdown_complete:
+            times.append(self._shutdown_deadline_ms)
+        future = [t for t in times if t > now_ms]
+        return min(future) if future else now_ms + _IDLE_WAKE_MS
+
+    # ---- listeners ---------------------------------------------------------------------------
+
+    def register(self, listener: RaftListener) -> None:
+        self._listeners.append(ListenerContext(listener))
+
+    def _update_listeners(self) -> None:
+        for ctx in self._listeners:
+            self._update_listener(ctx)
+
+    def _update_listener(self, ctx: ListenerContext) -> None:
+        latest = self.log.latest_snapshot_id()
+        start = self.log.start_offset()
+        needs_snapshot = latest is not None and (
+            (ctx.next_offset is None and latest.offset > 0)
+            or (ctx.next_offset is not None and ctx.next_offset < start)
+        )
+        if needs_snapshot and latest is not None:
+            if isinstance(self.quorum.state, LeaderState) and ctx.last_leader == self.leader_and_epoch():
+                raise FatalError("a leader's listener must never be asked to load a snapshot")
+            raw = self.log.read_snapshot(latest)
+            if raw is None:
+                raise FatalError(f"latest snapshot {latest} cannot be read")
+            ctx.listener.handle_load_snapshot(SnapshotReader.from_raw(raw))
+            ctx.next_offset = latest.offset
+        if ctx.next_offset is None:
+            ctx.next_offset = start
+        while ctx.next_offset < self._committed and ctx.next_offset < self.log.end_offset():
+            data = self.log.read(ctx.next_offset, self.config.max_fetch_bytes)
+            progressed = False
+            for batch in iter_batches(data):
+                if batch.last_offset < ctx.next_offset:
+                    continue
+                if batch.last_offset >= self._committed:
+                    break
+                ctx.listener.handle_commit(CommittedBatch.from_batch(batch, from_offset=ctx.next_offset))
+                ctx.next_offset = batch.last_offset + 1
+                progressed = True
+            if not progressed:
+                break
+        current = self.leader_and_epoch()
+        leader = self.leader_state()
+        if leader is not None and ctx.next_offset < leader.epoch_start_offset:
+            return  # announce leadership only once this listener has caught up to the epoch start
+        if ctx.last_leader != current:
+            ctx.last_leader = current
+            ctx.listener.handle_leader_change(current)
+
+    # ---- client API --------------------------------------------------------------------------
+
+    def schedule_append(self, epoch: int, records: Sequence[bytes]) -> int:
+        """Queue ``records`` for the leader's log; returns the offset of the last one.
+
+        Raises:
+            NotLeaderError: this node is not the leader of ``epoch``.
+        """
+        leader = self.leader_state()
+        if leader is None or self._accumulator is None:
+            raise NotLeaderError(
+                f"node {self.node_id} is not the leader (state {self.role.name}, epoch {self.epoch})"
+            )
+        if epoch != leader.epoch and epoch < leader.epoch:
+            raise NotLeaderError(f"append for epoch {epoch}, but this node leads epoch {leader.epoch}")
+        return self._accumulator.append(epoch, records, self.metrics.last_poll_ms)
+
+    def resign(self, epoch: int) -> None:
+        if epoch < self.epoch:
+            return  # spec 1.1: resigning an old epoch is a no-op
+        if epoch > self.epoch:
+            raise KraftError(f"cannot resign epoch {epoch}: the current epoch is {self.epoch}")
+        if isinstance(self.quorum.state, ResignedState):
+            return
+        if self.leader_state() is None:
+            raise NotLeaderError(f"cannot resign epoch {epoch}: node {self.node_id} is {self.role.name}")
+        self._transition_to_resigned(self.metrics.last_poll_ms)
+
+    def shutdown(self, now_ms: int, timeout_ms: int) -> None:
+        if self._shutdown_deadline_ms is None:
+            self._shutdown_deadline_ms = now_ms + timeout_ms
+        if self.leader_state() is not None:
+            self._transition_to_resigned(now_ms)
+
+    def is_shutdown_complete(self, now_ms: int) -> bool:
+        if self._shutdown_complete:
+            return True
+        if self._shutdown_deadline_ms is None:
+            return False
+        if now_ms >= self._shutdown_deadline_ms or not self.is_voter or len(self.config.voters) == 1:
+            return True
+        leader = self.quorum.leader_id
+        return leader is not None and leader != self.node_id
+
+    def create_snapshot(
+        self, snapshot_id: OffsetAndEpoch, last_contained_log_timestamp_ms: int
+    ) -> SnapshotWriter | None:
+        """A writer for a snapshot of committed data up to ``snapshot_id.offset`` (exclusive).
+
+        Raises:
+            KraftError: the offset is not committed, or not a valid position of the log.
+        """
+        if snapshot_id.offset > self._committed:
+            raise KraftError(
+                f"snapshot {snapshot_id} is past the high watermark {self._committed}: not committed"
+            )
+        raw = self.log.create_new_snapshot(snapshot_id)
+        if raw is None:
+            return None
+        return SnapshotWriter(raw, last_contained_log_timestamp_ms, lambda _sid: None)
+
+    def _maybe_delete_before_snapshot(self) -> None:
+        latest = self.log.latest_snapshot_id()
+        if latest is None or latest.offset <= self.log.start_offset() or latest.offset > self._committed:
+            return
+        # Only move the log start past data every listener has read, so no listener (in particular
+        # a leader's) ever has to load a snapshot because of our own cleaning.
+        if any(ctx.next_offset is None or ctx.next_offset < latest.offset for ctx in self._listeners):
+            return
+        self.log.delete_before_snapshot(latest)
+
+    def describe_quorum(self, now_ms: int) -> DescribeQuorumResponse:
+        return describe_quorum.build_describe_quorum_response(self, now_ms)
+
+
+ZERO = uuid.UUID(int=0)

@@ -1,0 +1,400 @@
+"""``QuorumState``: the current role and every role transition, checked against the table.
+
+Rule 1: a transition is legal only if ``TRANSITIONS[from]`` contains the target role and the extra
+epoch rules of spec 1.1 hold (never to a lower epoch; Candidate only from Prospective with epoch + 1
+unless pre-vote is disabled; Leader only from Candidate in the same epoch; same-epoch Unattached only
+from Unattached or Prospective, or for observers). Anything else is a bug: ``FatalError``.
+
+Rule 2: durable transitions write the ``ElectionStore`` *before* the in-memory switch, so nothing the
+node sends afterwards can depend on state a crash would forget (Kafka's ``durableTransitionTo``).
+Prospective and Resigned are never persisted.
+
+Lifecycle (voters, KIP-996)::
+
+    Unattached --timeout--> Prospective --majority pre-votes--> Candidate(E+1) --majority--> Leader
+        ^   \\                  |  \\--rejected/timeout--> Unattached(E) | Follower(E)
+        |    \\--leader-->  Follower --fetch timeout--> Prospective        Leader --> Resigned
+        +---------------------- higher epoch from anyone ------------------------------+
+    Resigned --timeout--> Unattached(E+1) (expired timer => Prospective at once)
+
+Observers only move between Unattached and Follower.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+from kraft.common.errors import FatalError
+from kraft.raft.config import QuorumConfig
+from kraft.raft.states import (
+    CandidateState,
+    EpochElection,
+    FollowerState,
+    LeaderState,
+    ProspectiveState,
+    ReplicaProgress,
+    ResignedState,
+    Role,
+    State,
+    UnattachedState,
+)
+from kraft.raft.store import ElectionState, ElectionStore
+from kraft.raft.types import Endpoint, ReplicaKey
+
+U, P, C, L, F, R = (
+    Role.UNATTACHED,
+    Role.PROSPECTIVE,
+    Role.CANDIDATE,
+    Role.LEADER,
+    Role.FOLLOWER,
+    Role.RESIGNED,
+)
+
+# KIP-996: only Prospective leads to Candidate; Resigned goes through Unattached(E + 1).
+TRANSITIONS: Mapping[Role, frozenset[Role]] = {
+    U: frozenset({U, P, F}),
+    P: frozenset({U, P, C, F}),
+    C: frozenset({U, P, L, F}),
+    L: frozenset({U, F, R}),
+    F: frozenset({U, P, F}),
+    R: frozenset({U, F}),
+}
+
+# 3.9 (pre-vote disabled): timeouts go straight to Candidate(E + 1).
+LEGACY_TRANSITIONS: Mapping[Role, frozenset[Role]] = {
+    U: frozenset({U, C, F}),
+    P: frozenset(),
+    C: frozenset({U, C, L, F}),
+    L: frozenset({U, F, R}),
+    F: frozenset({U, C, F}),
+    R: frozenset({U, C, F}),
+}
+
+OBSERVER_TRANSITIONS: Mapping[Role, frozenset[Role]] = {
+    U: frozenset({U, F}),
+    P: frozenset(),
+    C: frozenset(),
+    L: frozenset(),
+    F: frozenset({U, F}),
+    R: frozenset(),
+}
+
+DURABLE_ROLES = frozenset({U, C, L, F})
+
+
+def check_transition(current: State, target: State, *, is_voter: bool, pre_vote_enabled: bool) -> str | None:
+    """Why ``current -> target`` is illegal, or ``None`` if it is legal (pure; swept by Hypothesis)."""
+    if not is_voter:
+        table = OBSERVER_TRANSITIONS
+    else:
+        table = TRANSITIONS if pre_vote_enabled else LEGACY_TRANSITIONS
+    if target.role not in table[current.role]:
+        return f"{current.role.name} -> {target.role.name} is not in the transition table"
+    if target.epoch < current.epoch:
+        return f"epoch would decrease from {current.epoch} to {target.epoch}"
+    same = target.epoch == current.epoch
+    match target.role:
+        case Role.CANDIDATE:
+            if pre_vote_enabled and not (current.role is P and target.epoch == current.epoch + 1):
+                return "a candidate must come from Prospective with the epoch bumped by one"
+            if not pre_vote_enabled and target.epoch != current.epoch + 1:
+                return "a candidate must bump the epoch by one"
+        case Role.LEADER:
+            if current.role is not C or not same:
+                return "a leader must come from Candidate in the same epoch"
+        case Role.PROSPECTIVE | Role.RESIGNED:
+            if not same:
+                return f"{target.role.name} keeps the epoch"
+        case Role.UNATTACHED:
+            if same and current.role not in (U, P) and is_voter:
+                return "same-epoch Unattached is only reachable from Unattached or Prospective"
+            if same and current.role is U and isinstance(current, UnattachedState):
+                assert isinstance(target, UnattachedState)
+                if current.voted_key is not None and target.voted_key != current.voted_key:
+                    return "a vote cannot change within an epoch"
+        case Role.FOLLOWER:
+            assert isinstance(target, FollowerState)
+            if same:
+                known = _leader_of(current)
+                if current.role in (L, R):
+                    return "a leader cannot follow in its own epoch"
+                if known is not None and known != target.leader_id:
+                    return f"epoch {current.epoch} already has leader {known}, not {target.leader_id}"
+    return None
+
+
+def _leader_of(state: State) -> int | None:
+    if isinstance(state, UnattachedState | ProspectiveState | FollowerState):
+        return state.leader_id
+    return None
+
+
+def voted_key_of(state: State) -> ReplicaKey | None:
+    if isinstance(state, UnattachedState | ProspectiveState | FollowerState):
+        return state.voted_key
+    if isinstance(state, CandidateState):
+        return state.local_key
+    return None
+
+
+def election_state_of(state: State) -> ElectionState:
+    """What the store holds for ``state`` (spec section 2: content per state)."""
+    leader: int | None
+    if isinstance(state, LeaderState | ResignedState):
+        leader = state.local_key.id
+    else:
+        leader = _leader_of(state)
+    return ElectionState(epoch=state.epoch, leader_id=leader, voted_key=voted_key_of(state))
+
+
+def random_election_timeout_ms(rng: random.Random, timeout_ms: int) -> int:
+    """``T + uniform[0, T)``; 0 when T is 0."""
+    return timeout_ms + rng.randrange(timeout_ms) if timeout_ms > 0 else 0
+
+
+class QuorumState:
+    """Owns the current ``State``; every change of role, epoch, leader or vote goes through here."""
+
+    def __init__(
+        self,
+        *,
+        local_key: ReplicaKey | None,
+        config: QuorumConfig,
+        store: ElectionStore,
+        rng: random.Random,
+    ) -> None:
+        self.local_key = local_key
+        self.config = config
+        self.store = store
+        self.rng = rng
+        self.voters = config.voter_ids
+        self.state: State = UnattachedState(0, None, None, None)
+
+    # ---- observation -------------------------------------------------------------------------
+
+    @property
+    def local_id(self) -> int | None:
+        return None if self.local_key is None else self.local_key.id
+
+    @property
+    def is_voter(self) -> bool:
+        return self.local_key is not None and self.local_key.id in self.voters
+
+    @property
+    def role(self) -> Role:
+        return self.state.role
+
+    @property
+    def epoch(self) -> int:
+        return self.state.epoch
+
+    @property
+    def leader_id(self) -> int | None:
+        s = self.state
+        if isinstance(s, LeaderState | ResignedState):
+            return s.local_key.id
+        return _leader_of(s)
+
+    @property
+    def voted_key(self) -> ReplicaKey | None:
+        return voted_key_of(self.state)
+
+    def election_state(self) -> ElectionState:
+        return election_state_of(self.state)
+
+    def leader_endpoints(self, leader_id: int | None) -> tuple[Endpoint, ...]:
+        if leader_id is None:
+            return ()
+        return tuple(self.config.voters.get(leader_id, ()))
+
+    def is_leader_reachable(self, leader_id: int, endpoints: tuple[Endpoint, ...]) -> bool:
+        # Static voters are always addressable by id (the shell resolves ids); otherwise we need
+        # endpoints from the peer.
+        return leader_id in self.voters or bool(endpoints)
+
+    def _election_deadline(self, now_ms: int) -> int | None:
+        if not self.is_voter:
+            return None
+        return now_ms + random_election_timeout_ms(self.rng, self.config.election_timeout_ms)
+
+    # ---- the one place a state is replaced -----------------------------------------------------
+
+    def _transition(self, target: State) -> None:
+        reason = check_transition(
+            self.state, target, is_voter=self.is_voter, pre_vote_enabled=self.config.pre_vote_enabled
+        )
+        if reason is not None:
+            raise FatalError(f"illegal transition from {self.state} to {target}: {reason}")
+        granting_vote = (
+            isinstance(target, ProspectiveState)
+            and target.voted_key is not None
+            and voted_key_of(self.state) != target.voted_key
+        )
+        if target.role in DURABLE_ROLES or granting_vote:
+            # Rule 2: persist first; the in-memory switch happens only after the write returned.
+            self.store.write(election_state_of(target))
+        self.state = target
+
+    # ---- startup (spec 1.2) --------------------------------------------------------------------
+
+    def initialize(self, *, log_end_epoch: int, now_ms: int) -> None:
+        stored = self.store.read()
+        if stored is None:
+            stored = ElectionState.initial()
+        local_id = self.local_id
+        if stored.voted_key is not None and local_id is None:
+            raise FatalError(f"the election state {stored} has a vote but this node has no node id")
+        if stored.epoch < log_end_epoch:
+            # The log is ahead of the file (e.g. the file was lost): start clean in the log's epoch.
+            self.state = UnattachedState(log_end_epoch, None, None, self._election_deadline(now_ms))
+            self.store.write(self.election_state())
+            return
+        epoch = stored.epoch
+        if stored.leader_id is not None and stored.leader_id == local_id and self.local_key is not None:
+            # Never restart as leader: unflushed data may be lost and the epoch must not be reused.
+            self.state = ResignedState(
+                epoch,
+                self.local_key,
+                self._election_deadline(now_ms) or now_ms,
+                set(self.voters - {self.local_key.id}),
+                (),
+            )
+        elif (
+            stored.voted_key is not None
+            and local_id is not None
+            and stored.voted_key.id == local_id
+            and stored.leader_id is None
+            and self.is_voter
+            and self.local_key is not None
+        ):
+            self.state = CandidateState(
+                epoch,
+                self.local_key,
+                EpochElection.start(self.voters, local_id),
+                self._election_deadline(now_ms) or now_ms,
+            )
+        elif stored.leader_id is not None and self.is_leader_reachable(stored.leader_id, ()):
+            self.state = FollowerState(
+                epoch,
+                stored.leader_id,
+                self.leader_endpoints(stored.leader_id),
+                stored.voted_key,
+                now_ms + self.config.fetch_timeout_ms,
+            )
+        else:
+            self.state = UnattachedState(
+                epoch, stored.leader_id, stored.voted_key, self._election_deadline(now_ms)
+            )
+
+    # ---- transitions ---------------------------------------------------------------------------
+
+    def transition_to_unattached(self, epoch: int, now_ms: int, *, leader_id: int | None = None) -> None:
+        """Higher epoch without a known leader (vote cleared), or a failed pre-vote (vote kept)."""
+        s = self.state
+        voted: ReplicaKey | None = None
+        deadline = self._election_deadline(now_ms)
+        if epoch == s.epoch and isinstance(s, ProspectiveState):
+            voted = s.voted_key
+            leader_id = leader_id if leader_id is not None else s.leader_id
+        if isinstance(s, ResignedState) and self.is_voter:
+            # KIP-996: the new Unattached inherits the Resigned's remaining timer (normally expired),
+            # so a resigned voter starts a pre-vote at once.
+            deadline = s.election_deadline_ms
+        self._transition(UnattachedState(epoch, leader_id, voted, deadline))
+
+    def transition_to_unattached_voted(self, candidate: ReplicaKey, now_ms: int) -> None:
+        """Grant a standard vote in the current epoch (Unattached or Prospective, not yet voted)."""
+        s = self.state
+        deadline = now_ms + random_election_timeout_ms(self.rng, self.config.election_timeout_ms)
+        if isinstance(s, UnattachedState) and s.voted_key is None:
+            self._transition(UnattachedState(s.epoch, s.leader_id, candidate, deadline))
+        elif isinstance(s, ProspectiveState) and s.voted_key is None:
+            self._transition(
+                ProspectiveState(s.epoch, s.leader_id, s.leader_endpoints, candidate, s.election, deadline)
+            )
+        else:
+            raise FatalError(f"cannot record a vote for {candidate} in state {s}")
+
+    def transition_to_follower(
+        self, epoch: int, leader_id: int, endpoints: tuple[Endpoint, ...], now_ms: int
+    ) -> None:
+        s = self.state
+        voted = None
+        if epoch == s.epoch and isinstance(s, UnattachedState | ProspectiveState | FollowerState):
+            voted = s.voted_key  # KIP-996: never forget a vote within an epoch
+        if not endpoints:
+            endpoints = self.leader_endpoints(leader_id)
+        self._transition(
+            FollowerState(epoch, leader_id, endpoints, voted, now_ms + self.config.fetch_timeout_ms)
+        )
+
+    def transition_to_prospective(self, now_ms: int) -> None:
+        s = self.state
+        local_key = self._voter_key_or_raise("Prospective")
+        leader_id = _leader_of(s)
+        endpoints = s.leader_endpoints if isinstance(s, FollowerState | ProspectiveState) else ()
+        voted = self.voted_key if isinstance(s, UnattachedState | FollowerState | ProspectiveState) else None
+        self._transition(
+            ProspectiveState(
+                s.epoch,
+                leader_id,
+                endpoints,
+                voted,
+                EpochElection.start(self.voters, local_key.id),
+                now_ms + random_election_timeout_ms(self.rng, self.config.election_timeout_ms),
+            )
+        )
+
+    def transition_to_candidate(self, now_ms: int, *, retries: int = 1) -> None:
+        local_key = self._voter_key_or_raise("Candidate")
+        self._transition(
+            CandidateState(
+                self.state.epoch + 1,
+                local_key,
+                EpochElection.start(self.voters, local_key.id),
+                now_ms + random_election_timeout_ms(self.rng, self.config.election_timeout_ms),
+                retries=retries,
+            )
+        )
+
+    def transition_to_leader(self, epoch_start_offset: int, now_ms: int) -> LeaderState:
+        s = self.state
+        if not isinstance(s, CandidateState) or not s.election.is_granted:
+            raise FatalError(f"cannot become leader from {s}")
+        local_key = s.local_key
+        progress = {v: ReplicaProgress(ReplicaKey(v)) for v in sorted(self.voters)}
+        progress[local_key.id] = ReplicaProgress(local_key)
+        check_deadline = None
+        if self.config.check_quorum_enabled and len(self.voters) > 1:
+            check_deadline = now_ms + self.config.check_quorum_timeout_ms
+        leader = LeaderState(
+            s.epoch,
+            local_key,
+            epoch_start_offset,
+            tuple(sorted(s.election.granting())),
+            progress,
+            check_deadline,
+            now_ms,
+        )
+        self._transition(leader)
+        return leader
+
+    def transition_to_resigned(self, preferred_successors: tuple[ReplicaKey, ...], now_ms: int) -> None:
+        s = self.state
+        if not isinstance(s, LeaderState):
+            raise FatalError(f"only a leader can resign, not {s}")
+        self._transition(
+            ResignedState(
+                s.epoch,
+                s.local_key,
+                now_ms + random_election_timeout_ms(self.rng, self.config.election_timeout_ms),
+                {k.id for k in preferred_successors},
+                preferred_successors,
+            )
+        )
+
+    def _voter_key_or_raise(self, what: str) -> ReplicaKey:
+        if self.local_key is None or not self.is_voter:
+            raise FatalError(f"an observer cannot become {what}")
+        return self.local_key

@@ -1,0 +1,73 @@
+"""Per-destination request pacing: at most one request in flight to each destination.
+
+READY -> AWAITING_RESPONSE (correlation id, deadline) -> READY on a good response or a timeout,
+BACKING_OFF (until ``retry_backoff_ms`` later) after a failed one. ``reset`` forgets everything;
+the core calls it on every role transition so that responses to old requests are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class _Connection:
+    correlation_id: int | None = None
+    request_deadline_ms: int = 0
+    backoff_until_ms: int = 0
+
+
+class RequestManager:
+    def __init__(self, *, request_timeout_ms: int, retry_backoff_ms: int) -> None:
+        self._request_timeout_ms = request_timeout_ms
+        self._retry_backoff_ms = retry_backoff_ms
+        self._connections: dict[int, _Connection] = {}
+
+    def is_ready(self, destination: int, now_ms: int) -> bool:
+        conn = self._connections.get(destination)
+        if conn is None:
+            return True
+        if conn.correlation_id is not None:
+            if now_ms >= conn.request_deadline_ms:
+                # Timed out: forget it (a late response will not match) and allow a retry.
+                conn.correlation_id = None
+                return True
+            return False
+        return now_ms >= conn.backoff_until_ms
+
+    def is_awaiting(self, destination: int, now_ms: int) -> bool:
+        conn = self._connections.get(destination)
+        return conn is not None and conn.correlation_id is not None and now_ms < conn.request_deadline_ms
+
+    def has_any_inflight(self, now_ms: int) -> bool:
+        return any(self.is_awaiting(d, now_ms) for d in list(self._connections))
+
+    def on_request_sent(self, destination: int, correlation_id: int, now_ms: int) -> None:
+        self._connections[destination] = _Connection(correlation_id, now_ms + self._request_timeout_ms, 0)
+
+    def is_response_expected(self, source: int, correlation_id: int) -> bool:
+        conn = self._connections.get(source)
+        return conn is not None and conn.correlation_id == correlation_id
+
+    def on_response(self, source: int, *, success: bool, now_ms: int) -> None:
+        conn = self._connections.setdefault(source, _Connection())
+        conn.correlation_id = None
+        conn.backoff_until_ms = now_ms if success else now_ms + self._retry_backoff_ms
+
+    def backoff(self, destination: int, now_ms: int) -> None:
+        conn = self._connections.setdefault(destination, _Connection())
+        conn.correlation_id = None
+        conn.backoff_until_ms = now_ms + self._retry_backoff_ms
+
+    def next_event_ms(self, now_ms: int) -> int | None:
+        """Earliest time a destination becomes ready again (for ``wake_at_ms``)."""
+        times: list[int] = []
+        for conn in self._connections.values():
+            if conn.correlation_id is not None:
+                times.append(conn.request_deadline_ms)
+            elif conn.backoff_until_ms > now_ms:
+                times.append(conn.backoff_until_ms)
+        return min(times) if times else None
+
+    def reset(self) -> None:
+        self._connections.clear()

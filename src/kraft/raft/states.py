@@ -1,0 +1,182 @@
+"""One mutable dataclass per role; ``QuorumState`` owns the current one and every transition.
+
+These classes hold data and answer questions about it; they never transition themselves, send
+messages or touch storage.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from kraft.raft.log import RawSnapshotWriter
+from kraft.raft.types import Endpoint, OffsetAndEpoch, ReplicaKey
+
+
+class Role(enum.Enum):
+    UNATTACHED = enum.auto()
+    PROSPECTIVE = enum.auto()  # KIP-996 Pre-Vote
+    CANDIDATE = enum.auto()
+    LEADER = enum.auto()
+    FOLLOWER = enum.auto()
+    RESIGNED = enum.auto()
+
+
+class VoteStatus(enum.Enum):
+    UNRECORDED = enum.auto()
+    GRANTED = enum.auto()
+    REJECTED = enum.auto()
+
+
+@dataclass(slots=True)
+class EpochElection:
+    """The tally shared by Prospective (pre-votes) and Candidate (votes).
+
+    The local voter is granted on creation; a recorded vote never flips; only voters count.
+    """
+
+    votes: dict[int, VoteStatus]
+
+    @staticmethod
+    def start(voters: frozenset[int], local_id: int) -> EpochElection:
+        votes = {v: VoteStatus.UNRECORDED for v in sorted(voters)}
+        votes[local_id] = VoteStatus.GRANTED
+        return EpochElection(votes)
+
+    @property
+    def majority(self) -> int:
+        return len(self.votes) // 2 + 1
+
+    def record(self, voter_id: int, granted: bool) -> bool:
+        """Returns whether the vote was recorded (first response of a voter)."""
+        if self.votes.get(voter_id) is not VoteStatus.UNRECORDED:
+            return False
+        self.votes[voter_id] = VoteStatus.GRANTED if granted else VoteStatus.REJECTED
+        return True
+
+    def count(self, status: VoteStatus) -> int:
+        return sum(1 for s in self.votes.values() if s is status)
+
+    @property
+    def is_granted(self) -> bool:
+        return self.count(VoteStatus.GRANTED) >= self.majority
+
+    @property
+    def is_rejected(self) -> bool:
+        return self.count(VoteStatus.GRANTED) + self.count(VoteStatus.UNRECORDED) < self.majority
+
+    def unrecorded(self) -> list[int]:
+        return [v for v, s in self.votes.items() if s is VoteStatus.UNRECORDED]
+
+    def granting(self) -> list[int]:
+        return [v for v, s in self.votes.items() if s is VoteStatus.GRANTED]
+
+
+@dataclass(slots=True)
+class UnattachedState:
+    """Epoch known, no reachable leader. "Voted" when ``voted_key`` is set."""
+
+    epoch: int
+    leader_id: int | None
+    voted_key: ReplicaKey | None
+    election_deadline_ms: int | None  # None = infinite (observers)
+    role: Role = field(default=Role.UNATTACHED, init=False)
+
+
+@dataclass(slots=True)
+class ProspectiveState:
+    """Asks for pre-votes without bumping the epoch (KIP-996)."""
+
+    epoch: int
+    leader_id: int | None
+    leader_endpoints: tuple[Endpoint, ...]
+    voted_key: ReplicaKey | None
+    election: EpochElection
+    election_deadline_ms: int
+    role: Role = field(default=Role.PROSPECTIVE, init=False)
+
+
+@dataclass(slots=True)
+class CandidateState:
+    """Bumped the epoch and voted for itself; asks for binding votes."""
+
+    epoch: int
+    local_key: ReplicaKey
+    election: EpochElection
+    election_deadline_ms: int
+    retries: int = 1  # 3.9 exponential backoff only (pre-vote disabled)
+    backoff_until_ms: int | None = None
+    role: Role = field(default=Role.CANDIDATE, init=False)
+
+
+@dataclass(slots=True)
+class ReplicaProgress:
+    """What a leader knows about one replica (KIP-836 timestamps included)."""
+
+    key: ReplicaKey
+    end_offset: int | None = None
+    last_fetch_ms: int = -1
+    last_fetch_leader_end_offset: int = -1
+    last_caught_up_ms: int = -1
+
+    def update_on_fetch(self, fetch_offset: int, leader_end_offset: int, now_ms: int) -> None:
+        # KIP-836: caught up if at the leader's end now, or at the end the leader had at the
+        # previous fetch (then caught up as of that previous fetch).
+        if fetch_offset >= leader_end_offset:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, now_ms)
+        elif self.last_fetch_leader_end_offset > 0 and fetch_offset >= self.last_fetch_leader_end_offset:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, self.last_fetch_ms)
+        self.last_fetch_leader_end_offset = leader_end_offset
+        self.last_fetch_ms = max(self.last_fetch_ms, now_ms)
+        self.end_offset = fetch_offset
+
+
+@dataclass(slots=True)
+class LeaderState:
+    """Elected for ``epoch``; owns replica progress, check-quorum and BeginQuorumEpoch timers."""
+
+    epoch: int
+    local_key: ReplicaKey
+    epoch_start_offset: int
+    granting_voters: tuple[int, ...]
+    voters: dict[int, ReplicaProgress]
+    check_quorum_deadline_ms: int | None
+    begin_quorum_epoch_deadline_ms: int
+    observers: dict[ReplicaKey, ReplicaProgress] = field(default_factory=dict)
+    fetched_voters: set[int] = field(default_factory=set)
+    role: Role = field(default=Role.LEADER, init=False)
+
+
+@dataclass(slots=True)
+class SnapshotDownload:
+    snapshot_id: OffsetAndEpoch
+    writer: RawSnapshotWriter
+
+
+@dataclass(slots=True)
+class FollowerState:
+    """Knows the leader of ``epoch``; fetches from it."""
+
+    epoch: int
+    leader_id: int
+    leader_endpoints: tuple[Endpoint, ...]
+    voted_key: ReplicaKey | None
+    fetch_deadline_ms: int
+    has_fetched_from_leader: bool = False
+    download: SnapshotDownload | None = None
+    role: Role = field(default=Role.FOLLOWER, init=False)
+
+
+@dataclass(slots=True)
+class ResignedState:
+    """A former leader that stopped accepting writes; tells voters with EndQuorumEpoch."""
+
+    epoch: int
+    local_key: ReplicaKey
+    election_deadline_ms: int
+    unacked_voters: set[int]
+    preferred_successors: tuple[ReplicaKey, ...]
+    role: Role = field(default=Role.RESIGNED, init=False)
+
+
+State = UnattachedState | ProspectiveState | CandidateState | LeaderState | FollowerState | ResignedState
