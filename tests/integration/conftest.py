@@ -22,6 +22,7 @@ from typing import TypeVar
 import pytest
 
 from kraft.cli import cluster as cluster_cli
+from kraft.records.batch import iter_batches
 from kraft.storage.uuids import random_uuid, uuid_to_base64
 from kraft.tools import processes
 from kraft.tools.admin import Address, AdminClient, AdminError
@@ -88,6 +89,20 @@ class LocalCluster:
 
     def segment_files(self, node_id: int) -> list[Path]:
         return sorted(Path(self.node(node_id).log_dir).glob("__cluster_metadata-0/*.log"))
+
+    def records(self, node_id: int, below_offset: int) -> list[tuple[int, int, bytes]]:
+        """(offset, epoch, value) of each data record below ``below_offset``, read from the
+        segment files (not through the server). A torn batch at a segment's end is ignored, as
+        recovery would truncate it, so this also reads a killed node's files."""
+        out: list[tuple[int, int, bytes]] = []
+        for segment in self.segment_files(node_id):
+            for batch in iter_batches(segment.read_bytes()):
+                if batch.is_control:
+                    continue
+                for record in batch.records:
+                    if record.offset < below_offset:
+                        out.append((record.offset, batch.partition_leader_epoch, record.value or b""))
+        return out
 
     # -- processes ---------------------------------------------------------------------------
 

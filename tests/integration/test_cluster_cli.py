@@ -1,0 +1,73 @@
+"""`kraft cluster up/down` and `kraft metadata-quorum` as an operator runs them (subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import FAST_TIMEOUTS
+
+from kraft.tools import processes
+
+pytestmark = pytest.mark.slow
+
+
+def kraft(*args: str, timeout_s: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        processes.kraft_command(*args),
+        capture_output=True,
+        text=True,
+        env=processes.child_env(),
+        timeout=timeout_s,
+        check=False,
+    )
+
+
+def test_cluster_up_describe_down_and_restart(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    overrides = [a for k, v in FAST_TIMEOUTS.items() for a in ("--override", f"{k}={v}")]
+    up = kraft(
+        "cluster", "up", "--detach", "--controllers", "3", "--base-port", "0", "--data-dir", data, *overrides
+    )
+    spec = json.loads((tmp_path / "data" / "cluster.json").read_text()) if up.returncode == 0 else None
+    try:
+        assert up.returncode == 0, up.stderr + up.stdout
+        assert spec is not None
+        assert "LeaderId:" in up.stdout
+        assert f"ClusterId:              {spec['cluster_id']}" in up.stdout
+        assert len(spec["nodes"]) == 3
+        assert all(processes.pid_alive(n["pid"]) for n in spec["nodes"])
+
+        follower_port = spec["nodes"][1]["port"]
+        described = kraft(
+            "metadata-quorum",
+            "--bootstrap-controller",
+            f"127.0.0.1:{follower_port}",
+            "describe",
+            "--replication",
+        )
+        assert described.returncode == 0, described.stderr
+        lines = described.stdout.splitlines()
+        assert lines[0].split("\t")[0].strip() == "NodeId"
+        assert sorted(line.split("\t")[6].strip() for line in lines[1:]) == ["Follower", "Follower", "Leader"]
+
+        again = kraft("cluster", "up", "--detach", "--data-dir", data)
+        assert again.returncode == 1
+        assert "already running" in again.stderr
+    finally:
+        down = kraft("cluster", "down", "--data-dir", data)
+    assert down.returncode == 0, down.stderr
+    assert spec is not None
+    assert not any(processes.pid_alive(n["pid"]) for n in spec["nodes"])
+
+    # Restarting the same directory reuses the cluster id, ids and ports.
+    up2 = kraft("cluster", "up", "--detach", "--data-dir", data)
+    try:
+        assert up2.returncode == 0, up2.stderr
+        assert f"ClusterId:              {spec['cluster_id']}" in up2.stdout
+        spec2 = json.loads((tmp_path / "data" / "cluster.json").read_text())
+        assert [n["port"] for n in spec2["nodes"]] == [n["port"] for n in spec["nodes"]]
+    finally:
+        assert kraft("cluster", "down", "--data-dir", data).returncode == 0

@@ -1,0 +1,103 @@
+"""Failover with real processes: kill -9 of the leader, and a leader frozen by SIGSTOP."""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Callable
+
+import pytest
+from conftest import LocalCluster
+
+from kraft.tools.quorum_info import QuorumInfo
+
+pytestmark = pytest.mark.slow
+
+APPEND = ["--throughput", "200", "--record-size", "64", "--report-interval-s", "1"]
+
+
+def hw_at_least(
+    cluster: LocalCluster, offset: int, ask: list[int] | None = None
+) -> Callable[[], QuorumInfo | None]:
+    def probe() -> QuorumInfo | None:
+        info = cluster.describe(ask)
+        return info if info.high_watermark >= offset else None
+
+    return probe
+
+
+def test_kill_9_of_the_leader_elects_a_new_one_and_loses_nothing_committed(
+    local_cluster: Callable[..., LocalCluster],
+) -> None:
+    cluster = local_cluster(3)
+    cluster.start_all(tool_args=APPEND)
+    first = cluster.wait_for_leader()
+    committed = cluster.wait_for("200 committed offsets", hw_at_least(cluster, 200)).high_watermark
+    old = first.leader_id
+    survivors = [i for i in cluster.ids if i != old]
+    before = cluster.records(survivors[0], committed)
+
+    cluster.kill(old)  # SIGKILL: no resignation, no flush
+    second = cluster.wait_for_leader(among=survivors, min_epoch=first.leader_epoch + 1)
+    assert second.leader_id != old
+    # The new leader keeps committing past what the old one had committed.
+    cluster.wait_for("progress under the new leader", hw_at_least(cluster, committed + 100, survivors))
+
+    cluster.start(old, tool_args=APPEND)
+
+    def everyone_past(offset: int) -> QuorumInfo | None:
+        info = cluster.describe(survivors)
+        return info if all(v.log_end_offset >= offset for v in info.voters) else None
+
+    info = cluster.wait_for("the old leader to catch up", lambda: everyone_past(committed + 100))
+    cluster.stop_all()
+    # Nothing committed before the kill was lost or changed, on any node.
+    for node_id in cluster.ids:
+        assert cluster.records(node_id, committed) == before, f"node {node_id} diverged below {committed}"
+    assert info.leader_epoch >= second.leader_epoch
+
+
+def test_a_frozen_leader_is_replaced_and_steps_down_after_it_resumes(
+    local_cluster: Callable[..., LocalCluster],
+) -> None:
+    cluster = local_cluster(3)
+    cluster.start_all()
+    first = cluster.wait_for_leader()
+    old = first.leader_id
+    survivors = [i for i in cluster.ids if i != old]
+
+    cluster.pause(old)  # SIGSTOP: sockets stay open, the process just stops answering
+    try:
+        second = cluster.wait_for_leader(among=survivors, min_epoch=first.leader_epoch + 1, ask=survivors)
+    finally:
+        cluster.resume(old)
+
+    # After SIGCONT the old leader learns the new epoch and follows; it never leads again in
+    # its old epoch, and the quorum keeps the new leader.
+    def old_leader_follows() -> QuorumInfo | None:
+        info = cluster.describe(survivors)
+        voter = next(v for v in info.voters if v.replica_id == old)
+        caught_up = voter.log_end_offset >= info.high_watermark > 0
+        return info if info.leader_id != old and caught_up else None
+
+    info = cluster.wait_for("the old leader to follow the new one", old_leader_follows)
+    assert info.leader_epoch >= second.leader_epoch
+    # Asked directly, the old leader now names the new leader (it forwards to it).
+    direct = cluster.describe([old])
+    assert direct.leader_id != old
+    assert direct.leader_epoch >= second.leader_epoch
+    assert cluster.is_running(old)
+    # Its log shows the transition out of leadership (resigned or follower of the new epoch).
+    log = cluster.log(old).lower()
+    assert re.search(r"resign|follower|step", log), cluster.log_tails()
+
+
+def test_graceful_stop_of_the_leader_hands_over_quickly(local_cluster: Callable[..., LocalCluster]) -> None:
+    cluster = local_cluster(3)
+    cluster.start_all()
+    first = cluster.wait_for_leader()
+    survivors = [i for i in cluster.ids if i != first.leader_id]
+    cluster.kill(first.leader_id, signal.SIGTERM)
+    assert cluster.procs[first.leader_id].returncode == 0, cluster.log(first.leader_id)
+    second = cluster.wait_for_leader(among=survivors, min_epoch=first.leader_epoch + 1, timeout_s=10)
+    assert second.leader_id in survivors
