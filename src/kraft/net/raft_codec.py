@@ -146,11 +146,12 @@ def _endpoints_for_wire(endpoints: tuple[Endpoint, ...], listener_name: str) -> 
 
 
 def _node_endpoints(
-    api: Any, leader_id: int, endpoints: tuple[Endpoint, ...], listener_name: str
+    api: Any, version: int, leader_id: int, endpoints: tuple[Endpoint, ...], listener_name: str
 ) -> list[Any]:
-    if leader_id < 0:
+    # NodeEndpoints exist from v1 on (KIP-853) and are not ignorable: older versions get none.
+    if leader_id < 0 or version < 1:
         return []
-    cls = api.RESPONSE.cls.NodeEndpoint
+    cls = _cls(api.RESPONSE).NodeEndpoint
     return [
         cls(node_id=leader_id, host=e.host, port=e.port)
         for e in _endpoints_for_wire(endpoints, listener_name)
@@ -515,21 +516,21 @@ def encode_response(response: RaftResponse, version: int, *, listener_name: str)
     """The wire body of ``response`` for a request received at ``version``."""
     match response:
         case VoteResponse():
-            return _encode_vote_response(response, listener_name)
+            return _encode_vote_response(response, version, listener_name)
         case BeginQuorumEpochResponse():
-            return _encode_quorum_epoch_response(begin_quorum_epoch, response, listener_name)
+            return _encode_quorum_epoch_response(begin_quorum_epoch, response, version, listener_name)
         case EndQuorumEpochResponse():
-            return _encode_quorum_epoch_response(end_quorum_epoch, response, listener_name)
+            return _encode_quorum_epoch_response(end_quorum_epoch, response, version, listener_name)
         case FetchResponse():
             return _encode_fetch_response(response, version, listener_name)
         case FetchSnapshotResponse():
-            return _encode_fetch_snapshot_response(response, listener_name)
+            return _encode_fetch_snapshot_response(response, listener_name, version)
         case DescribeQuorumResponse():
             return _encode_describe_quorum_response(response, version)
     raise TypeError(f"not a raft response: {type(response).__name__}")
 
 
-def _encode_vote_response(r: VoteResponse, listener_name: str = "") -> Any:
+def _encode_vote_response(r: VoteResponse, version: int = 0, listener_name: str = "") -> Any:
     cls = _cls(vote.RESPONSE)
     topics = []
     if r.error_code == Code.NONE:
@@ -550,12 +551,15 @@ def _encode_vote_response(r: VoteResponse, listener_name: str = "") -> Any:
     return cls(
         error_code=r.error_code,
         topics=topics,
-        node_endpoints=_node_endpoints(vote, r.leader_id, r.leader_endpoints, listener_name),
+        node_endpoints=_node_endpoints(vote, version, r.leader_id, r.leader_endpoints, listener_name),
     )
 
 
 def _encode_quorum_epoch_response(
-    module: Any, r: BeginQuorumEpochResponse | EndQuorumEpochResponse, listener_name: str = ""
+    module: Any,
+    r: BeginQuorumEpochResponse | EndQuorumEpochResponse,
+    version: int = 0,
+    listener_name: str = "",
 ) -> Any:
     cls = module.RESPONSE.cls
     topics = []
@@ -576,7 +580,7 @@ def _encode_quorum_epoch_response(
     return cls(
         error_code=r.error_code,
         topics=topics,
-        node_endpoints=_node_endpoints(module, r.leader_id, r.leader_endpoints, listener_name),
+        node_endpoints=_node_endpoints(module, version, r.leader_id, r.leader_endpoints, listener_name),
     )
 
 
@@ -615,7 +619,7 @@ def _encode_fetch_response(r: FetchResponse, version: int, listener_name: str) -
     return body
 
 
-def _encode_fetch_snapshot_response(r: FetchSnapshotResponse, listener_name: str) -> Any:
+def _encode_fetch_snapshot_response(r: FetchSnapshotResponse, listener_name: str, version: int = 0) -> Any:
     cls = _cls(fetch_snapshot.RESPONSE)
     ps = cls.TopicSnapshot.PartitionSnapshot
     topics = []
@@ -643,7 +647,7 @@ def _encode_fetch_snapshot_response(r: FetchSnapshotResponse, listener_name: str
         error_code=r.error_code,
         topics=topics,
         node_endpoints=_node_endpoints(
-            fetch_snapshot, r.current_leader_id, r.leader_endpoints, listener_name
+            fetch_snapshot, version, r.current_leader_id, r.leader_endpoints, listener_name
         ),
     )
 
