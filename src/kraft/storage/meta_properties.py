@@ -65,14 +65,16 @@ def decode_meta_properties(text: str, *, source: str = META_PROPERTIES_FILE) -> 
         props = parse_properties(text, source=source)
     except ConfigError as e:
         raise StorageError(str(e)) from None
-    for key in ("version", "cluster.id", "node.id"):
-        if not props.get(key, "").strip():
-            raise StorageError(f"{source}: {key} was not found")
-    version_text = props["version"].strip()
+    version_text = props.get("version", "").strip()
+    if not version_text:
+        raise StorageError(f"{source}: version was not found")
     if version_text == "0":
         raise StorageError(f"{source}: version 0 is ZooKeeper mode; only KRaft (version 1) is supported")
     if version_text != str(VERSION):
         raise StorageError(f"{source}: unsupported version {version_text!r}, expected {VERSION}")
+    for key in ("cluster.id", "node.id"):
+        if not props.get(key, "").strip():
+            raise StorageError(f"{source}: {key} was not found")
     try:
         node_id = int(props["node.id"])
     except ValueError:
