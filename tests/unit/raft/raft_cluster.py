@@ -42,7 +42,9 @@ class RecordingListener:
 class Cluster:
     """Nodes polled every ``step_ms``; messages delivered on the next step unless dropped."""
 
-    def __init__(self, voters: list[int], observers: list[int] = (), *, seed: int = 0, **config: object) -> None:  # type: ignore[assignment]
+    def __init__(
+        self, voters: list[int], observers: tuple[int, ...] = (), *, seed: int = 0, **config: object
+    ) -> None:
         self.config = QuorumConfig(voters={v: () for v in voters}, **config)  # type: ignore[arg-type]
         self.now_ms = 0
         self.seed = seed
@@ -80,7 +82,8 @@ class Cluster:
         self.now_ms += step_ms
         inbound: dict[int, list[Envelope]] = {n: [] for n in self.nodes}
         for env in self.in_flight:
-            if env.destination in inbound and env.source not in self.isolated and env.destination not in self.isolated:
+            cut = env.source in self.isolated or env.destination in self.isolated
+            if env.destination in inbound and not cut:
                 inbound[env.destination].append(env)
         self.in_flight = []
         for n, node in self.nodes.items():

@@ -11,8 +11,9 @@ from kraft.records.batch import SimpleRecord, build_batch, iter_batches
 
 
 def batch(*values: bytes, base_offset: int = 0, epoch: int = 0) -> bytes:
-    return build_batch([SimpleRecord(value=v) for v in values], base_offset=base_offset,
-                       partition_leader_epoch=epoch)
+    return build_batch(
+        [SimpleRecord(value=v) for v in values], base_offset=base_offset, partition_leader_epoch=epoch
+    )
 
 
 def test_leader_append_assigns_offsets_and_epoch() -> None:

@@ -1,0 +1,215 @@
+"""Vote granting: the spec 3.4 table per state x (standard, pre-vote), and the request handler."""
+
+from __future__ import annotations
+
+import pytest
+from raft_context import RaftTestContext, dir_id
+
+from kraft.protocol.error_codes import ErrorCode
+from kraft.raft.messages import VoteResponse
+from kraft.raft.states import (
+    CandidateState,
+    EpochElection,
+    FollowerState,
+    LeaderState,
+    ProspectiveState,
+    ResignedState,
+    Role,
+    State,
+    UnattachedState,
+)
+from kraft.raft.types import ReplicaKey
+from kraft.raft.vote import can_grant_vote
+
+C = ReplicaKey(3, dir_id(3))
+OTHER = ReplicaKey(2, dir_id(2))
+SELF = ReplicaKey(1, dir_id(1))
+
+
+def election() -> EpochElection:
+    return EpochElection.start(frozenset({1, 2, 3}), 1)
+
+
+STATES: dict[str, State] = {
+    "unattached": UnattachedState(5, None, None, 0),
+    "unattached-voted-same": UnattachedState(5, None, C, 0),
+    "unattached-voted-same-unknown-dir": UnattachedState(5, None, ReplicaKey(3), 0),
+    "unattached-voted-other": UnattachedState(5, None, OTHER, 0),
+    "unattached-leader-known": UnattachedState(5, 2, None, 0),
+    "prospective": ProspectiveState(5, None, (), None, election(), 0),
+    "prospective-voted-same": ProspectiveState(5, None, (), C, election(), 0),
+    "candidate": CandidateState(5, SELF, election(), 0),
+    "leader": LeaderState(5, SELF, 0, (1,), {}, None, 0),
+    "follower-not-fetched": FollowerState(5, 2, (), None, 0, has_fetched_from_leader=False),
+    "follower-fetched": FollowerState(5, 2, (), None, 0, has_fetched_from_leader=True),
+    "resigned": ResignedState(5, SELF, 0, set(), ()),
+}
+
+# (state, pre_vote, up_to_date) -> granted
+TABLE: list[tuple[str, bool, bool, bool]] = [
+    ("unattached", False, True, True),
+    ("unattached", False, False, False),
+    ("unattached", True, True, True),
+    ("unattached", True, False, False),
+    ("unattached-voted-same", False, False, True),  # already voted: log check skipped
+    ("unattached-voted-same-unknown-dir", False, False, True),
+    ("unattached-voted-other", False, True, False),
+    ("unattached-voted-other", True, True, True),  # pre-votes ignore the vote
+    ("unattached-leader-known", False, True, False),
+    ("unattached-leader-known", True, True, True),
+    ("prospective", False, True, True),
+    ("prospective", False, False, False),
+    ("prospective", True, True, True),
+    ("prospective", True, False, False),
+    ("prospective-voted-same", False, False, True),
+    ("candidate", False, True, False),
+    ("candidate", True, True, True),
+    ("candidate", True, False, False),
+    ("leader", False, True, False),
+    ("leader", True, True, False),
+    ("follower-not-fetched", False, True, False),
+    ("follower-not-fetched", True, True, True),
+    ("follower-not-fetched", True, False, False),
+    ("follower-fetched", True, True, False),
+    ("resigned", False, True, False),
+    ("resigned", True, True, True),
+    ("resigned", True, False, False),
+]
+
+
+@pytest.mark.parametrize(("state", "pre_vote", "up_to_date", "granted"), TABLE)
+def test_vote_granting_table(state: str, pre_vote: bool, up_to_date: bool, granted: bool) -> None:
+    assert can_grant_vote(STATES[state], C, pre_vote=pre_vote, up_to_date=up_to_date) is granted
+
+
+def test_grants_standard_vote_and_persists_it_before_responding() -> None:
+    ctx = (
+        RaftTestContext.builder(local_id=1, voters=[1, 2, 3])
+        .with_unknown_leader(epoch=5)
+        .with_log(1, 3)
+        .build()
+    )
+    ctx.deliver(ctx.vote_request(epoch=6, candidate=3, last_epoch=3, last_offset=2), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=6, leader_id=None, granted=True)
+    assert ctx.store.read() is not None
+    assert ctx.store.read().epoch == 6 and ctx.store.read().voted_key == ReplicaKey(3, dir_id(3))
+    assert ctx.node.role is Role.UNATTACHED and ctx.node.voted_key == ReplicaKey(3, dir_id(3))
+
+
+def test_vote_is_not_sent_when_persisting_it_fails() -> None:
+    ctx = RaftTestContext.builder(local_id=1, voters=[1, 2, 3]).with_unknown_leader(epoch=5).build()
+    ctx.store.fail = True
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0), source=3)
+    with pytest.raises(OSError):
+        ctx.poll()
+    assert ctx.node.voted_key is None  # the in-memory state did not switch either
+
+
+def test_rejects_vote_from_candidate_with_shorter_log() -> None:
+    ctx = (
+        RaftTestContext.builder(local_id=1, voters=[1, 2, 3])
+        .with_unknown_leader(epoch=5)
+        .with_log(1, 3)
+        .build()
+    )
+    ctx.deliver(ctx.vote_request(epoch=6, candidate=3, last_epoch=3, last_offset=1), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=6, leader_id=None, granted=False)
+    assert ctx.node.voted_key is None
+    assert ctx.store.read().epoch == 6  # the higher epoch is still adopted
+
+
+def test_rejects_vote_from_candidate_with_older_last_epoch_even_if_longer() -> None:
+    ctx = (
+        RaftTestContext.builder(local_id=1, voters=[1, 2, 3])
+        .with_unknown_leader(epoch=5)
+        .with_log(1, 3)
+        .build()
+    )
+    ctx.deliver(ctx.vote_request(epoch=6, candidate=3, last_epoch=2, last_offset=50), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=6, leader_id=None, granted=False)
+
+
+def test_rejects_vote_with_stale_epoch_as_fenced() -> None:
+    ctx = (
+        RaftTestContext.builder(local_id=1, voters=[1, 2, 3])
+        .with_elected_leader(epoch=5, leader_id=2)
+        .build()
+    )
+    ctx.deliver(ctx.vote_request(epoch=4, candidate=3, last_epoch=0, last_offset=0), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.FENCED_LEADER_EPOCH, epoch=5, leader_id=2, granted=False)
+
+
+def test_second_vote_in_same_epoch_goes_only_to_the_same_candidate() -> None:
+    ctx = (
+        RaftTestContext.builder(local_id=1, voters=[1, 2, 3])
+        .with_voted_candidate(epoch=5, candidate_id=2)
+        .build()
+    )
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=9), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=None, granted=False)
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=2, last_epoch=0, last_offset=0), source=2)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=None, granted=True)
+
+
+def test_pre_vote_changes_neither_epoch_nor_store() -> None:
+    ctx = RaftTestContext.builder(local_id=1, voters=[1, 2, 3]).with_unknown_leader(epoch=5).build()
+    writes = ctx.store.writes
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0, pre_vote=True), source=3)
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=2, last_epoch=0, last_offset=0, pre_vote=True), source=2)
+    ctx.poll()
+    granted = [e.body.vote_granted for e in ctx.sent_of(VoteResponse) if isinstance(e.body, VoteResponse)]
+    assert granted == [True, True]  # many pre-votes may be granted
+    assert ctx.store.writes == writes
+    assert ctx.node.epoch == 5 and ctx.node.voted_key is None
+
+
+def test_follower_that_fetched_from_leader_rejects_pre_vote() -> None:
+    from kraft.raft.messages import FetchRequest, FetchResponse
+
+    ctx = (
+        RaftTestContext.builder(local_id=1, voters=[1, 2, 3])
+        .with_elected_leader(epoch=5, leader_id=2)
+        .build()
+    )
+    ctx.poll()
+    fetch = ctx.sent_of(FetchRequest)[0]
+    ctx.respond_to(fetch, FetchResponse(high_watermark=0, current_leader_id=2, current_leader_epoch=5))
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0, pre_vote=True), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=2, granted=False)
+
+
+def test_invalid_last_epoch_is_invalid_request() -> None:
+    ctx = RaftTestContext.builder(local_id=1, voters=[1, 2, 3]).with_unknown_leader(epoch=5).build()
+    ctx.deliver(ctx.vote_request(epoch=6, candidate=3, last_epoch=6, last_offset=1), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.INVALID_REQUEST, epoch=5, leader_id=None, granted=False)
+
+
+def test_wrong_voter_key_is_rejected() -> None:
+    from dataclasses import replace
+
+    ctx = RaftTestContext.builder(local_id=1, voters=[1, 2, 3]).with_unknown_leader(epoch=5).build()
+    req = replace(
+        ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0), voter_key=ReplicaKey(2)
+    )
+    ctx.deliver(req, source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.INVALID_VOTER_KEY, epoch=5, leader_id=None, granted=False)
+
+
+def test_inconsistent_cluster_id_is_a_top_level_error() -> None:
+    from dataclasses import replace
+
+    ctx = RaftTestContext.builder(local_id=1, voters=[1, 2, 3]).with_unknown_leader(epoch=5).build()
+    ctx.deliver(replace(ctx.vote_request(epoch=6, candidate=3, last_epoch=0, last_offset=0), cluster_id="x"))
+    ctx.poll()
+    body = ctx.sent_of(VoteResponse)[0].body
+    assert isinstance(body, VoteResponse) and body.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
+    assert ctx.node.epoch == 5
