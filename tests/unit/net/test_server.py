@@ -180,7 +180,7 @@ async def test_garbage_closes_only_that_connection(serve: Serve) -> None:
 
 @with_servers
 async def test_oversize_frame_is_refused_before_its_body_arrives(serve: Serve) -> None:
-    server, port = await serve(FakeHandler(), max_bytes=1000)
+    _server, port = await serve(FakeHandler(), max_bytes=1000)
     client = await connect(port)
     await client.send_raw(struct.pack(">i", 1001))  # only the size prefix
     assert await client.closed_by_server()
@@ -204,7 +204,7 @@ async def test_unknown_api_key_and_unserved_version_close_the_connection(serve: 
 async def test_handler_bug_closes_the_connection_and_the_server_keeps_serving(serve: Serve) -> None:
     handler = FakeHandler()
     handler.fail_with = RuntimeError("boom")
-    server, port = await serve(handler)
+    _server, port = await serve(handler)
     client = await connect(port)
     await client.send(metadata.API, 12, 1, metadata.REQUEST.cls(topics=[]))
     assert await client.closed_by_server()
