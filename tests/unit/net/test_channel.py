@@ -1,0 +1,223 @@
+"""PeerChannel/PeerConnection: negotiation, failures surfaced to the core as responses, backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import pytest
+
+from kraft.net.channel import PeerAddress, PeerChannel
+from kraft.net.controller_apis import served_apis
+from kraft.net.server import InboundRequest, KafkaServer
+from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.schema import Versions
+from kraft.raft.messages import Envelope, FetchRequest, FetchResponse, VoteRequest, VoteResponse
+from kraft.raft.types import ReplicaKey
+
+pytestmark = pytest.mark.timeout(30)
+
+PRE_VOTE = VoteRequest(
+    cluster_id="c",
+    candidate_epoch=3,
+    candidate_key=ReplicaKey(1),
+    voter_key=ReplicaKey(2),
+    last_offset_epoch=3,
+    last_offset=9,
+    pre_vote=True,
+)
+VOTE = VoteRequest(
+    cluster_id="c",
+    candidate_epoch=4,
+    candidate_key=ReplicaKey(1),
+    voter_key=ReplicaKey(2),
+    last_offset_epoch=3,
+    last_offset=9,
+    pre_vote=False,
+)
+FETCH = FetchRequest(
+    cluster_id="c",
+    replica_key=ReplicaKey(1),
+    max_wait_ms=0,
+    fetch_offset=0,
+    last_fetched_epoch=0,
+    current_leader_epoch=1,
+)
+
+
+class PeerHandler:
+    """A peer that grants every vote and records the versions it was asked at."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.versions: list[tuple[int, int]] = []
+        self.delay_s = delay_s
+
+    async def handle(self, request: InboundRequest) -> Any:
+        from kraft.net import raft_codec
+
+        self.versions.append((request.api.key, request.version))
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        decoded = raft_codec.decode_request(request.api.key, request.body)
+        assert not isinstance(decoded, raft_codec.ImmediateResponse)
+        response: Any
+        if isinstance(decoded, VoteRequest):
+            response = VoteResponse(leader_epoch=decoded.candidate_epoch, vote_granted=True)
+        else:
+            response = FetchResponse(high_watermark=5, current_leader_id=2, current_leader_epoch=1)
+        return raft_codec.encode_response(response, request.version, listener_name="CONTROLLER")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def start_peer(handler: Any, vote_max: int = 2) -> tuple[KafkaServer, int]:
+    apis = served_apis()
+    vote_api = apis[52]
+    # An older peer: narrow its served Vote versions.
+    apis[52] = type(vote_api)(
+        key=vote_api.key,
+        name=vote_api.name,
+        versions=vote_api.versions,
+        flexible=vote_api.flexible,
+        request=vote_api.request,
+        response=vote_api.response,
+        served_versions=Versions(0, vote_max),
+    )
+    server = KafkaServer(apis=apis, handler=handler, max_request_bytes=1 << 20)
+    return server, await server.listen("CONTROLLER", "127.0.0.1", 0)
+
+
+async def exchange(port: int, envelopes: list[Envelope], timeout_ms: int = 2000) -> list[Envelope]:
+    got: list[Envelope] = []
+    done = asyncio.Event()
+
+    def deliver(env: Envelope) -> None:
+        got.append(env)
+        if len(got) == len(envelopes):
+            done.set()
+
+    channel = PeerChannel(
+        local_id=1,
+        addresses={2: PeerAddress("127.0.0.1", port)},
+        apis=served_apis(),
+        deliver=deliver,
+        listener_name="CONTROLLER",
+        cluster_id="c",
+        request_timeout_ms=timeout_ms,
+    )
+    for env in envelopes:
+        channel.send(env)
+    await asyncio.wait_for(done.wait(), 10)
+    await channel.close()
+    return got
+
+
+def test_requests_are_answered_at_the_highest_common_version() -> None:
+    async def main() -> None:
+        handler = PeerHandler()
+        server, port = await start_peer(handler)
+        got = await exchange(port, [Envelope(1, 2, 11, VOTE), Envelope(1, 2, 12, FETCH)])
+        await server.close()
+        by_id = {e.correlation_id: e for e in got}
+        assert isinstance(by_id[11].body, VoteResponse) and by_id[11].body.vote_granted
+        assert isinstance(by_id[12].body, FetchResponse) and by_id[12].body.high_watermark == 5
+        assert all(e.source == 2 and e.destination == 1 for e in got)
+        assert sorted(handler.versions) == [(1, 17), (52, 2)]
+
+    asyncio.run(main())
+
+
+def test_pre_vote_to_a_peer_without_vote_v2_becomes_unsupported_version_for_the_core() -> None:
+    async def main() -> None:
+        handler = PeerHandler()
+        server, port = await start_peer(handler, vote_max=1)
+        got = await exchange(port, [Envelope(1, 2, 5, PRE_VOTE), Envelope(1, 2, 6, VOTE)])
+        await server.close()
+        by_id = {e.correlation_id: e.body for e in got}
+        assert by_id[5].error_code == ErrorCode.UNSUPPORTED_VERSION
+        assert isinstance(by_id[6], VoteResponse) and by_id[6].vote_granted  # a standard vote goes at v1
+        assert handler.versions == [(52, 1)]
+
+    asyncio.run(main())
+
+
+def test_unreachable_peer_becomes_broker_not_available() -> None:
+    async def main() -> None:
+        got = await exchange(free_port(), [Envelope(1, 2, 7, FETCH)])
+        assert got[0].body.error_code == ErrorCode.BROKER_NOT_AVAILABLE
+        assert got[0].correlation_id == 7
+
+    asyncio.run(main())
+
+
+def test_request_timeout_becomes_broker_not_available() -> None:
+    async def main() -> None:
+        server, port = await start_peer(PeerHandler(delay_s=2.0))
+        got = await exchange(port, [Envelope(1, 2, 8, FETCH)], timeout_ms=300)
+        await server.close()
+        assert got[0].body.error_code == ErrorCode.BROKER_NOT_AVAILABLE
+
+    asyncio.run(main())
+
+
+def test_unknown_destination_fails_fast() -> None:
+    async def main() -> None:
+        got: list[Envelope] = []
+        channel = PeerChannel(
+            local_id=1,
+            addresses={},
+            apis=served_apis(),
+            deliver=got.append,
+            listener_name="CONTROLLER",
+            cluster_id="c",
+            request_timeout_ms=1000,
+        )
+        channel.send(Envelope(1, 9, 3, FETCH))
+        for _ in range(100):
+            if got:
+                break
+            await asyncio.sleep(0.01)
+        await channel.close()
+        assert got and got[0].body.error_code == ErrorCode.BROKER_NOT_AVAILABLE
+
+    asyncio.run(main())
+
+
+def test_reconnects_after_the_peer_comes_back() -> None:
+    async def main() -> None:
+        port = free_port()
+        got: list[Envelope] = []
+        channel = PeerChannel(
+            local_id=1,
+            addresses={2: PeerAddress("127.0.0.1", port)},
+            apis=served_apis(),
+            deliver=got.append,
+            listener_name="CONTROLLER",
+            cluster_id="c",
+            request_timeout_ms=1000,
+        )
+        channel.send(Envelope(1, 2, 1, FETCH))
+        while not got:
+            await asyncio.sleep(0.01)
+        assert got[0].body.error_code == ErrorCode.BROKER_NOT_AVAILABLE
+        server = KafkaServer(apis=served_apis(), handler=PeerHandler(), max_request_bytes=1 << 20)
+        await server.listen("CONTROLLER", "127.0.0.1", port)
+        deadline = asyncio.get_running_loop().time() + 5
+        while asyncio.get_running_loop().time() < deadline:
+            got.clear()
+            channel.send(Envelope(1, 2, 2, FETCH))
+            while not got:
+                await asyncio.sleep(0.01)
+            if got[0].body.error_code == 0:
+                break
+            await asyncio.sleep(0.05)
+        await channel.close()
+        await server.close()
+        assert got[0].body.error_code == 0 and got[0].body.high_watermark == 5
+
+    asyncio.run(main())

@@ -1,0 +1,123 @@
+"""Server configuration: valid files parse; every error names the property to fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kraft.common.config import parse_properties
+from kraft.common.errors import ConfigError
+from kraft.raft.types import Endpoint
+from kraft.server.config import load_server_config, parse_server_config
+from kraft.server.controller_server import read_meta_properties
+
+BASE = {
+    "process.roles": "controller",
+    "node.id": "1",
+    "controller.quorum.voters": "1@127.0.0.1:9093,2@127.0.0.1:9094,3@[::1]:9095",
+    "listeners": "CONTROLLER://127.0.0.1:9093",
+    "controller.listener.names": "CONTROLLER",
+    "log.dirs": "/tmp/a,/tmp/b",
+}
+
+
+def config(**changes: str | None) -> dict[str, str]:
+    props = dict(BASE)
+    for key, value in changes.items():
+        name = key.replace("__", ".")
+        if value is None:
+            props.pop(name, None)
+        else:
+            props[name] = value
+    return props
+
+
+def test_a_valid_file_parses_with_kafka_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "server.properties"
+    path.write_text("# comment\n" + "\n".join(f"{k}={v}" for k, v in BASE.items()) + "\nunknown.key = kept\n")
+    cfg = load_server_config(path, {"controller.quorum.fetch.timeout.ms": "3000"})
+    assert cfg.node_id == 1
+    assert cfg.voters[3] == Endpoint("CONTROLLER", "::1", 9095)
+    assert cfg.raft_listener == Endpoint("CONTROLLER", "127.0.0.1", 9093)
+    assert str(cfg.metadata_log_dir) == "/tmp/a"
+    assert cfg.quorum.fetch_timeout_ms == 3000 and cfg.quorum.election_timeout_ms == 1000
+    assert cfg.quorum.pre_vote_enabled and cfg.metrics_port == 0
+    assert cfg.socket_request_max_bytes == 104_857_600 and cfg.connections_max_idle_ms == 600_000
+
+
+def test_metadata_log_dir_wins_over_log_dirs() -> None:
+    assert str(parse_server_config(config(metadata__log__dir="/m")).metadata_log_dir) == "/m"
+
+
+@pytest.mark.parametrize(
+    ("changes", "property_name"),
+    [
+        ({"process__roles": None}, "process.roles"),
+        ({"process__roles": "broker,controller"}, "process.roles"),
+        ({"process__roles": "zookeeper"}, "process.roles"),
+        ({"node__id": None}, "node.id"),
+        ({"node__id": "x"}, "node.id"),
+        ({"node__id": "-1"}, "node.id"),
+        ({"node__id": "7"}, "controller.quorum.voters"),
+        ({"controller__quorum__voters": "1@host"}, "controller.quorum.voters"),
+        ({"controller__quorum__voters": "1@h:1,1@h:2"}, "controller.quorum.voters"),
+        ({"controller__quorum__voters": "1@h:70000"}, "controller.quorum.voters"),
+        ({"controller__quorum__voters": None}, "controller.quorum.voters"),
+        (
+            {"controller__quorum__bootstrap__servers": "nohost", "controller__quorum__voters": None},
+            "controller.quorum.bootstrap.servers",
+        ),
+        ({"listeners": None}, "listeners"),
+        ({"listeners": "CONTROLLER:9093"}, "listeners"),
+        ({"listeners": "CONTROLLER://127.0.0.1:9093,PLAINTEXT://127.0.0.1:9092"}, "listeners"),
+        ({"controller__listener__names": None}, "controller.listener.names"),
+        ({"controller__listener__names": "OTHER,CONTROLLER"}, "controller.listener.names"),
+        ({"log__dirs": None}, "metadata.log.dir"),
+        ({"controller__quorum__election__timeout__ms": "soon"}, "controller.quorum.election.timeout.ms"),
+        ({"controller__quorum__fetch__timeout__ms": "0"}, "controller.quorum.fetch.timeout.ms"),
+        ({"controller__quorum__request__timeout__ms": "-5"}, "controller.quorum.request.timeout.ms"),
+        ({"controller__quorum__pre__vote__enable": "yes"}, "controller.quorum.pre.vote.enable"),
+        ({"metrics__port": "99999"}, "metrics.port"),
+        ({"socket__request__max__bytes": "0"}, "socket.request.max.bytes"),
+        ({"metadata__log__segment__bytes": "10"}, "metadata.log.segment.bytes"),
+    ],
+)
+def test_each_error_names_the_property(changes: dict[str, str | None], property_name: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_server_config(config(**changes))
+    assert str(info.value).startswith(property_name), str(info.value)
+
+
+def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_server_config(tmp_path / "nope.properties")
+
+
+def test_unformatted_log_dir_tells_the_user_to_run_storage_format(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="kraft storage format") as info:
+        read_meta_properties(tmp_path, 1)
+    assert str(info.value).startswith("metadata.log.dir")
+
+
+def test_node_id_mismatch_with_meta_properties_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "meta.properties").write_text("version=1\ncluster.id=abc\nnode.id=2\n")
+    with pytest.raises(ConfigError, match=r"node\.id") as info:
+        read_meta_properties(tmp_path, 1)
+    assert "2" in str(info.value) and "1" in str(info.value)
+    assert read_meta_properties(tmp_path, 2).cluster_id == "abc"
+
+
+def test_properties_parser_follows_java_rules() -> None:
+    text = (
+        "a=1\nb : 2\nc 3\n! bang comment\n  # indented comment\n"
+        "d=long \\\n   value\ne=\\u0041\\tx\nf=\na=override\n"
+    )
+    assert parse_properties(text) == {
+        "a": "override",
+        "b": "2",
+        "c": "3",
+        "d": "long value",
+        "e": "A\tx",
+        "f": "",
+    }
