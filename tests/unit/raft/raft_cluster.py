@@ -45,6 +45,7 @@ class Cluster:
     def __init__(
         self, voters: list[int], observers: tuple[int, ...] = (), *, seed: int = 0, **config: object
     ) -> None:
+        config.setdefault("fetch_max_wait_ms", 100)  # as in the spec's simulation setup
         self.config = QuorumConfig(voters={v: () for v in voters}, **config)  # type: ignore[arg-type]
         self.now_ms = 0
         self.seed = seed
