@@ -132,3 +132,17 @@ def test_snapshot_is_fetched_by_a_new_follower_in_chunks() -> None:
     assert len(listener.snapshots) == 1 and listener.snapshots[0].snapshot_id == snapshot_id
     assert listener.values() == [b"value-%d" % i for i in range(10)] + [b"after"]
     assert not c.listeners[leader_id].snapshots  # a leader never loads a snapshot
+
+
+def test_graceful_shutdown_of_leader_hands_over_quickly() -> None:
+    c = Cluster([1, 2, 3], fetch_timeout_ms=2_000, election_timeout_ms=1_000)
+    old = elect(c)
+    node = c.nodes[old]
+    node.shutdown(c.now_ms, 5_000)
+    assert node.role is Role.RESIGNED and not node.is_shutdown_complete(c.now_ms)
+    start = c.now_ms
+    c.run_until(lambda: node.is_shutdown_complete(c.now_ms))
+    assert c.now_ms - start < 2_000  # EndQuorumEpoch beats the 2 s fetch timeout
+    new = c.leader()
+    assert new is not None and new.node_id != old
+    assert node.metrics.current_state in ("follower", "unattached")
