@@ -18,11 +18,31 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from kraft.common.errors import KraftError, StorageError
+from kraft.common.errors import CorruptRecordError, KraftError, StorageError
+from kraft.protocol.schema import StructValue
+from kraft.raft.log import RawSnapshotReader, RawSnapshotWriter
 from kraft.raft.types import OffsetAndEpoch
+from kraft.records.batch import (
+    Record,
+    SimpleRecord,
+    assign_offsets_and_epoch,
+    build_batch,
+    iter_batches,
+    read_batch_header,
+)
+from kraft.records.control import (
+    ControlType,
+    build_control_batch,
+    build_control_batch_of,
+    control_records,
+    snapshot_footer_record,
+    snapshot_header_record,
+)
 from kraft.storage.fsutil import fsync_dir, write_all
 
 SUFFIX = ".checkpoint"
@@ -205,3 +225,127 @@ class FileRawSnapshotReader:
 
     def read_all(self) -> bytes:
         return self.read(0, self._size)
+
+
+# ------------------------------------------------------------------------------------------------
+# Record-level snapshots (spec section 6): header control batch, data batches, footer control batch.
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotContents:
+    """A decoded snapshot: the header's fields, the extra header control records and the data."""
+
+    snapshot_id: OffsetAndEpoch
+    last_contained_log_timestamp_ms: int
+    header_records: tuple[tuple[ControlType, StructValue], ...]
+    records: tuple[Record, ...]
+
+
+class SnapshotWriter:
+    """Writes a snapshot as Kafka does over any ``RawSnapshotWriter``.
+
+    Offsets inside the snapshot start at 0 and every batch carries the snapshot's epoch as its
+    partitionLeaderEpoch. The header batch holds the SnapshotHeaderRecord plus any
+    ``extra_header_entries`` (KRaftVersionRecord, VotersRecord when kraft.version >= 1); ``freeze``
+    appends the footer batch and publishes the snapshot.
+    """
+
+    def __init__(
+        self,
+        raw: RawSnapshotWriter,
+        *,
+        last_contained_log_timestamp_ms: int,
+        timestamp_ms: int,
+        extra_header_entries: Sequence[tuple[ControlType, StructValue]] = (),
+    ) -> None:
+        self._raw = raw
+        self._epoch = raw.snapshot_id.epoch
+        self._timestamp_ms = timestamp_ms
+        self._next_offset = 0
+        entries = [(ControlType.SNAPSHOT_HEADER, snapshot_header_record(last_contained_log_timestamp_ms))]
+        self._append_batch(
+            build_control_batch_of(
+                [*entries, *extra_header_entries],
+                base_offset=0,
+                partition_leader_epoch=self._epoch,
+                timestamp_ms=timestamp_ms,
+            )
+        )
+
+    @property
+    def snapshot_id(self) -> OffsetAndEpoch:
+        return self._raw.snapshot_id
+
+    def _append_batch(self, batch: bytes) -> None:
+        header = read_batch_header(batch)
+        if header is None or header.size_in_bytes != len(batch):
+            raise KraftError("a snapshot batch must be exactly one whole record batch")
+        self._raw.append(assign_offsets_and_epoch(batch, self._next_offset, self._epoch))
+        self._next_offset += header.last_offset_delta + 1
+
+    def append(self, values: Sequence[bytes]) -> None:
+        """One data batch of records with these values (null keys, as KRaft writes them)."""
+        if values:
+            self._append_batch(
+                build_batch([SimpleRecord(value=v) for v in values], timestamp_ms=self._timestamp_ms)
+            )
+
+    def append_batch(self, batch: bytes) -> None:
+        """An already-built data batch; its offsets and epoch are rewritten."""
+        self._append_batch(batch)
+
+    def freeze(self) -> None:
+        self._append_batch(
+            build_control_batch(
+                ControlType.SNAPSHOT_FOOTER,
+                snapshot_footer_record(),
+                base_offset=self._next_offset,
+                partition_leader_epoch=self._epoch,
+                timestamp_ms=self._timestamp_ms,
+            )
+        )
+        self._raw.freeze()
+
+    def abort(self) -> None:
+        self._raw.abort()
+
+
+def read_snapshot_contents(reader: RawSnapshotReader) -> SnapshotContents:
+    """Decode and check a snapshot written by ``SnapshotWriter`` (or Kafka).
+
+    Raises:
+        StorageError: truncated, corrupt, or without its header/footer control batches.
+    """
+    sid = reader.snapshot_id
+    data = reader.read(0, reader.size_in_bytes())
+    try:
+        batches = list(iter_batches(data))
+    except CorruptRecordError as e:
+        raise StorageError(f"snapshot {sid}: {e}") from None
+    consumed = sum(b.size_in_bytes for b in batches)
+    if consumed != len(data):
+        raise StorageError(
+            f"snapshot {sid}: {len(data) - consumed} trailing bytes after the last whole batch"
+        )
+    if len(batches) < 2 or not batches[0].is_control or not batches[-1].is_control:
+        raise StorageError(f"snapshot {sid}: expected a header and a footer control batch")
+    try:
+        header = control_records(batches[0])
+        footer = control_records(batches[-1])
+    except (CorruptRecordError, ValueError) as e:
+        raise StorageError(f"snapshot {sid}: {e}") from None
+    if not header or header[0][0] is not ControlType.SNAPSHOT_HEADER:
+        raise StorageError(f"snapshot {sid}: the first batch does not start with a SnapshotHeaderRecord")
+    if not footer or footer[0][0] is not ControlType.SNAPSHOT_FOOTER:
+        raise StorageError(f"snapshot {sid}: the last batch is not a SnapshotFooterRecord")
+    header_message: Any = header[0][1]
+    records: list[Record] = []
+    for batch in batches[1:-1]:
+        if not batch.is_control:
+            records.extend(batch.records)
+    return SnapshotContents(
+        snapshot_id=sid,
+        last_contained_log_timestamp_ms=int(header_message.last_contained_log_timestamp),
+        header_records=tuple(header[1:]),
+        records=tuple(records),
+    )
