@@ -7,20 +7,23 @@ it on append, high-watermark change, expiry, or fails it with NOT_LEADER_OR_FOLL
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
-from kraft.common.errors import FatalError
+from kraft.common.errors import CorruptRecordError, FatalError
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.log import ValidationKind
 from kraft.raft.messages import Envelope, FetchRequest, FetchResponse
 from kraft.raft.states import FollowerState, LeaderState, ReplicaProgress, SnapshotDownload
 from kraft.raft.types import ZERO_UUID, OffsetAndEpoch, ReplicaKey
-from kraft.records.batch import iter_batch_headers
+from kraft.records.batch import batch_crc_valid, iter_batch_headers
 
 if TYPE_CHECKING:
     from kraft.raft.node import RaftNode
 
 BOOTSTRAP_SNAPSHOT_ID = OffsetAndEpoch(0, 0)
+
+_log = logging.getLogger(__name__)
 
 
 def build_fetch_request(node: RaftNode) -> FetchRequest:
@@ -135,7 +138,13 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
         if state.download is None:
             state.download = SnapshotDownload(sid, node.log.store_snapshot(sid))
     else:
-        if any(True for _ in iter_batch_headers(response.records)):
+        problem = _fetched_records_problem(node, response.records)
+        if problem is not None:
+            # Bytes from a peer: a bad batch is a failed fetch (back off and fetch again), never a
+            # reason to stop this node or to write anything.
+            _log.warning("node %s: ignoring fetched records from %s: %s", node.node_id, source, problem)
+            return False
+        if response.records:
             info = node.log.append_as_follower(response.records, state.epoch)
             # Persist before the next Fetch reveals the new end offset to the leader.
             node.log.flush()
@@ -144,6 +153,21 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
     state.has_fetched_from_leader = True
     state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
     return True
+
+
+def _fetched_records_problem(node: RaftNode, records: bytes) -> str | None:
+    """Why ``records`` must not be appended (corrupt, not contiguous, not at our end offset), or None."""
+    expected = node.log.end_offset()
+    try:
+        for pos, header in iter_batch_headers(records):
+            if header.base_offset != expected:
+                return f"batch at offset {header.base_offset} where {expected} was expected"
+            if not batch_crc_valid(records, pos, header):
+                return f"CRC mismatch in the batch at offset {header.base_offset}"
+            expected = header.next_offset
+    except CorruptRecordError as e:
+        return str(e)
+    return None
 
 
 def truncate_on_divergence(node: RaftNode, diverging: OffsetAndEpoch) -> None:

@@ -359,3 +359,32 @@ def test_sole_voter_elects_itself_immediately() -> None:
     ctx.poll(advance_ms=25)
     assert ctx.node.high_watermark == last + 1
     assert ctx.listener.values() == [b"a"]
+
+
+@pytest.mark.parametrize("damage", ["flip_crc_covered_byte", "wrong_base_offset", "impossible_length"])
+def test_follower_ignores_corrupt_fetched_records_without_appending(damage: str) -> None:
+    ctx = (
+        RaftTestContext.builder(local_id=1, voters=[1, 2, 3])
+        .with_elected_leader(epoch=6, leader_id=2)
+        .with_log(1, 1)
+        .build()
+    )
+    ctx.poll()
+    fetch = ctx.sent_of(FetchRequest)[0]
+    data = bytearray(build_batch([SimpleRecord(value=b"x")], base_offset=2, partition_leader_epoch=6))
+    if damage == "flip_crc_covered_byte":
+        data[-1] ^= 0x01
+    elif damage == "wrong_base_offset":
+        data = bytearray(build_batch([SimpleRecord(value=b"x")], base_offset=7, partition_leader_epoch=6))
+    else:
+        data[8:12] = (5).to_bytes(4, "big")
+    ctx.respond_to(
+        fetch, FetchResponse(records=bytes(data), high_watermark=3, current_leader_id=2, current_leader_epoch=6)
+    )
+    ctx.poll()
+    # Nothing appended, the node still follows the same leader, and it fetches again from offset 2.
+    assert ctx.log.end_offset() == 2
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 6, 2)
+    ctx.poll(advance_ms=ctx.node.config.retry_backoff_ms + 1)
+    refetch = ctx.sent_of(FetchRequest)
+    assert refetch and isinstance(refetch[0].body, FetchRequest) and refetch[0].body.fetch_offset == 2
