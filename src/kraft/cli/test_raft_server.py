@@ -73,20 +73,38 @@ class Workload:
         self.epochs_led: list[int] = []
         self.not_leader_errors = 0
         self._next_report_s = now + report_interval_s
+        # Time spent as leader: the run's throughput is measured over it, not over startup,
+        # elections or the shutdown that follows.
+        self._led_s = 0.0
+        self._lead_started_s: float | None = None
 
     # -- RaftListener -------------------------------------------------------------------------
 
     def handle_leader_change(self, leader: Any) -> None:
+        now = time.perf_counter()
         if leader.leader_id == self.node_id:
             self.claimed_epoch = leader.epoch
             self.epochs_led.append(leader.epoch)
-            self.throttler.reset(time.perf_counter())
+            self.throttler.reset(now)
             self.pending.clear()
+            if self._lead_started_s is None:
+                self._lead_started_s = now
             self._emit_event("claimed", leader.epoch)
         elif self.claimed_epoch is not None:
             self._emit_event("resigned", self.claimed_epoch)
             self.claimed_epoch = None
             self.pending.clear()
+            if self._lead_started_s is not None:
+                self._led_s += now - self._lead_started_s
+                self._lead_started_s = None
+
+    def time_as_leader_s(self, now_s: float) -> float:
+        current = 0.0 if self._lead_started_s is None else now_s - self._lead_started_s
+        return self._led_s + current
+
+    def total(self, now_s: float) -> Summary:
+        """The whole run, with rates over the time this node was leader."""
+        return self.stats.total_over(self.time_as_leader_s(now_s))
 
     def handle_commit(self, batch: Any) -> None:
         if batch.is_control or batch.epoch != self.claimed_epoch:
@@ -236,7 +254,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         return 1
     except KeyboardInterrupt:
         code = 0
-    workload.report(workload.stats.total(time.perf_counter()), "total")
+    workload.report(workload.total(time.perf_counter()), "total")
     return code
 
 

@@ -110,6 +110,10 @@ class WriteStats:
     def total(self, now_s: float) -> Summary:
         return summarise(self._all_latencies, self._all_bytes, now_s - self.started_s)
 
+    def total_over(self, duration_s: float) -> Summary:
+        """Everything recorded, with rates over ``duration_s`` (e.g. the time spent leading)."""
+        return summarise(self._all_latencies, self._all_bytes, duration_s)
+
 
 class Throttler:
     """Paces records to ``rate`` per second from ``reset`` time (Kafka's ThroughputThrottler)."""
