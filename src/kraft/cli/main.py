@@ -14,9 +14,9 @@ TOOLS: dict[str, tuple[str, str]] = {
     "storage": ("kraft.cli.storage", "format and inspect log directories (random-uuid, format, info)"),
     "dump-log": ("kraft.cli.dump_log", "print the batches and records of log segments and snapshots"),
     "server-start": ("kraft.cli.server_start", "run one KRaft node from a properties file"),
-    "test-raft-server": ("kraft.cli.test_raft_server", "run a node that appends at a given rate while leader"),
+    "test-raft-server": ("kraft.cli.test_raft_server", "run a node that appends at a set rate while leader"),
     "cluster": ("kraft.cli.cluster", "start or stop a local cluster of controller processes"),
-    "metadata-quorum": ("kraft.cli.metadata_quorum", "describe the metadata quorum (--status, --replication)"),
+    "metadata-quorum": ("kraft.cli.metadata_quorum", "describe the quorum (--status, --replication)"),
     "sim": ("kraft.cli.sim", "run the deterministic fault-injecting simulator"),
 }
 

@@ -378,9 +378,10 @@ def test_follower_ignores_corrupt_fetched_records_without_appending(damage: str)
         data = bytearray(build_batch([SimpleRecord(value=b"x")], base_offset=7, partition_leader_epoch=6))
     else:
         data[8:12] = (5).to_bytes(4, "big")
-    ctx.respond_to(
-        fetch, FetchResponse(records=bytes(data), high_watermark=3, current_leader_id=2, current_leader_epoch=6)
+    response = FetchResponse(
+        records=bytes(data), high_watermark=3, current_leader_id=2, current_leader_epoch=6
     )
+    ctx.respond_to(fetch, response)
     ctx.poll()
     # Nothing appended, the node still follows the same leader, and it fetches again from offset 2.
     assert ctx.log.end_offset() == 2
