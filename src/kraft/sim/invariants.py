@@ -315,22 +315,42 @@ class InvariantChecker:
     # -- liveness and the end of the run -------------------------------------------------------
 
     def expect_progress(self, label: str, within_ms: int) -> None:
-        """From now, within ``within_ms``: some node must be leader and the commit point must move."""
+        """By ``within_ms`` from now the cluster must be available again: the committed prefix has
+        moved past where it is now *and* it moved within the last ``stall_threshold_ms`` before the
+        deadline (so a leader commits at the deadline, not just a straggler right after the fault).
+
+        Scenarios inject no new fault that could take availability away inside the window.
+        """
         world = self.world
         baseline = self.committed_end
         since = world.now_ms
+        # A run lasts until its last liveness deadline has been checked: never skip one silently.
+        world.end_ms = max(world.end_ms, since + within_ms)
+        threshold = world.timing.stall_threshold_ms
 
         def check() -> None:
-            leader = world.current_leader()
-            if leader is None or self.committed_end <= baseline:
+            stalled_ms = world.now_ms - self.figures.last_commit_ms
+            if self.committed_end <= baseline or stalled_ms > threshold:
+                leader = world.current_leader()
                 world.report(
                     "Liveness",
-                    f"{label}: {within_ms} ms after t={since} the committed prefix is still "
-                    f"{self.committed_end} (was {baseline}) and the leader is "
-                    f"{leader.node_id if leader is not None else None}",
+                    f"{label}: {within_ms} ms after t={since} nothing has been committed for {stalled_ms} ms "
+                    f"(committed prefix {self.committed_end}, was {baseline}; leader "
+                    f"{leader.node_id if leader is not None else None}, max epoch {self.figures.max_epoch})",
                 )
 
         world.schedule(since + within_ms, f"liveness:{label}", check)
+
+    def expect_leader_by(self, at_ms: int) -> None:
+        """A first leader must have been elected by ``at_ms``."""
+        world = self.world
+        world.end_ms = max(world.end_ms, at_ms)
+
+        def check() -> None:
+            if self.figures.first_leader_ms is None:
+                world.report("Liveness", f"no leader was elected by t={at_ms} ms")
+
+        world.schedule(at_ms, "liveness:first-leader", check)
 
     def at_end(self) -> None:
         world = self.world

@@ -66,22 +66,28 @@ def _majority_epoch(world: World, exclude: int) -> int:
 
 
 def _steady(world: World) -> None:
-    world.checker.expect_progress("initial election", 6000)
-    _at(world, 6000, "steady-check", lambda: world.checker.expect_progress("steady state", 1500))
+    world.checker.expect_leader_by(6000)
+    _at(world, 4000, "steady-check", lambda: world.checker.expect_progress("steady state", 2000))
 
 
 def _leader_crash(world: World) -> None:
-    world.checker.expect_progress("initial election", 6000)
+    world.checker.expect_leader_by(6000)
     bound = _leader_lost_bound(world)
+    crashes = [0]
 
     def crash_leader(leader: SimNode) -> None:
         world.crash(leader.node_id)
+        crashes[0] += 1
         world.checker.expect_progress(f"after crashing leader {leader.node_id}", bound)
         down_ms = world.rng.randint(1500, 3500)
         _at(world, world.now_ms + down_ms, "restart", lambda: world.restart(leader.node_id))
+        if crashes[0] < 2:
+            # The next crash waits for this one's liveness deadline: windows never overlap.
+            _at(
+                world, world.now_ms + bound + 500, "crash", lambda: _when_leader(world, "crash", crash_leader)
+            )
 
-    _at(world, 3000, "crash-1", lambda: _when_leader(world, "crash-1", crash_leader))
-    _at(world, 10_000, "crash-2", lambda: _when_leader(world, "crash-2", crash_leader))
+    _at(world, 3000, "crash", lambda: _when_leader(world, "crash", crash_leader))
 
 
 def _crash_restart_loop(world: World) -> None:
@@ -128,17 +134,21 @@ def _crash_restart_loop(world: World) -> None:
 
 def _partition_leader(world: World) -> None:
     bound = _leader_lost_bound(world)
+    cuts = [0]
 
     def isolate(leader: SimNode) -> None:
         others = [n for n in world.nodes if n != leader.node_id]
         world.network.isolate(leader.node_id, others)
+        cuts[0] += 1
         world.checker.expect_progress(f"after isolating leader {leader.node_id}", bound)
-        _at(world, world.now_ms + world.rng.randint(4000, 6000), "heal", world.network.heal)
+        heal_ms = world.rng.randint(4000, 6000)
+        _at(world, world.now_ms + heal_ms, "heal", world.network.heal)
+        if cuts[0] < 2:
+            # Back-to-back leader partitions: the next starts soon after this one's deadline.
+            _at(world, world.now_ms + bound + 500, "isolate", lambda: _when_leader(world, "isolate", isolate))
 
-    world.checker.expect_progress("initial election", 6000)
-    _at(world, 3000, "isolate-1", lambda: _when_leader(world, "isolate-1", isolate))
-    # Back-to-back leader partitions: the next one starts soon after the first heals.
-    _at(world, 10_500, "isolate-2", lambda: _when_leader(world, "isolate-2", isolate))
+    world.checker.expect_leader_by(6000)
+    _at(world, 3000, "isolate", lambda: _when_leader(world, "isolate", isolate))
 
 
 def _partition_rejoin(world: World) -> None:
@@ -173,7 +183,7 @@ def _partition_rejoin(world: World) -> None:
         now = (leader.node_id, leader.raft.epoch) if leader is not None else None
         world.extra["leader_deposed_on_rejoin"] = was is None or now != was
 
-    world.checker.expect_progress("initial election", 6000)
+    world.checker.expect_leader_by(6000)
     _at(world, 3000, "cut", lambda: _when_leader(world, "cut", cut))
 
 
@@ -223,7 +233,7 @@ def _zombie_leader(world: World) -> None:
         _at(world, world.now_ms + settle_ms, "zombie-baseline", baseline)
         _at(world, world.now_ms + step_down_bound + 2000, "heal", world.network.heal)
 
-    world.checker.expect_progress("initial election", 6000)
+    world.checker.expect_leader_by(6000)
     _at(world, 3000, "cut", lambda: _when_leader(world, "cut", cut))
 
 
@@ -285,7 +295,7 @@ def _graceful_resign(world: World) -> None:
         if world.now_ms + 4000 < world.end_ms - bound:
             _at(world, world.now_ms + 4000, "resign", lambda: _when_leader(world, "resign", step))
 
-    world.checker.expect_progress("initial election", 6000)
+    world.checker.expect_leader_by(6000)
     _at(world, 3000, "resign", lambda: _when_leader(world, "resign", step))
 
 
@@ -324,7 +334,7 @@ def _snapshot_catchup(world: World) -> None:
                 )
         world.extra["snapshots_loaded_by_lagging"] = loaded
 
-    world.checker.expect_progress("initial election", 6000)
+    world.checker.expect_leader_by(6000)
     _at(world, 2500, "down", lambda: _when_leader(world, "down", down))
 
 
@@ -351,7 +361,7 @@ def _observer(world: World) -> None:
                     f"observer {o} applied to {sm.next_offset if sm else None} but committed is {target}",
                 )
 
-    world.checker.expect_progress("initial election", 6000)
+    world.checker.expect_leader_by(6000)
     _at(world, 4000, "crash-leader", lambda: _when_leader(world, "crash-leader", crash_leader))
     if world.observer_ids:
         _at(world, 6000, "bounce-observer", bounce_observer)
