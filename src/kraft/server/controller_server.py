@@ -27,12 +27,10 @@ import random
 import signal
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kraft.common.config import load_properties
-from kraft.common.errors import ConfigError
+from kraft.common.errors import ConfigError, StorageError
 from kraft.net.channel import PeerAddress, PeerChannel
 from kraft.net.controller_apis import ControllerApis, served_apis
 from kraft.net.server import KafkaServer
@@ -40,56 +38,38 @@ from kraft.raft.messages import Envelope, RaftRequest, RaftResponse
 from kraft.raft.types import Endpoint, LeaderAndEpoch
 from kraft.server.config import ServerConfig
 from kraft.server.driver import NodeView, RaftDriver, WallClock
+from kraft.storage.meta_properties import META_PROPERTIES_FILE, MetaProperties
+from kraft.storage.meta_properties import read_meta_properties as storage_read_meta_properties
 
 log = logging.getLogger("kraft.server")
 
 T = TypeVar("T")
 
-META_PROPERTIES = "meta.properties"
 DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000
 
 
-@dataclass(frozen=True, slots=True)
-class MetaProperties:
-    cluster_id: str
-    node_id: int
-    directory_id: uuid.UUID
-
-
 def read_meta_properties(log_dir: Path, expected_node_id: int) -> MetaProperties:
-    """Read ``<log_dir>/meta.properties`` (Kafka's format) and check it against the configuration."""
-    path = log_dir / META_PROPERTIES
-    if not path.exists():
-        raise ConfigError(
-            f"metadata.log.dir: {log_dir} is not formatted ({path} does not exist); run "
-            f"`kraft storage format --config <server.properties> --cluster-id <id>` first"
-        )
-    props = load_properties(path)
-    cluster_id = props.get("cluster.id", "").strip()
-    if not cluster_id:
-        raise ConfigError(
-            f"{path}: cluster.id is missing; re-format the directory with `kraft storage format`"
-        )
-    raw_node = props.get("node.id", "").strip()
-    try:
-        node_id = int(raw_node)
-    except ValueError:
-        raise ConfigError(f"{path}: node.id is missing or not an integer ({raw_node!r})") from None
-    if node_id != expected_node_id:
-        raise ConfigError(
-            f"node.id: the configuration says {expected_node_id} but {path} was formatted for node.id "
-            f"{node_id}; use the right log directory or re-format it"
-        )
-    directory_id = uuid.UUID(int=0)
-    raw_dir = props.get("directory.id", "").strip()
-    if raw_dir:
-        try:
-            from kraft.storage.uuids import uuid_from_base64
+    """Read ``<log_dir>/meta.properties`` and check it against the configuration.
 
-            directory_id = uuid_from_base64(raw_dir)
-        except Exception:
-            raise ConfigError(f"{path}: directory.id {raw_dir!r} is not a valid base64 UUID") from None
-    return MetaProperties(cluster_id=cluster_id, node_id=node_id, directory_id=directory_id)
+    Raises:
+        ConfigError: not formatted, unreadable, or formatted for another node (the message names
+            the property to look at and what to run).
+    """
+    try:
+        meta = storage_read_meta_properties(log_dir)
+    except StorageError as e:
+        raise ConfigError(f"metadata.log.dir: {e}") from None
+    if meta is None:
+        raise ConfigError(
+            f"metadata.log.dir: {log_dir} is not formatted ({log_dir / META_PROPERTIES_FILE} is missing); "
+            "run `kraft storage format --config <server.properties> --cluster-id <id>` first"
+        )
+    if meta.node_id != expected_node_id:
+        raise ConfigError(
+            f"node.id: the configuration says {expected_node_id} but {log_dir / META_PROPERTIES_FILE} was "
+            f"formatted for node.id {meta.node_id}; use the right log directory or re-format it"
+        )
+    return meta
 
 
 class _Gateway:
@@ -220,7 +200,7 @@ class ControllerServer:
             node_factory = RaftNode
         node = node_factory(
             node_id=config.node_id,
-            directory_id=meta.directory_id,
+            directory_id=meta.directory_id or uuid.UUID(int=0),
             cluster_id=meta.cluster_id,
             config=config.quorum,
             log=self._log,
