@@ -1,0 +1,173 @@
+"""RaftDriver (the raft thread) with a fake node, and the Prometheus exposition of its view."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from prometheus_client import generate_latest
+
+from kraft.common.errors import FatalError
+from kraft.raft.messages import DescribeQuorumRequest, DescribeQuorumResponse, Envelope
+from kraft.raft.types import LeaderAndEpoch
+from kraft.server.driver import NodeView, RaftDriver, WallClock
+from kraft.server.metrics import build_registry
+
+pytestmark = pytest.mark.timeout(30)
+
+
+@dataclass
+class FakePollResult:
+    outbound: list[Envelope]
+    wake_at_ms: int
+
+
+@dataclass
+class FakeMetrics:
+    current_state: str = "leader"
+    current_epoch: int = 4
+    high_watermark: int = 12
+    commit_latency_avg: float = 1.5
+
+
+@dataclass
+class FakeNode:
+    """Answers every inbound request with a DescribeQuorumResponse; raises when told to."""
+
+    node_id: int = 1
+    polls: int = 0
+    inbound_seen: list[Envelope] = field(default_factory=list)
+    fail: Exception | None = None
+    shutdown_at: int | None = None
+    metrics: FakeMetrics = field(default_factory=FakeMetrics)
+    thread_names: set[str] = field(default_factory=set)
+
+    def leader_and_epoch(self) -> LeaderAndEpoch:
+        return LeaderAndEpoch(1, 4)
+
+    @property
+    def high_watermark(self) -> int:
+        return 12
+
+    def poll(self, now_ms: int, inbound: Any = ()) -> FakePollResult:
+        self.thread_names.add(threading.current_thread().name)
+        self.polls += 1
+        if self.fail is not None:
+            raise self.fail
+        out = []
+        for env in inbound:
+            self.inbound_seen.append(env)
+            out.append(Envelope(1, env.source, env.correlation_id, DescribeQuorumResponse(leader_id=1)))
+        return FakePollResult(out, now_ms + 50)
+
+    def shutdown(self, now_ms: int, timeout_ms: int) -> None:
+        self.shutdown_at = now_ms
+
+    def is_shutdown_complete(self, now_ms: int) -> bool:
+        return self.shutdown_at is not None
+
+
+async def _run_driver(node: FakeNode, body: Any) -> tuple[list[list[Envelope]], list[BaseException]]:
+    outbound: list[list[Envelope]] = []
+    fatal: list[BaseException] = []
+    driver = RaftDriver(node, clock=WallClock(), log_prefix="[t] ")
+    driver.start(asyncio.get_running_loop(), on_outbound=outbound.append, on_fatal=fatal.append)
+    try:
+        await body(driver, outbound, fatal)
+    finally:
+        driver.stop_now()
+        await asyncio.get_running_loop().run_in_executor(None, driver.join, 5)
+    return outbound, fatal
+
+
+async def _until(condition: Any, timeout_s: float = 5) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+def test_inbound_envelopes_are_polled_on_the_raft_thread_and_answers_come_back_on_the_loop() -> None:
+    node = FakeNode()
+
+    async def body(driver: RaftDriver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        driver.deliver([Envelope(-5, 1, 77, DescribeQuorumRequest())])
+        await _until(lambda: any(outbound))
+        assert [e.correlation_id for batch in outbound for e in batch] == [77]
+        assert node.thread_names == {"raft-1"}
+        assert driver.view.leader_and_epoch == LeaderAndEpoch(1, 4)
+        assert driver.view.metrics["current_epoch"] == 4
+
+    asyncio.run(_run_driver(node, body))
+
+
+def test_submit_runs_between_polls_and_returns_the_result() -> None:
+    node = FakeNode()
+
+    async def body(driver: RaftDriver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        result = await asyncio.wrap_future(
+            driver.submit(lambda n, now_ms: (n.node_id, threading.current_thread().name))
+        )
+        assert result == (1, "raft-1")
+        with pytest.raises(ValueError):
+            await asyncio.wrap_future(driver.submit(lambda n, now_ms: int("x")))
+
+    asyncio.run(_run_driver(node, body))
+
+
+def test_a_fatal_error_in_poll_stops_the_thread_and_is_reported() -> None:
+    node = FakeNode()
+
+    async def body(driver: RaftDriver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        node.fail = FatalError("disk on fire")
+        driver.deliver([])
+        await _until(lambda: fatal)
+        assert isinstance(fatal[0], FatalError) and driver.stopped.is_set()
+        with pytest.raises(RuntimeError):
+            driver.submit(lambda n, now_ms: None).result(1)
+
+    asyncio.run(_run_driver(node, body))
+
+
+def test_graceful_shutdown_asks_the_node_to_shut_down_and_stops_when_complete() -> None:
+    node = FakeNode()
+
+    async def body(driver: RaftDriver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        driver.request_shutdown(1000)
+        await _until(driver.stopped.is_set)
+        assert node.shutdown_at is not None and not fatal
+
+    asyncio.run(_run_driver(node, body))
+
+
+def test_wall_clock_never_goes_backwards() -> None:
+    clock = WallClock()
+    clock._last = 10**15  # as if the wall clock had just stepped back
+    assert clock() == 10**15
+
+
+def test_prometheus_exposition_has_kafka_raft_names_and_a_labelled_state() -> None:
+    view = NodeView(
+        leader_and_epoch=LeaderAndEpoch(1, 4),
+        role="leader",
+        high_watermark=12,
+        metrics={
+            "current_state": "leader",
+            "current_epoch": 4,
+            "high_watermark": 12,
+            "commit_latency_avg": 1.5,
+            "current_leader": 1,
+            "poll_idle_ratio_avg": 0.9,
+        },
+    )
+    text = generate_latest(build_registry(lambda: view, 3)).decode()
+    assert 'kafka_raft_current_state{node_id="3",state="leader"} 1.0' in text
+    assert 'kafka_raft_current_state{node_id="3",state="follower"} 0.0' in text
+    assert 'kafka_raft_current_epoch{node_id="3"} 4.0' in text
+    assert 'kafka_raft_high_watermark{node_id="3"} 12.0' in text
+    assert 'kafka_raft_commit_latency_avg{node_id="3"} 1.5' in text
+    assert 'kafka_raft_poll_idle_ratio_avg{node_id="3"} 0.9' in text
+    assert "kafka_raft_append_records_rate" not in text  # not provided: omitted, not invented
