@@ -36,6 +36,9 @@ from kraft.tools.write_stats import Summary, Throttler, WriteStats
 MAX_RECORDS_PER_APPEND = 2000
 # How often the event loop pokes the workload when the rate would allow a longer wait.
 MAX_TICK_S = 0.05
+# Appended but not yet committed records allowed at once. Beyond it, due records are skipped, not
+# queued: at saturation the log, not an ever-growing backlog in memory, sets the pace.
+DEFAULT_MAX_IN_FLIGHT = 20_000
 
 
 @dataclass(slots=True)
@@ -58,8 +61,13 @@ class Workload:
         out: TextIO,
         as_json: bool,
         report_interval_s: float,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     ) -> None:
         self.node_id = node_id
+        self.max_in_flight = max_in_flight
+        self.in_flight = 0
+        self.skipped = 0
+        self._first_commit_seen = False
         self.record_size = record_size
         self.out = out
         self.as_json = as_json
@@ -87,6 +95,8 @@ class Workload:
             self.epochs_led.append(leader.epoch)
             self.throttler.reset(now)
             self.pending.clear()
+            self.in_flight = 0
+            self._first_commit_seen = False
             if self._lead_started_s is None:
                 self._lead_started_s = now
             self._emit_event("claimed", leader.epoch)
@@ -94,6 +104,7 @@ class Workload:
             self._emit_event("resigned", self.claimed_epoch)
             self.claimed_epoch = None
             self.pending.clear()
+            self.in_flight = 0
             if self._lead_started_s is not None:
                 self._led_s += now - self._lead_started_s
                 self._lead_started_s = None
@@ -114,8 +125,13 @@ class Workload:
             entry = self.pending[0]
             upto = min(entry.last_offset, batch.last_offset)
             latency_ms = (now - entry.appended_s) * 1000
-            for _ in range(max(0, upto - entry.next_offset + 1)):
+            done = max(0, upto - entry.next_offset + 1)
+            for _ in range(done):
                 self.stats.record(latency_ms, self.record_size)
+            self.in_flight -= done
+            if done and not self._first_commit_seen:
+                self._first_commit_seen = True
+                self._emit_event("first_commit", batch.epoch)
             entry.next_offset = upto + 1
             if upto < entry.last_offset:
                 break
@@ -141,6 +157,10 @@ class Workload:
         if epoch is None:
             return MAX_TICK_S
         due = self.throttler.due(now)
+        room = max(0, self.max_in_flight - self.in_flight)
+        if due > room:
+            self.skipped += due - room
+            due = room
         while due > 0:
             count = min(due, MAX_RECORDS_PER_APPEND)
             due -= count
@@ -154,6 +174,7 @@ class Workload:
                 return MAX_TICK_S
             first = last_offset - count + 1
             self.pending.append(_Pending(first, last_offset, first, now))
+            self.in_flight += count
         return max(0.0, min(MAX_TICK_S, self.throttler.next_due_s() - time.perf_counter()))
 
     # -- output -------------------------------------------------------------------------------
@@ -198,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--report-interval-s", type=float, default=5.0, help="seconds between reports (default 5)")
     p.add_argument("--json", action="store_true", help="one JSON object per report on stdout")
+    p.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=DEFAULT_MAX_IN_FLIGHT,
+        help="appended-but-uncommitted records allowed; due records beyond are skipped (default %(default)s)",
+    )
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE", help="override a property")
     p.add_argument("--log-level", default="INFO", help="log level of the node's stderr log (default INFO)")
     p.add_argument("--no-uvloop", action="store_true", help="use asyncio's default event loop")
@@ -228,7 +255,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     except (ConfigError, OSError) as e:
         print(f"error: {e}", file=err)
         return 1
-    workload = Workload(config.node_id, ns.throughput, ns.record_size, out, ns.json, ns.report_interval_s)
+    workload = Workload(
+        config.node_id, ns.throughput, ns.record_size, out, ns.json, ns.report_interval_s, ns.max_in_flight
+    )
     tasks: list[asyncio.Task[None]] = []
     started_s = time.perf_counter()
 
