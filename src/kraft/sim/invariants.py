@@ -341,6 +341,33 @@ class InvariantChecker:
 
         world.schedule(since + within_ms, f"liveness:{label}", check)
 
+    def expect_caught_up(self, label: str, within_ms: int) -> None:
+        """Within ``within_ms`` from now every node that is up must have applied everything that is
+        committed now (voters and observers alike; a restarted node may replay or load a snapshot).
+
+        Scenarios call this once every fault is healed and every crashed node restarted.
+        """
+        world = self.world
+        since = world.now_ms
+        baseline = self.committed_end
+        world.end_ms = max(world.end_ms, since + within_ms)
+
+        def check() -> None:
+            for node in world.nodes.values():
+                sm = node.sm
+                if sm is None or node.shutting_down:
+                    continue
+                if sm.next_offset < baseline:
+                    world.report(
+                        "Liveness",
+                        f"{label}: node {node.node_id} applied only up to offset {sm.next_offset}, "
+                        f"{within_ms} ms after t={since} when offset {baseline} was committed "
+                        f"(its log ends at {node.log.end_offset()}, high watermark "
+                        f"{node.raft.high_watermark if node.raft is not None else None})",
+                    )
+
+        world.schedule(since + within_ms, f"caught-up:{label}", check)
+
     def expect_leader_by(self, at_ms: int) -> None:
         """A first leader must have been elected by ``at_ms``."""
         world = self.world

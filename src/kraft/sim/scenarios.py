@@ -68,6 +68,7 @@ def _majority_epoch(world: World, exclude: int) -> int:
 def _steady(world: World) -> None:
     world.checker.expect_leader_by(6000)
     _at(world, 4000, "steady-check", lambda: world.checker.expect_progress("steady state", 2000))
+    _at(world, 4000, "caught-up", lambda: world.checker.expect_caught_up("steady state", 3000))
 
 
 def _leader_crash(world: World) -> None:
@@ -80,7 +81,13 @@ def _leader_crash(world: World) -> None:
         crashes[0] += 1
         world.checker.expect_progress(f"after crashing leader {leader.node_id}", bound)
         down_ms = world.rng.randint(1500, 3500)
-        _at(world, world.now_ms + down_ms, "restart", lambda: world.restart(leader.node_id))
+
+        def restart() -> None:
+            world.restart(leader.node_id)
+            if crashes[0] == 2:
+                world.checker.expect_caught_up("after the last restart", 5000)
+
+        _at(world, world.now_ms + down_ms, "restart", restart)
         if crashes[0] < 2:
             # The next crash waits for this one's liveness deadline: windows never overlap.
             _at(
@@ -126,6 +133,7 @@ def _crash_restart_loop(world: World) -> None:
         for n in all_ids:
             world.restart(n)
         world.checker.expect_progress("after the last restart", bound)
+        world.checker.expect_caught_up("after the last restart", bound)
 
     _at(world, 2000, "crash-tick", tick)
     _at(world, (2000 + faults_end) // 2, "kill-all", kill_all)
@@ -142,7 +150,13 @@ def _partition_leader(world: World) -> None:
         cuts[0] += 1
         world.checker.expect_progress(f"after isolating leader {leader.node_id}", bound)
         heal_ms = world.rng.randint(4000, 6000)
-        _at(world, world.now_ms + heal_ms, "heal", world.network.heal)
+
+        def heal() -> None:
+            world.network.heal()
+            if cuts[0] == 2:
+                world.checker.expect_caught_up("after the last heal", 5000)
+
+        _at(world, world.now_ms + heal_ms, "heal", heal)
         if cuts[0] < 2:
             # Back-to-back leader partitions: the next starts soon after this one's deadline.
             _at(world, world.now_ms + bound + 500, "isolate", lambda: _when_leader(world, "isolate", isolate))
@@ -173,6 +187,7 @@ def _partition_rejoin(world: World) -> None:
         )
         world.network.heal()
         world.checker.expect_progress("after the rejoin", _leader_lost_bound(world))
+        world.checker.expect_caught_up("after the rejoin", _leader_lost_bound(world))
         _at(world, world.now_ms + 3000, "measure", lambda: measure(victim))
 
     def measure(victim: int) -> None:
@@ -231,7 +246,12 @@ def _zombie_leader(world: World) -> None:
             _at(world, world.now_ms + 20, "zombie-watch", lambda: watch(hw0))
 
         _at(world, world.now_ms + settle_ms, "zombie-baseline", baseline)
-        _at(world, world.now_ms + step_down_bound + 2000, "heal", world.network.heal)
+
+        def heal() -> None:
+            world.network.heal()
+            world.checker.expect_caught_up("after the heal", 5000)
+
+        _at(world, world.now_ms + step_down_bound + 2000, "heal", heal)
 
     world.checker.expect_leader_by(6000)
     _at(world, 3000, "cut", lambda: _when_leader(world, "cut", cut))
@@ -275,6 +295,7 @@ def _flaky_network(world: World) -> None:
         world.network.heal()
         world.network.set_default(LinkProfile())
         world.checker.expect_progress("after healing the network", _leader_lost_bound(world))
+        world.checker.expect_caught_up("after healing the network", _leader_lost_bound(world))
 
     _at(world, 1500, "fault-tick", tick)
     _at(world, faults_end, "heal", heal)
@@ -297,6 +318,8 @@ def _graceful_resign(world: World) -> None:
 
     world.checker.expect_leader_by(6000)
     _at(world, 3000, "resign", lambda: _when_leader(world, "resign", step))
+    end = world.end_ms
+    _at(world, end - 3500, "caught-up", lambda: world.checker.expect_caught_up("after the last step", 3000))
 
 
 def _snapshot_catchup(world: World) -> None:
@@ -315,6 +338,7 @@ def _snapshot_catchup(world: World) -> None:
             world.wipe(o)  # a brand-new replica: empty log, must start from the leader's snapshot
             world.restart(o)
         world.checker.expect_progress("after the lagging replicas return", _leader_lost_bound(world))
+        world.checker.expect_caught_up("after the lagging replicas return", 5000)
         _at(world, world.now_ms + 5000, "caught-up", lambda: caught_up([victim, *world.observer_ids]))
 
     def caught_up(ids: list[int]) -> None:
@@ -344,7 +368,12 @@ def _observer(world: World) -> None:
     def crash_leader(leader: SimNode) -> None:
         world.crash(leader.node_id)
         world.checker.expect_progress("after crashing the leader", bound)
-        _at(world, world.now_ms + 2000, "restart", lambda: world.restart(leader.node_id))
+
+        def restart() -> None:
+            world.restart(leader.node_id)
+            world.checker.expect_caught_up("after the leader restarted", 5000)
+
+        _at(world, world.now_ms + 2000, "restart", restart)
 
     def bounce_observer() -> None:
         victim = world.rng.choice(world.observer_ids)
@@ -445,8 +474,12 @@ def build_world(
     observers: int | None = None,
     duration_ms: int | None = None,
     pre_vote: bool = True,
+    timing: Timing | None = None,
 ) -> World:
-    """A started world running scenario ``name`` (raises ``KeyError`` naming the known ones)."""
+    """A started world running scenario ``name`` (raises ``KeyError`` naming the known ones).
+
+    ``timing`` replaces the scenario's timing (tests use it, e.g. to switch snapshots off).
+    """
     scenario = SCENARIOS.get(name)
     if scenario is None:
         raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
@@ -454,7 +487,7 @@ def build_world(
         seed=seed,
         voters=voters if voters is not None else scenario.voters,
         observers=observers if observers is not None else scenario.observers,
-        timing=scenario.timing,
+        timing=timing if timing is not None else scenario.timing,
         pre_vote=pre_vote,
         end_ms=duration_ms if duration_ms is not None else scenario.duration_ms,
     )
