@@ -94,6 +94,12 @@ def check_transition(current: State, target: State, *, is_voter: bool, pre_vote_
     if target.epoch < current.epoch:
         return f"epoch would decrease from {current.epoch} to {target.epoch}"
     same = target.epoch == current.epoch
+    if same and target.role in (U, P, F):
+        # Spec 1.1: a vote (a Candidate's implicit self-vote included) survives every transition
+        # within its epoch, or the node could grant a second vote in that epoch.
+        voted = voted_key_of(current)
+        if voted is not None and voted_key_of(target) != voted:
+            return f"the vote for {voted} cannot change or be forgotten within epoch {current.epoch}"
     match target.role:
         case Role.CANDIDATE:
             if pre_vote_enabled and not (current.role is P and target.epoch == current.epoch + 1):
@@ -109,10 +115,6 @@ def check_transition(current: State, target: State, *, is_voter: bool, pre_vote_
         case Role.UNATTACHED:
             if same and current.role not in (U, P) and is_voter:
                 return "same-epoch Unattached is only reachable from Unattached or Prospective"
-            if same and current.role is U and isinstance(current, UnattachedState):
-                assert isinstance(target, UnattachedState)
-                if current.voted_key is not None and target.voted_key != current.voted_key:
-                    return "a vote cannot change within an epoch"
         case Role.FOLLOWER:
             assert isinstance(target, FollowerState)
             if same:
@@ -320,9 +322,8 @@ class QuorumState:
         self, epoch: int, leader_id: int, endpoints: tuple[Endpoint, ...], now_ms: int
     ) -> None:
         s = self.state
-        voted = None
-        if epoch == s.epoch and isinstance(s, UnattachedState | ProspectiveState | FollowerState):
-            voted = s.voted_key  # KIP-996: never forget a vote within an epoch
+        # KIP-996: never forget a vote within an epoch (a Candidate's self-vote included).
+        voted = voted_key_of(s) if epoch == s.epoch else None
         if not endpoints:
             endpoints = self.leader_endpoints(leader_id)
         self._transition(
@@ -334,7 +335,8 @@ class QuorumState:
         local_key = self._voter_key_or_raise("Prospective")
         leader_id = _leader_of(s)
         endpoints = s.leader_endpoints if isinstance(s, FollowerState | ProspectiveState) else ()
-        voted = self.voted_key if isinstance(s, UnattachedState | FollowerState | ProspectiveState) else None
+        # A Candidate whose election timed out keeps its self-vote: it already voted in this epoch.
+        voted = voted_key_of(s)
         self._transition(
             ProspectiveState(
                 s.epoch,

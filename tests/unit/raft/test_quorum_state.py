@@ -66,7 +66,13 @@ def test_only_prospective_leads_to_candidate_with_pre_vote() -> None:
         (make(Role.FOLLOWER, 5), make(Role.UNATTACHED, 5), False),
         (make(Role.PROSPECTIVE, 5), make(Role.UNATTACHED, 5), True),
         (make(Role.CANDIDATE, 6), make(Role.LEADER, 6), True),
-        (make(Role.CANDIDATE, 6), make(Role.PROSPECTIVE, 6), True),
+        # Spec 1.1: the Candidate's self-vote survives the same-epoch move to Prospective.
+        (
+            make(Role.CANDIDATE, 6),
+            ProspectiveState(6, None, (), SELF, EpochElection.start(frozenset({1, 2, 3}), 1), 0),
+            True,
+        ),
+        (make(Role.CANDIDATE, 6), make(Role.PROSPECTIVE, 6), False),
         (make(Role.LEADER, 6), make(Role.RESIGNED, 6), True),
         (make(Role.LEADER, 6), make(Role.FOLLOWER, 6), False),
         (make(Role.RESIGNED, 6), make(Role.UNATTACHED, 7), True),
