@@ -195,12 +195,18 @@ class Workload:
             print(f"[node {self.node_id}] total: {summary.text()}", file=self.out, flush=True)
 
     def _emit_event(self, kind: str, epoch: int) -> None:
+        # Wall-clock time, so that another process (the failover benchmark) can line events up
+        # with its own clock on the same machine.
+        wall_ms = time.time_ns() // 1_000_000
         if self.as_json:
-            print(
-                json.dumps({"type": kind, "node_id": self.node_id, "epoch": epoch}), file=self.out, flush=True
-            )
+            obj = {"type": kind, "node_id": self.node_id, "epoch": epoch, "wall_time_ms": wall_ms}
+            print(json.dumps(obj), file=self.out, flush=True)
         else:
-            what = "leader; appending" if kind == "claimed" else "no longer leader; stopped appending"
+            what = {
+                "claimed": "leader; appending",
+                "resigned": "no longer leader; stopped appending",
+                "first_commit": "first append of this epoch committed",
+            }[kind]
             print(f"[node {self.node_id}] epoch {epoch}: {what}", file=self.out, flush=True)
 
 

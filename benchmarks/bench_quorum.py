@@ -1,0 +1,317 @@
+"""Quorum benchmark: three voters on loopback (fsync on), 100-byte records, real processes.
+
+    python benchmarks/bench_quorum.py [--quick] [--json] [--workdir DIR]
+
+Prints, each next to baselines measured in the same run on the same machine and disk:
+
+* baselines: fdatasync latency of a 100-byte append in the benchmark's directory, and the
+  loopback TCP round trip of a 100-byte message;
+* committed throughput at saturation (records/s and MB/s, measured by the leader's
+  ``kraft test-raft-server`` over its time as leader);
+* commit latency p50/p99 at ~100 appends/s (append call to commit notification on the leader);
+* failover: from ``kill -9`` of the leader to the next committed append (the new leader's first
+  commit in its epoch, wall clock), median and spread of several trials, with default timeouts
+  and with timeouts 10x smaller.
+
+Figures are reported, not gated: they depend on the machine and what else it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from kraft.cli import cluster as cluster_cli
+from kraft.storage.uuids import random_uuid, uuid_to_base64
+from kraft.tools import processes
+from kraft.tools.admin import AdminClient, AdminError
+from kraft.tools.write_stats import percentile
+
+RECORD_SIZE = 100
+
+DEFAULT_TIMEOUTS: dict[str, str] = {}  # Kafka's defaults: election 1000, fetch 2000, backoff 1000
+FAST_TIMEOUTS = {
+    "controller.quorum.election.timeout.ms": "100",
+    "controller.quorum.fetch.timeout.ms": "200",
+    "controller.quorum.election.backoff.max.ms": "100",
+    "controller.quorum.request.timeout.ms": "200",
+}
+
+
+# -------------------------------------------------------------------------------------------------
+# Baselines
+
+
+def fdatasync_latency_ms(directory: Path, samples: int) -> dict[str, float]:
+    path = directory / "fsync-probe.bin"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sync = getattr(os, "fdatasync", os.fsync)
+    times: list[float] = []
+    try:
+        payload = b"x" * RECORD_SIZE
+        for _ in range(samples):
+            started = time.perf_counter()
+            os.write(fd, payload)
+            sync(fd)
+            times.append((time.perf_counter() - started) * 1000)
+    finally:
+        os.close(fd)
+        path.unlink()
+    times.sort()
+    return {"p50_ms": percentile(times, 50), "p99_ms": percentile(times, 99), "samples": samples}
+
+
+def loopback_rtt_us(samples: int) -> dict[str, float]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def echo() -> None:
+        conn, _ = server.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with conn:
+            while data := conn.recv(65536):
+                conn.sendall(data)
+
+    thread = threading.Thread(target=echo, daemon=True)
+    thread.start()
+    client = socket.create_connection(server.getsockname())
+    client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    payload = b"y" * RECORD_SIZE
+    times: list[float] = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        client.sendall(payload)
+        got = 0
+        while got < len(payload):
+            got += len(client.recv(65536))
+        times.append((time.perf_counter() - started) * 1e6)
+    client.close()
+    server.close()
+    times.sort()
+    return {"p50_us": percentile(times, 50), "p99_us": percentile(times, 99), "samples": samples}
+
+
+# -------------------------------------------------------------------------------------------------
+# A three-voter cluster of test-raft-server processes
+
+
+class BenchCluster:
+    def __init__(self, root: Path, overrides: dict[str, str]) -> None:
+        self.spec = cluster_cli.plan_new_cluster(
+            root, 3, 0, dict(overrides), cluster_id=uuid_to_base64(random_uuid())
+        )
+        root.mkdir(parents=True, exist_ok=True)
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+
+    def start(
+        self, node_id: int, throughput: float, duration_s: float | None = None, max_in_flight: int = 5_000
+    ) -> None:
+        node = self.spec.node(node_id)
+        Path(node.node_dir).mkdir(parents=True, exist_ok=True)
+        node.config_path.write_text(cluster_cli.node_properties(self.spec, node))
+        if not (Path(node.log_dir) / "meta.properties").exists():
+            cluster_cli.format_node(self.spec, node)
+        args = [
+            "test-raft-server",
+            "--config",
+            str(node.config_path),
+            "--throughput",
+            str(throughput),
+            "--record-size",
+            str(RECORD_SIZE),
+            "--json",
+            "--report-interval-s",
+            "1",
+            "--log-level",
+            "WARNING",
+            "--max-in-flight",
+            str(max_in_flight),
+        ]
+        if duration_s is not None:
+            args += ["--duration-s", str(duration_s)]
+        self.procs[node_id] = processes.start_kraft(args, node.server_log)
+
+    def start_all(self, throughput: float, duration_s: float | None = None) -> None:
+        for node in self.spec.nodes:
+            self.start(node.id, throughput, duration_s)
+
+    def leader(self, timeout_s: float = 30.0) -> tuple[int, int]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                info = AdminClient(
+                    self.spec.bootstrap(), timeout_ms=1_000, request_timeout_ms=500
+                ).describe_quorum()
+                return info.leader_id, info.leader_epoch
+            except AdminError:
+                continue
+        raise RuntimeError(f"no leader within {timeout_s} s")
+
+    def events(self, node_id: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        path = self.spec.node(node_id).server_log
+        if not path.exists():
+            return out
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                with contextlib.suppress(ValueError):
+                    out.append(json.loads(line))
+        return out
+
+    def wait_all_exit(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        for proc in self.procs.values():
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+
+    def kill_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+        for proc in self.procs.values():
+            proc.wait()
+
+
+def leader_total(cluster: BenchCluster) -> dict[str, Any]:
+    totals = [
+        e for i in (1, 2, 3) for e in cluster.events(i) if e.get("type") == "total" and e.get("records")
+    ]
+    if not totals:
+        raise RuntimeError("no node reported committed records; see the server.log files")
+    return max(totals, key=lambda e: e["records"])
+
+
+def run_fixed_rate(root: Path, throughput: float, duration_s: float) -> dict[str, Any]:
+    cluster = BenchCluster(root, DEFAULT_TIMEOUTS)
+    try:
+        cluster.start_all(throughput, duration_s)
+        cluster.wait_all_exit(duration_s + 60)
+        return leader_total(cluster)
+    finally:
+        cluster.kill_all()
+
+
+def run_failover(root: Path, overrides: dict[str, str], trials: int) -> dict[str, Any]:
+    cluster = BenchCluster(root, overrides)
+    samples_ms: list[float] = []
+    try:
+        cluster.start_all(100.0)
+        for _ in range(trials):
+            leader, epoch = cluster.leader()
+            # Let the leader commit in its epoch first, so the cluster is in steady state.
+            deadline = time.monotonic() + 30
+            while not any(
+                e.get("type") == "first_commit" and e.get("epoch") == epoch for e in cluster.events(leader)
+            ):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"leader {leader} never committed in epoch {epoch}")
+                time.sleep(0.05)
+            time.sleep(0.5)
+            killed_at_ms = time.time_ns() // 1_000_000
+            os.kill(cluster.procs[leader].pid, signal.SIGKILL)
+            cluster.procs[leader].wait()
+            survivors = [i for i in (1, 2, 3) if i != leader]
+            first_commit = None
+            deadline = time.monotonic() + 60
+            while first_commit is None and time.monotonic() < deadline:
+                for node_id in survivors:
+                    for e in cluster.events(node_id):
+                        if (
+                            e.get("type") == "first_commit"
+                            and e["epoch"] > epoch
+                            and e["wall_time_ms"] >= killed_at_ms
+                        ):
+                            first_commit = e
+                            break
+                    if first_commit:
+                        break
+                time.sleep(0.02)
+            if first_commit is None:
+                raise RuntimeError("no commit after the leader was killed within 60 s")
+            samples_ms.append(first_commit["wall_time_ms"] - killed_at_ms)
+            cluster.start(leader, 100.0)  # the old leader rejoins as a follower for the next trial
+    finally:
+        cluster.kill_all()
+    ordered = sorted(samples_ms)
+    return {
+        "trials": len(ordered),
+        "median_ms": statistics.median(ordered),
+        "min_ms": ordered[0],
+        "max_ms": ordered[-1],
+        "samples_ms": ordered,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs (a smoke test of the script)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument(
+        "--workdir", default=None, help="where the nodes keep their logs (default: a temp dir)"
+    )
+    ns = parser.parse_args()
+    saturation_s = 5.0 if ns.quick else 15.0
+    latency_s = 5.0 if ns.quick else 15.0
+    trials = 2 if ns.quick else 5
+
+    with tempfile.TemporaryDirectory(prefix="kraft-bench-", dir=ns.workdir) as tmp:
+        root = Path(tmp)
+        results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+        print("baselines ...", file=sys.stderr)
+        results["fdatasync_100B"] = fdatasync_latency_ms(root, 100 if ns.quick else 300)
+        results["loopback_rtt_100B"] = loopback_rtt_us(500 if ns.quick else 2000)
+        print("saturation ...", file=sys.stderr)
+        results["saturation"] = run_fixed_rate(root / "saturation", 1_000_000.0, saturation_s)
+        print("commit latency at 100/s ...", file=sys.stderr)
+        results["at_100_per_s"] = run_fixed_rate(root / "latency", 100.0, latency_s)
+        print("failover (default timeouts) ...", file=sys.stderr)
+        results["failover_default"] = run_failover(root / "failover-default", DEFAULT_TIMEOUTS, trials)
+        print("failover (timeouts / 10) ...", file=sys.stderr)
+        results["failover_fast"] = run_failover(root / "failover-fast", FAST_TIMEOUTS, trials)
+
+    if ns.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    fs, rtt = results["fdatasync_100B"], results["loopback_rtt_100B"]
+    sat, lat = results["saturation"], results["at_100_per_s"]
+    fd, ff = results["failover_default"], results["failover_fast"]
+    print(f"machine: {results['machine']['cpus']} CPUs, Python {results['machine']['python']}")
+    print(f"baseline fdatasync (100 B append):   p50 {fs['p50_ms']:.2f} ms   p99 {fs['p99_ms']:.2f} ms")
+    print(f"baseline loopback TCP round trip:    p50 {rtt['p50_us']:.0f} us   p99 {rtt['p99_us']:.0f} us")
+    print(
+        f"saturation, 3 voters, fsync on:      {sat['records_per_s']:.0f} records/s  "
+        f"{sat['mb_per_s']:.2f} MB/s"
+        f"  (commit latency p50 {sat['latency_ms']['p50']:.1f} ms, p99 {sat['latency_ms']['p99']:.1f} ms)"
+    )
+    print(
+        f"commit latency at ~100 appends/s:    p50 {lat['latency_ms']['p50']:.1f} ms   "
+        f"p99 {lat['latency_ms']['p99']:.1f} ms"
+        f"   ({lat['records_per_s']:.0f} records/s committed)"
+    )
+    print(
+        f"failover, default timeouts:          median {fd['median_ms']:.0f} ms  "
+        f"(min {fd['min_ms']:.0f}, max {fd['max_ms']:.0f}, {fd['trials']} trials)"
+    )
+    print(
+        f"failover, timeouts / 10:             median {ff['median_ms']:.0f} ms  "
+        f"(min {ff['min_ms']:.0f}, max {ff['max_ms']:.0f}, {ff['trials']} trials)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
