@@ -77,7 +77,9 @@ OBSERVER_TRANSITIONS: Mapping[Role, frozenset[Role]] = {
     C: frozenset(),
     L: frozenset(),
     F: frozenset({U, F}),
-    R: frozenset(),
+    # Spec 1.2 rule 2 restarts any node whose file names itself leader as Resigned, observers
+    # included (e.g. removed from the static voters); they leave for Unattached(E + 1) like voters.
+    R: frozenset({U, F}),
 }
 
 DURABLE_ROLES = frozenset({U, C, L, F})
@@ -113,8 +115,8 @@ def check_transition(current: State, target: State, *, is_voter: bool, pre_vote_
             if not same:
                 return f"{target.role.name} keeps the epoch"
         case Role.UNATTACHED:
-            if same and current.role not in (U, P) and is_voter:
-                return "same-epoch Unattached is only reachable from Unattached or Prospective"
+            if same and current.role not in ((U, P) if is_voter else (U, F)):
+                return "same-epoch Unattached only from Unattached or Prospective (observers: Follower)"
         case Role.FOLLOWER:
             assert isinstance(target, FollowerState)
             if same:
