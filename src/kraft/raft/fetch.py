@@ -178,7 +178,11 @@ def truncate_on_divergence(node: RaftNode, diverging: OffsetAndEpoch) -> None:
     else:
         local = node.log.end_offset_for_epoch(diverging.epoch)
         offset = min(local.offset, diverging.offset) if local.epoch == diverging.epoch else local.offset
-    hw = node.high_watermark
-    if hw is not None and offset < hw:
-        raise FatalError(f"divergence {diverging} would truncate to {offset}, below the high watermark {hw}")
+    # The largest HW this node ever knew, not the current one: a former leader's HW is unknown
+    # (spec 4.3) yet everything below the HW it knew before is committed and must survive.
+    committed = node.committed_offset
+    if offset < committed:
+        raise FatalError(
+            f"divergence {diverging} would truncate to {offset}, below the high watermark {committed}"
+        )
     node.log.truncate_to(offset)

@@ -181,6 +181,11 @@ class RaftNode:
         return self._hw
 
     @property
+    def committed_offset(self) -> int:
+        """The largest high watermark this node has known since it started (0 if none)."""
+        return self._committed
+
+    @property
     def is_voter(self) -> bool:
         return self.quorum.is_voter
 
