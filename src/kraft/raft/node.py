@@ -398,6 +398,9 @@ class RaftNode:
         self.requests.reset()
         if previous is Role.LEADER and not isinstance(self.quorum.state, LeaderState):
             self._accumulator = None
+            # Spec 10: commit latency is a leader metric; batches left uncommitted are either
+            # committed later by another leader or truncated, neither is this leader's latency.
+            self._pending_commit_times.clear()
             self._fail_parked_fetches()
         self.metrics.on_state(self, now_ms)
 
