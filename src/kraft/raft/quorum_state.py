@@ -305,6 +305,16 @@ class QuorumState:
             # KIP-996: the new Unattached inherits the Resigned's remaining timer (normally expired),
             # so a resigned voter starts a pre-vote at once.
             deadline = s.election_deadline_ms
+        if (
+            self.is_voter
+            and epoch > s.epoch
+            and isinstance(s, UnattachedState | CandidateState)
+            and s.election_deadline_ms is not None
+        ):
+            # Kafka's QuorumState.transitionToUnattached keeps the remaining election time here: a
+            # fresh timer per higher-epoch Vote lets a rejected, disruptive candidate (no Pre-Vote)
+            # hold everyone else below their timeout forever (sim: partition-rejoin --no-prevote).
+            deadline = s.election_deadline_ms
         self._transition(UnattachedState(epoch, leader_id, voted, deadline))
 
     def transition_to_unattached_voted(self, candidate: ReplicaKey, now_ms: int) -> None:
