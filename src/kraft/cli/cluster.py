@@ -299,6 +299,25 @@ def wait_for_leader(
         last_error = f"leader knows {len(info.voters)} voters, expected {expected_voters}"
 
 
+def _settled(info: QuorumInfo) -> bool:
+    """The leader knows its high watermark and every voter has fetched up to it."""
+    return info.high_watermark >= 0 and all(v.log_end_offset >= info.high_watermark for v in info.voters)
+
+
+def wait_until_settled(cluster: ClusterFile, info: QuorumInfo, timeout_s: float) -> QuorumInfo:
+    """Best effort: right after an election the leader does not know the high watermark yet and
+    followers have not fetched, so the first status would show -1s. Waits up to ``timeout_s`` for a
+    settled view, else returns the latest one (a slow follower is worth seeing, not hiding)."""
+    deadline = time.monotonic() + timeout_s
+    while not _settled(info) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        with contextlib.suppress(AdminError):
+            info = AdminClient(
+                cluster.bootstrap(), timeout_ms=1_000, request_timeout_ms=1_000
+            ).describe_quorum()
+    return info
+
+
 def quorum_status_text(cluster: ClusterFile, info: QuorumInfo | None = None) -> str:
     client = AdminClient(cluster.bootstrap(), timeout_ms=10_000)
     if info is None:
@@ -385,6 +404,7 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             children[child.pid] = child
         cluster.save(path)
         info = wait_for_leader(cluster, children, ns.wait_timeout_s, expected_voters=len(cluster.nodes))
+        info = wait_until_settled(cluster, info, timeout_s=10.0)
         print(_endpoints_text(cluster), file=out)
         print("", file=out)
         print(quorum_status_text(cluster, info), file=out)

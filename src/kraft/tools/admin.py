@@ -116,7 +116,7 @@ class Connection:
         try:
             self._sock = socket.create_connection((address.host, address.port), timeout=timeout_s)
         except OSError as e:
-            raise RetriableError(f"cannot connect to {address}: {e.strerror or e}") from None
+            raise RetriableError(f"cannot connect: {e.strerror or e}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.versions: dict[int, tuple[int, int]] = {}
         try:
@@ -173,10 +173,10 @@ class Connection:
             response = self._read_frame()
         except TimeoutError:
             raise RetriableError(
-                f"{self.address} did not answer {api.name} within {self._timeout_s * 1000:.0f} ms"
+                f"no answer to {api.name} within {self._timeout_s * 1000:.0f} ms"
             ) from None
         except OSError as e:
-            raise RetriableError(f"connection to {self.address} failed: {e.strerror or e}") from None
+            raise RetriableError(f"connection failed: {e.strerror or e}") from None
         got_id, decoded = decode_response(response, api, version)
         if got_id != correlation_id:
             raise RemoteProtocolError(
