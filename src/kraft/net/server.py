@@ -288,6 +288,13 @@ class KafkaServer:
             self._protocol_error(conn, f"{request.api.name} v{request.version}: {e}")
             slot.set_result(None)
             return
+        except ConnectionAbortedError as e:
+            # The node is shutting down and abandoned the request: not a bug, no traceback.
+            log.info("%sabandoned %s v%d from %s: %s", self._prefix, request.api.name, request.version,
+                     conn.peer, e)
+            slot.set_result(None)
+            conn.close()
+            return
         except Exception:
             log.exception(
                 "%sfailed to answer %s v%d from %s; closing that connection",

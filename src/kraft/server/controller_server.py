@@ -165,11 +165,16 @@ class ControllerServer:
         raft_listener = config.raft_listener
 
         # Bind first: with port 0 the advertised endpoint is only known after binding.
+        # A request that arrives between bind and the node being wired waits for it (it cannot be
+        # answered yet, and failing it would only make the peer reconnect).
         handler_box: list[ControllerApis] = []
+        handler_ready = asyncio.Event()
 
         class _Handler:
-            def handle(self, request: Any) -> Any:
-                return handler_box[0].handle(request)
+            async def handle(self, request: Any) -> Any:
+                if not handler_box:
+                    await handler_ready.wait()
+                return await handler_box[0].handle(request)
 
         self._kafka_server = KafkaServer(
             apis=apis,
@@ -236,6 +241,7 @@ class ControllerServer:
                 log_prefix=self.prefix,
             )
         )
+        handler_ready.set()
         if config.metrics_port:
             from kraft.server.metrics import start_metrics_server
 
