@@ -501,6 +501,11 @@ class RaftNode:
                 self._poll_resigned(state, now_ms)
 
     def _poll_leader(self, state: LeaderState, now_ms: int) -> None:
+        if self._shutdown_deadline_ms is not None:
+            # Kafka's pollLeader: a node that (still) leads while shutting down resigns at once,
+            # e.g. a shutting-down Candidate that won its election.
+            self._transition_to_resigned(now_ms)
+            return
         if state.check_quorum_deadline_ms is not None and now_ms >= state.check_quorum_deadline_ms:
             if len(state.fetched_voters) + 1 >= self.config.majority:
                 self._reset_check_quorum(state, now_ms)
@@ -667,7 +672,11 @@ class RaftNode:
             self.send(self.rng.choice(ready), fetch.build_fetch_request(self), now_ms)
 
     def _poll_resigned(self, state: ResignedState, now_ms: int) -> None:
-        if now_ms >= state.election_deadline_ms:
+        # Kafka's pollResigned: a shutting-down node stays Resigned until the shutdown ends or an
+        # election elsewhere bumps the epoch; campaigning could make it leader again while it
+        # refuses every fetch (BROKER_NOT_AVAILABLE). Found by: kraft sim run --scenario
+        # graceful-resign --seed 45.
+        if now_ms >= state.election_deadline_ms and self._shutdown_deadline_ms is None:
             self.transition_to_unattached(state.epoch + 1, now_ms)
             return
         for voter_id in sorted(state.unacked_voters):
