@@ -47,18 +47,15 @@ def handle_begin_quorum_epoch_request(
 def handle_begin_quorum_epoch_response(
     node: RaftNode, source: int, response: BeginQuorumEpochResponse, now_ms: int
 ) -> bool:
-    from kraft.raft.node import Outcome
-
-    if response.error_code != ErrorCode.NONE:
-        return node.handle_top_level_error(response.error_code)
-    outcome = node.handle_common_response(
-        error=response.partition_error_code,
+    result = node.preprocess_response(
+        error_code=response.error_code,
+        partition_error_code=response.partition_error_code,
         epoch=response.leader_epoch,
         leader_id=response.leader_id,
         endpoints=response.leader_endpoints,
         now_ms=now_ms,
     )
-    if outcome is not Outcome.CONTINUE:
-        return outcome is Outcome.HANDLED
+    if result is not None:
+        return result
     # Acknowledgement is bookkeeping only: the leader re-announces to voters that do not fetch.
     return response.partition_error_code == ErrorCode.NONE

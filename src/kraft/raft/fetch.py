@@ -109,19 +109,16 @@ def _update_replica_progress(node: RaftNode, state: LeaderState, request: FetchR
 
 
 def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, now_ms: int) -> bool:
-    from kraft.raft.node import Outcome
-
-    if response.error_code != ErrorCode.NONE:
-        return node.handle_top_level_error(response.error_code)
-    outcome = node.handle_common_response(
-        error=response.partition_error_code,
+    result = node.preprocess_response(
+        error_code=response.error_code,
+        partition_error_code=response.partition_error_code,
         epoch=response.current_leader_epoch,
         leader_id=response.current_leader_id,
         endpoints=response.leader_endpoints,
         now_ms=now_ms,
     )
-    if outcome is not Outcome.CONTINUE:
-        return outcome is Outcome.HANDLED
+    if result is not None:
+        return result
     if response.partition_error_code != ErrorCode.NONE:
         return False
     state = node.quorum.state

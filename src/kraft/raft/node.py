@@ -355,6 +355,30 @@ class RaftNode:
             raise FatalError("a peer rejected our request as INVALID_REQUEST: this is a bug")
         return Outcome.CONTINUE
 
+    def preprocess_response(
+        self,
+        *,
+        error_code: int,
+        partition_error_code: int,
+        epoch: int,
+        leader_id: int,
+        endpoints: tuple[Endpoint, ...],
+        now_ms: int,
+    ) -> bool | None:
+        """Spec 3.3, applied to every raft response before its API-specific part.
+
+        Returns ``None`` when the API handler should go on, else the handler's result (whether the
+        response counts as a success for the request manager).
+        """
+        if error_code != ErrorCode.NONE:
+            return self.handle_top_level_error(error_code)
+        outcome = self.handle_common_response(
+            error=partition_error_code, epoch=epoch, leader_id=leader_id, endpoints=endpoints, now_ms=now_ms
+        )
+        if outcome is not Outcome.CONTINUE:
+            return outcome is Outcome.HANDLED
+        return None
+
     def handle_top_level_error(self, error: int) -> bool:
         if error == ErrorCode.CLUSTER_AUTHORIZATION_FAILED:
             raise FatalError("cluster authorization failed")

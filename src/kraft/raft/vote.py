@@ -113,24 +113,21 @@ def handle_vote_request(node: RaftNode, request: VoteRequest, now_ms: int) -> Vo
 
 
 def handle_vote_response(node: RaftNode, source: int, response: VoteResponse, now_ms: int) -> bool:
-    from kraft.raft.node import Outcome
-
-    if response.error_code != ErrorCode.NONE:
-        state = node.quorum.state
-        if response.error_code == ErrorCode.UNSUPPORTED_VERSION and isinstance(state, ProspectiveState):
-            # The peer cannot take a pre-vote (no Vote v2): fall back to a real election.
-            node._transition_to_candidate(now_ms)
-            return True
-        return node.handle_top_level_error(response.error_code)
-    outcome = node.handle_common_response(
-        error=response.partition_error_code,
+    prospective = isinstance(node.quorum.state, ProspectiveState)
+    if response.error_code == ErrorCode.UNSUPPORTED_VERSION and prospective:
+        # The peer cannot take a pre-vote (no Vote v2): fall back to a real election.
+        node._transition_to_candidate(now_ms)
+        return True
+    result = node.preprocess_response(
+        error_code=response.error_code,
+        partition_error_code=response.partition_error_code,
         epoch=response.leader_epoch,
         leader_id=response.leader_id,
         endpoints=response.leader_endpoints,
         now_ms=now_ms,
     )
-    if outcome is not Outcome.CONTINUE:
-        return outcome is Outcome.HANDLED
+    if result is not None:
+        return result
     if response.partition_error_code != ErrorCode.NONE:
         return False
     state = node.quorum.state
