@@ -312,6 +312,16 @@ class PeerChannel:
         self._warned_unknown: set[int] = set()
         self._last_cluster_warning = 0.0
 
+    def knows(self, destination: int) -> bool:
+        return destination in self._addresses
+
+    def learn_address(self, node_id: int, address: PeerAddress) -> None:
+        """Add the address of a node that was not configured (a leader found through the bootstrap
+        servers). Configured addresses are never replaced."""
+        if node_id not in self._addresses:
+            self._addresses[node_id] = address
+            log.info("%slearned the address of node %d: %s", self._prefix, node_id, address)
+
     def connection(self, destination: int) -> PeerConnection | None:
         conn = self._connections.get(destination)
         if conn is None:

@@ -126,6 +126,7 @@ class ControllerServer:
         self._gateway = _Gateway(self)
         self._kafka_server: KafkaServer | None = None
         self._channel: PeerChannel | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._metrics_server: Any = None
         self._log: Any = None
 
@@ -256,6 +257,7 @@ class ControllerServer:
             ",".join(f"{i}@{e.host}:{e.port}" for i, e in sorted(config.voters.items())) or "(bootstrap)",
             config.metadata_log_dir,
         )
+        self._loop = loop
         self.driver.start(loop, on_outbound=self._on_outbound, on_fatal=self._on_fatal, on_view=self._on_view)
 
     # ------------------------------------------------------------------------------------ events
@@ -274,7 +276,21 @@ class ControllerServer:
         asyncio.get_running_loop().create_task(self.stop(graceful=False))
 
     def _on_view(self, old: NodeView, new: NodeView) -> None:
-        """Runs on the raft thread after every poll: log role, leader and epoch changes."""
+        """Runs on the raft thread after every poll: learn an unconfigured leader's address, log
+        role, leader and epoch changes."""
+        leader = new.leader_and_epoch.leader_id
+        if leader is not None and leader != self.config.node_id and new.leader_endpoints:
+            channel = self._channel
+            if channel is not None and not channel.knows(leader):
+                endpoint = next(
+                    (e for e in new.leader_endpoints if e.name == self.config.raft_listener.name),
+                    new.leader_endpoints[0],
+                )
+                # Scheduled before this poll's outbound messages, so the Fetch finds the address.
+                if self._loop is not None and not self._loop.is_closed():
+                    self._loop.call_soon_threadsafe(
+                        channel.learn_address, leader, PeerAddress(endpoint.host, endpoint.port)
+                    )
         if (old.role, old.leader_and_epoch) != (new.role, new.leader_and_epoch) and old.polls > 0:
             leader = new.leader_and_epoch.leader_id
             log.info(

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kraft.raft.messages import Envelope
-from kraft.raft.types import LeaderAndEpoch
+from kraft.raft.types import Endpoint, LeaderAndEpoch
 
 log = logging.getLogger("kraft.server.driver")
 
@@ -91,6 +91,9 @@ class NodeView:
     high_watermark: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     polls: int = 0
+    # Endpoints of the known leader as the core learned them (from a peer's NodeEndpoints): how a
+    # node that is not configured with the voters (an observer) finds the leader's address.
+    leader_endpoints: tuple[Endpoint, ...] = ()
 
 
 def _snapshot_metrics(node: Any) -> dict[str, Any]:
@@ -103,6 +106,11 @@ def _snapshot_metrics(node: Any) -> dict[str, Any]:
         if value is not None:
             out[name] = value
     return out
+
+
+def _leader_endpoints(node: Any) -> tuple[Endpoint, ...]:
+    state = getattr(getattr(node, "quorum", None), "state", None)
+    return tuple(getattr(state, "leader_endpoints", ()))
 
 
 class RaftDriver:
@@ -268,6 +276,7 @@ class RaftDriver:
             high_watermark=getattr(node, "high_watermark", None),
             metrics=_snapshot_metrics(node),
             polls=self.view.polls + 1,
+            leader_endpoints=_leader_endpoints(node),
         )
         old, self.view = self.view, view
         if self._on_view is not None:
