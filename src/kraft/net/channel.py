@@ -6,7 +6,10 @@ remembers the peer's ranges, and pipelines requests whose responses arrive in re
 backs off exponentially between failed connection attempts and fails fast while backing off.
 
 ``PeerChannel`` maps the core's destination ids to connections and turns the core's request
-envelopes into wire calls and the answers back into response envelopes. Any failure (refused
+envelopes into wire calls and the answers back into response envelopes. Each peer gets one raft
+connection, for the core's RPCs only, and, when needed, a second one for admin requests forwarded to
+it (``call``): responses come back in request order, so an admin request pipelined behind a Fetch the
+leader parks for up to fetch max wait would wait that long too. Any failure (refused
 connection, disconnect, timeout, garbage) becomes a response carrying BROKER_NOT_AVAILABLE for the
 core, and "no version both sides speak" (for example a pre-vote to a peer without Vote v2) becomes
 UNSUPPORTED_VERSION, as spec raft.md 3.4 and 4.7 require. The core is never left waiting on a
@@ -308,6 +311,8 @@ class PeerChannel:
         self._prefix = log_prefix
         self._rng = rng or random.Random()
         self._connections: dict[int, PeerConnection] = {}
+        # Forwarded admin requests: never queued behind the raft connection's long-polled Fetch.
+        self._admin_connections: dict[int, PeerConnection] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._warned_unknown: set[int] = set()
         self._last_cluster_warning = 0.0
@@ -323,7 +328,17 @@ class PeerChannel:
             log.info("%slearned the address of node %d: %s", self._prefix, node_id, address)
 
     def connection(self, destination: int) -> PeerConnection | None:
-        conn = self._connections.get(destination)
+        """The raft connection to ``destination`` (created on first use), None if no address."""
+        return self._connection(self._connections, destination, "raft-client")
+
+    def admin_connection(self, destination: int) -> PeerConnection | None:
+        """The connection for admin requests forwarded to ``destination``, apart from raft traffic."""
+        return self._connection(self._admin_connections, destination, "admin-forwarder")
+
+    def _connection(
+        self, pool: dict[int, PeerConnection], destination: int, client: str
+    ) -> PeerConnection | None:
+        conn = pool.get(destination)
         if conn is None:
             address = self._addresses.get(destination)
             if address is None:
@@ -333,12 +348,12 @@ class PeerChannel:
                 name,
                 address,
                 apis=self._apis,
-                client_id=f"raft-client-{self._local_id}",
+                client_id=f"{client}-{self._local_id}",
                 connect_timeout_ms=self._request_timeout_ms,
                 log_prefix=self._prefix,
                 rng=self._rng,
             )
-            self._connections[destination] = conn
+            pool[destination] = conn
         return conn
 
     def send(self, envelope: Envelope) -> None:
@@ -348,14 +363,18 @@ class PeerChannel:
         task.add_done_callback(self._tasks.discard)
 
     async def call(self, destination: int, api: Api, build_body: Callable[[int], Any]) -> tuple[int, Any]:
-        """A raw request to a peer (used to forward admin requests to the leader)."""
-        conn = self.connection(destination)
+        """A raw request to a peer (used to forward admin requests to the leader).
+
+        Goes over the peer's admin connection, never the raft one: there it would queue behind a
+        Fetch the leader holds for up to fetch max wait (500 ms by default).
+        """
+        conn = self.admin_connection(destination)
         if conn is None:
             raise ChannelError(f"no address for node {destination}")
         return await conn.call(api, build_body, self._request_timeout_ms)
 
     async def close(self) -> None:
-        for conn in self._connections.values():
+        for conn in [*self._connections.values(), *self._admin_connections.values()]:
             conn.close()
         for task in list(self._tasks):
             task.cancel()

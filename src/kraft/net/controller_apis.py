@@ -11,7 +11,8 @@ a ``CoreGateway``; the core's answer is encoded at the request's version. Admin 
   type 2 (controllers) is the real question; type 1 (brokers, kafka-python's default) gets the same
   list, since on a controller-only cluster the controllers are the only nodes there are.
 * **DescribeQuorum** (v0-2): the leader's core answers. Any other controller forwards the request to
-  the leader over its peer channel and relays the answer, so every controller gives the leader's
+  the leader over its peer channel (a connection apart from the raft one, so it never waits behind a
+  long-polled Fetch) and relays the answer, so every controller gives the leader's
   view; if forwarding fails it answers NOT_LEADER_OR_FOLLOWER with the leader hint, and while an
   election runs NOT_LEADER_OR_FOLLOWER with leader -1 (retriable; never a wrong leader).
 

@@ -12,8 +12,17 @@ from kraft.net.channel import PeerAddress, PeerChannel
 from kraft.net.controller_apis import served_apis
 from kraft.net.server import InboundRequest, KafkaServer
 from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import describe_quorum
 from kraft.protocol.schema import Versions
-from kraft.raft.messages import Envelope, FetchRequest, FetchResponse, VoteRequest, VoteResponse
+from kraft.raft.messages import (
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    Envelope,
+    FetchRequest,
+    FetchResponse,
+    VoteRequest,
+    VoteResponse,
+)
 from kraft.raft.types import ReplicaKey
 
 pytestmark = pytest.mark.timeout(30)
@@ -219,5 +228,74 @@ def test_reconnects_after_the_peer_comes_back() -> None:
         await channel.close()
         await server.close()
         assert got[0].body.error_code == 0 and got[0].body.high_watermark == 5
+
+    asyncio.run(main())
+
+
+class ParkingLeader:
+    """A leader that holds every Fetch (a long poll) and answers DescribeQuorum at once; it records
+    which connection each request came in on."""
+
+    def __init__(self, park_s: float) -> None:
+        self.park_s = park_s
+        self.fetch_parked = asyncio.Event()
+        self.connections: list[tuple[str, int, str | None]] = []
+
+    async def handle(self, request: InboundRequest) -> Any:
+        from kraft.net import raft_codec
+
+        self.connections.append((request.api.name, request.connection_id, request.header.client_id))
+        decoded = raft_codec.decode_request(request.api.key, request.body)
+        response: Any
+        if isinstance(decoded, DescribeQuorumRequest):
+            response = DescribeQuorumResponse(leader_id=2, leader_epoch=1)
+        else:
+            self.fetch_parked.set()
+            await asyncio.sleep(self.park_s)
+            response = FetchResponse(high_watermark=5, current_leader_id=2, current_leader_epoch=1)
+        return raft_codec.encode_response(response, request.version, listener_name="CONTROLLER")
+
+
+def test_forwarded_admin_request_does_not_wait_behind_a_parked_fetch() -> None:
+    """A DescribeQuorum forwarded to the leader must not queue behind the follower's long-polled
+    Fetch (responses on one connection come back in order): it has its own connection."""
+
+    async def main() -> None:
+        from kraft.net import raft_codec
+
+        leader = ParkingLeader(park_s=1.5)
+        server, port = await start_peer(leader)
+        got: list[Envelope] = []
+        channel = PeerChannel(
+            local_id=1,
+            addresses={2: PeerAddress("127.0.0.1", port)},
+            apis=served_apis(),
+            deliver=got.append,
+            listener_name="CONTROLLER",
+            cluster_id="c",
+            request_timeout_ms=5000,
+        )
+        channel.send(Envelope(1, 2, 1, FETCH))
+        await asyncio.wait_for(leader.fetch_parked.wait(), 5)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        _, body = await channel.call(
+            2, describe_quorum.API, lambda v: raft_codec.encode_request(DescribeQuorumRequest(), v)
+        )
+        elapsed = loop.time() - started
+        answer = raft_codec.decode_response(describe_quorum.API.key, body, listener_name="CONTROLLER")
+        assert isinstance(answer, DescribeQuorumResponse) and answer.leader_id == 2
+        assert elapsed < 0.5, f"forwarded DescribeQuorum took {elapsed:.3f} s behind a parked Fetch"
+        assert not got, "the parked Fetch cannot have been answered yet"
+        # The core's raft traffic keeps a single connection per peer: a second Fetch reuses it.
+        channel.send(Envelope(1, 2, 2, FETCH))
+        while len(got) < 2:
+            await asyncio.sleep(0.01)
+        await channel.close()
+        await server.close()
+        fetch_conns = {c for name, c, _ in leader.connections if name == "Fetch"}
+        admin_conns = {c for name, c, _ in leader.connections if name == "DescribeQuorum"}
+        assert len(fetch_conns) == 1 and len(admin_conns) == 1 and fetch_conns != admin_conns
+        assert {client for name, _, client in leader.connections if name == "Fetch"} == {"raft-client-1"}
 
     asyncio.run(main())
