@@ -109,12 +109,23 @@ class PeerConnection:
         self._retry_at = 0.0
         self._was_connected = False
         self._closed = False
+        # When the latest attempt to open a TCP connection failed (monotonic seconds); None once
+        # one succeeds. "Refused since t" is how the server tells that a peer is gone.
+        self.last_connect_failure: float | None = None
         # api key -> (min, max) the peer advertised
         self.peer_versions: dict[int, tuple[int, int]] = {}
 
     @property
     def connected(self) -> bool:
         return self._writer is not None
+
+    @property
+    def connecting(self) -> bool:
+        return self._connect_lock.locked()
+
+    async def connect(self, timeout_ms: int) -> None:
+        """Connect now if not connected (and not backing off); raises ``ChannelError`` on failure."""
+        await self._ensure_connected(time.monotonic() + timeout_ms / 1000)
 
     def negotiated_version(self, api: Api) -> int:
         """min(our max, peer max), if it is within both ranges (spec raft.md 3.10)."""
@@ -188,10 +199,12 @@ class PeerConnection:
                     asyncio.open_connection(self.address.host, self.address.port, limit=256 * 1024), timeout
                 )
             except (OSError, TimeoutError) as e:
+                self.last_connect_failure = time.monotonic()
                 self._schedule_retry()
                 if self._was_connected or self._backoff_ms >= RECONNECT_BACKOFF_MAX_MS:
                     log.debug("%scannot connect to %s at %s: %s", self._prefix, self.name, self.address, e)
                 raise ChannelError(f"cannot connect to {self.name} at {self.address}: {e}") from None
+            self.last_connect_failure = None
             self._writer = writer
             self._reader_task = asyncio.create_task(self._read_loop(reader, writer))
             try:
@@ -355,6 +368,34 @@ class PeerChannel:
             )
             pool[destination] = conn
         return conn
+
+    def probe(self, destination: int) -> None:
+        """Try to connect to ``destination`` if its raft connection is down (never blocks).
+
+        Attempts are paced by the connection's reconnect backoff; the outcome shows in
+        ``refused_since``. A graceful shutdown uses this to notice that its peers are gone even when
+        the core has stopped sending to them.
+        """
+        conn = self.connection(destination)
+        if conn is None or conn.connected or conn.connecting:
+            return
+
+        async def attempt() -> None:
+            with contextlib.suppress(ChannelError):
+                await conn.connect(self._request_timeout_ms)
+
+        task = asyncio.create_task(attempt())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def refused_since(self, destination: int, since: float) -> bool:
+        """True if the raft connection to ``destination`` is down and the latest attempt to open it,
+        made at or after ``since`` (``time.monotonic()``), failed: as far as we can tell, the peer
+        is not running."""
+        conn = self._connections.get(destination)
+        if conn is None or conn.connected:
+            return False
+        return conn.last_connect_failure is not None and conn.last_connect_failure >= since
 
     def send(self, envelope: Envelope) -> None:
         """Start sending one request envelope from the core (never blocks)."""

@@ -25,6 +25,7 @@ import itertools
 import logging
 import random
 import signal
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -326,8 +327,23 @@ class ControllerServer:
                 driver.request_shutdown(timeout_ms)
             else:
                 driver.stop_now()
-            deadline = asyncio.get_running_loop().time() + timeout_ms / 1000 + 2
-            while not driver.stopped.is_set() and asyncio.get_running_loop().time() < deadline:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout_ms / 1000 + 2
+            # The core waits (up to timeout_ms) for a successor to be elected. That cannot happen
+            # when every other voter is gone, e.g. when the whole cluster is being stopped: each
+            # follower stops at once (it knows the leader), leaving the resigned leader alone.
+            watch_peers = graceful and driver.failure is None and bool(self._remote_voters())
+            shutdown_started = time.monotonic()
+            while not driver.stopped.is_set() and loop.time() < deadline:
+                if watch_peers and self._no_other_voter_reachable(shutdown_started):
+                    watch_peers = False
+                    log.info(
+                        "%sno other voter (%s) accepts connections any more: no successor can be "
+                        "elected, so stopping without waiting out the shutdown timeout",
+                        self.prefix,
+                        ", ".join(str(i) for i in self._remote_voters()),
+                    )
+                    driver.stop_now()
                 await asyncio.sleep(0.01)
             if not driver.stopped.is_set():
                 log.warning("%sraft thread did not stop within %d ms; forcing", self.prefix, timeout_ms)
@@ -338,6 +354,23 @@ class ControllerServer:
         await self._close_resources()
         log.info("%sstopped", self.prefix)
         self._stopped.set()
+
+    def _remote_voters(self) -> list[int]:
+        return sorted(i for i in self.config.voters if i != self.config.node_id)
+
+    def _no_other_voter_reachable(self, since: float) -> bool:
+        """True once a connection attempt to every other configured voter, made after ``since``,
+        was refused. Probes the ones whose connection is down (paced by the reconnect backoff): the
+        core may have stopped sending to a peer, e.g. one that acknowledged EndQuorumEpoch and then
+        exited itself. A peer that still accepts connections, even one shutting down, counts as
+        reachable: it may yet elect a successor or vote for one."""
+        channel = self._channel
+        if channel is None:
+            return False
+        voters = self._remote_voters()
+        for voter in voters:
+            channel.probe(voter)
+        return all(channel.refused_since(voter, since) for voter in voters)
 
     async def _close_resources(self) -> None:
         self._gateway.fail_all("server stopping")

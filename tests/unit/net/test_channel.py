@@ -299,3 +299,40 @@ def test_forwarded_admin_request_does_not_wait_behind_a_parked_fetch() -> None:
         assert {client for name, _, client in leader.connections if name == "Fetch"} == {"raft-client-1"}
 
     asyncio.run(main())
+
+
+def test_refused_since_reports_a_peer_gone_only_after_a_failed_attempt_since_then() -> None:
+    async def main() -> None:
+        import time
+
+        server, port = await start_peer(PeerHandler())
+        channel = PeerChannel(
+            local_id=1,
+            addresses={2: PeerAddress("127.0.0.1", port)},
+            apis=served_apis(),
+            deliver=lambda _: None,
+            listener_name="CONTROLLER",
+            cluster_id="c",
+            request_timeout_ms=1000,
+        )
+        since = time.monotonic()
+        channel.probe(2)
+        conn = channel.connection(2)
+        assert conn is not None
+        for _ in range(200):
+            if conn.connected:
+                break
+            await asyncio.sleep(0.01)
+        assert conn.connected and not channel.refused_since(2, since)
+        await server.close()  # the peer goes away: connection dropped, then refused
+        for _ in range(300):
+            channel.probe(2)
+            if channel.refused_since(2, since):
+                break
+            await asyncio.sleep(0.01)
+        assert channel.refused_since(2, since)
+        assert not channel.refused_since(2, time.monotonic() + 1)  # no attempt failed after that
+        assert not channel.refused_since(3, since)  # unknown peer: no evidence either way
+        await channel.close()
+
+    asyncio.run(main())
