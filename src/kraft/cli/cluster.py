@@ -22,7 +22,8 @@ view, then stays in the foreground until Ctrl-C or SIGTERM and stops every node 
 SIGKILL after ``--stop-timeout-s``). A node that dies meanwhile is reported, not restarted: that is
 how one watches a failover (see docs/operations.md). ``--detach`` returns once the quorum is up;
 ``down`` stops a detached cluster by the pids in cluster.json, after checking that each pid still
-runs our server with that node's config file (a recycled pid is never signalled).
+runs our server with that node's config file (a recycled pid is never signalled). Both stop the
+followers first and the leader last (see ``stop_leader_last``).
 """
 
 from __future__ import annotations
@@ -469,6 +470,48 @@ def _watch(
                 current.pid = n.pid
 
 
+def _current_leader(cluster: ClusterFile) -> int | None:
+    """The leader's id, if a quick DescribeQuorum finds one (stopping must not hang on it)."""
+    try:
+        return (
+            AdminClient(cluster.bootstrap(), timeout_ms=1_000, request_timeout_ms=500)
+            .describe_quorum()
+            .leader_id
+        )
+    except (AdminError, OSError):
+        return None
+
+
+def stop_leader_last(
+    cluster: ClusterFile,
+    pids: Sequence[int],
+    timeout_s: float,
+    children: dict[int, subprocess.Popen[bytes]] | None = None,
+) -> processes.StopReport:
+    """SIGTERM the followers, wait for them, then the leader.
+
+    A follower stops at once (it knows the leader). Stopping the leader last keeps its
+    EndQuorumEpoch from turning a follower that is about to stop into a candidate that then waits
+    out its own shutdown timeout for an election nobody can win; alone, the leader sees its peers
+    refuse connections and stops without waiting for a successor. Without a known leader every pid
+    is signalled at once.
+    """
+    leader = _current_leader(cluster)
+    leader_pid = next((n.pid for n in cluster.nodes if n.id == leader), None)
+    first = [p for p in pids if p != leader_pid]
+    last = [p for p in pids if p == leader_pid]
+    reports = [
+        processes.stop_processes(group, timeout_s=timeout_s, children=children)
+        for group in (first, last)
+        if group
+    ]
+    return processes.StopReport(
+        terminated=tuple(p for r in reports for p in r.terminated),
+        killed=tuple(p for r in reports for p in r.killed),
+        already_gone=tuple(p for r in reports for p in r.already_gone),
+    )
+
+
 def _stop_all(
     cluster: ClusterFile,
     path: Path,
@@ -481,9 +524,7 @@ def _stop_all(
         for n in latest.nodes:
             cluster.node(n.id).pid = n.pid
     pids = {n.pid for n in running_nodes(cluster)} | {c.pid for c in children.values() if c.poll() is None}
-    report = processes.stop_processes(
-        sorted(p for p in pids if p is not None), timeout_s=timeout_s, children=children
-    )
+    report = stop_leader_last(cluster, sorted(p for p in pids if p is not None), timeout_s, children)
     for n in cluster.nodes:
         n.pid = None
     if path.parent.exists():
@@ -509,9 +550,7 @@ def cmd_down(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not ours:
         print(f"No node of the cluster in {path.parent} is running.", file=out)
     else:
-        report = processes.stop_processes(
-            [n.pid for n in ours if n.pid is not None], timeout_s=ns.stop_timeout_s
-        )
+        report = stop_leader_last(cluster, [n.pid for n in ours if n.pid is not None], ns.stop_timeout_s)
         print(
             f"Stopped node(s) {', '.join(str(n.id) for n in ours)}"
             + (
