@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from kraft.raft.types import ReplicaKey
 from kraft.records.batch import iter_batch_headers
+from kraft.sim.world import role_name
 
 if TYPE_CHECKING:
     from kraft.sim.world import SimNode, World
@@ -54,6 +55,7 @@ class _NodeMemory:
     max_hw: int = -1  # largest known HW (voters: across incarnations)
     checked_to: int = 0  # committed entries below this offset were checked against the ledger
     last_role: str = ""
+    last_hw: int = -1  # the HW seen by the last check (-1: unknown), for the majority rule
     votes: dict[int, ReplicaKey] = field(default_factory=dict)
 
 
@@ -80,6 +82,7 @@ class InvariantChecker:
         self._candidate_epochs: dict[tuple[int, int], None] = {}
         self._memory: dict[int, _NodeMemory] = {n: _NodeMemory() for n in world.nodes}
         self.figures = Figures()
+        self._full_next = False  # check every node after the next event (see after_event)
 
     # -- lifecycle hooks from the world --------------------------------------------------------
 
@@ -87,6 +90,7 @@ class InvariantChecker:
         memory = self._memory[node.node_id]
         memory.checked_to = 0
         memory.last_role = "DOWN"
+        memory.last_hw = -1
         if not node.is_voter:
             memory.max_hw = -1  # an observer's unflushed tail may be gone
         self._check_committed_on_majority()
@@ -98,61 +102,105 @@ class InvariantChecker:
         self._memory[node.node_id] = _NodeMemory()
 
     # -- the per-event pass --------------------------------------------------------------------
+    #
+    # Every rule below is a function of one node's observable state (role, epoch, leader, HW, log,
+    # election store), of the global records kept here, and - for MajorityReachedHighWatermark and
+    # CommittedOnMajority - of the voters' log end offsets. A node's observable state changes only
+    # when the world calls into it: its own poll, or a scenario action (crash, restart, resign,
+    # client append, ...). A delivery only queues an envelope in an inbox. So after every event
+    # the checker re-evaluates exactly what that event could have changed, which gives the same
+    # verdicts, at the same step, as re-evaluating everything:
+    #
+    # * ``after_event()`` (actions, tests): every node, as before.
+    # * ``after_event(node)`` (a poll of ``node``): every rule for ``node``; the leaders' majority
+    #   rule for the others if a voter's log may have moved; the committed-on-majority rule.
+    # * ``after_idle_event()`` (a delivery): nothing can have changed.
+    #
+    # The only cross-node input of the per-node rules is ``leaders_by_epoch`` (SingleLeader
+    # compares every node's named leader with it). When a check records a new leader, the rest of
+    # this event and the whole next event are checked in full, exactly as a full pass would have
+    # seen it.
 
-    def after_event(self) -> None:
+    def after_event(self, touched: SimNode | None = None) -> None:
+        """Check the invariants after an event that may have changed ``touched`` (None: any node)."""
         world = self.world
-        for problem in world.ledger.problems:
-            world.report(*problem)
-        world.ledger.problems.clear()
-        from kraft.sim.world import role_name
-
+        ledger = world.ledger
+        if ledger.problems:
+            for problem in ledger.problems:
+                world.report(*problem)
+            ledger.problems.clear()
+        full = touched is None or self._full_next
+        self._full_next = False
+        # A voter's log end feeds the majority rules; an observer's does not.
+        voter_moved = full or (touched is not None and touched.is_voter)
+        leaders_known = len(self.leaders_by_epoch)
+        memories = self._memory
         for node in world.nodes.values():
-            raft = node.raft
-            if raft is None:
+            if node.raft is None:
                 continue
-            memory = self._memory[node.node_id]
-            node_id = node.node_id
-            role = role_name(raft)
-            epoch = int(raft.epoch)
+            if full or node is touched:
+                self._check_node(node, memories[node.node_id])
+                if len(self.leaders_by_epoch) != leaders_known:
+                    # A new leader entry: SingleLeader must now look at every node again.
+                    full = True
+                    voter_moved = True
+                    self._full_next = True
+                    leaders_known = len(self.leaders_by_epoch)
+            elif voter_moved:
+                memory = memories[node.node_id]
+                if memory.last_role == "LEADER" and memory.last_hw >= 0:
+                    self._check_majority_reached(node, memory.last_hw)
+        self._check_committed_on_majority()
 
-            # MonotonicEpoch (in memory and persisted) and SingleVote.
-            if epoch < memory.last_epoch:
-                world.report(
-                    "MonotonicEpoch", f"node {node_id} epoch went from {memory.last_epoch} to {epoch}"
-                )
-            memory.last_epoch = max(memory.last_epoch, epoch)
-            if epoch > self.figures.max_epoch:
-                self.figures.max_epoch = epoch
-            stored = node.store.read()
-            stored_epoch = stored.epoch if stored is not None else 0
-            if stored_epoch != epoch:
-                world.report(
-                    "MonotonicEpoch",
-                    f"node {node_id} is in epoch {epoch} ({role}) but its persisted epoch is {stored_epoch}",
-                )
-            if stored is not None and stored.voted_key is not None:
-                previous = memory.votes.setdefault(stored.epoch, stored.voted_key)
-                if previous.id != stored.voted_key.id:
-                    world.report(
-                        "SingleVote",
-                        f"node {node_id} voted for {previous.id} and then {stored.voted_key.id} in epoch "
-                        f"{stored.epoch}",
-                    )
+    def after_idle_event(self) -> None:
+        """Check after an event that changed no node's observable state (a delivery to an inbox)."""
+        if self._full_next or self.world.ledger.problems:
+            self.after_event()
 
-            # SingleLeader, LeaderCompleteness and role figures.
-            if role == "LEADER":
-                known = self.leaders_by_epoch.setdefault(epoch, node_id)
-                if known != node_id:
-                    world.report(
-                        "SingleLeader", f"nodes {known} and {node_id} are both leader of epoch {epoch}"
-                    )
-                if (node_id, epoch) not in self._seen_leader:
-                    self._seen_leader[(node_id, epoch)] = None
-                    if self.figures.first_leader_ms is None:
-                        self.figures.first_leader_ms = world.now_ms
-                    self._check_leader_completeness(node, epoch)
+    def _check_node(self, node: SimNode, memory: _NodeMemory) -> None:
+        """Every per-node rule for ``node`` (which is up)."""
+        world = self.world
+        raft = node.raft
+        node_id = node.node_id
+        role = role_name(raft)
+        epoch = int(raft.epoch)
+
+        # MonotonicEpoch (in memory and persisted) and SingleVote.
+        if epoch < memory.last_epoch:
+            world.report("MonotonicEpoch", f"node {node_id} epoch went from {memory.last_epoch} to {epoch}")
+        if epoch > memory.last_epoch:
+            memory.last_epoch = epoch
+        if epoch > self.figures.max_epoch:
+            self.figures.max_epoch = epoch
+        stored = node.store.read()
+        stored_epoch = stored.epoch if stored is not None else 0
+        if stored_epoch != epoch:
+            world.report(
+                "MonotonicEpoch",
+                f"node {node_id} is in epoch {epoch} ({role}) but its persisted epoch is {stored_epoch}",
+            )
+        if stored is not None and stored.voted_key is not None:
+            previous = memory.votes.setdefault(stored.epoch, stored.voted_key)
+            if previous.id != stored.voted_key.id:
+                world.report(
+                    "SingleVote",
+                    f"node {node_id} voted for {previous.id} and then {stored.voted_key.id} in epoch "
+                    f"{stored.epoch}",
+                )
+
+        # SingleLeader, LeaderCompleteness and role figures.
+        if role == "LEADER":
+            known = self.leaders_by_epoch.setdefault(epoch, node_id)
+            if known != node_id:
+                world.report("SingleLeader", f"nodes {known} and {node_id} are both leader of epoch {epoch}")
+            if (node_id, epoch) not in self._seen_leader:
+                self._seen_leader[(node_id, epoch)] = None
+                if self.figures.first_leader_ms is None:
+                    self.figures.first_leader_ms = world.now_ms
+                self._check_leader_completeness(node, epoch)
+        else:
             leader_id = raft.leader_id
-            if leader_id is not None and role != "LEADER":
+            if leader_id is not None:
                 known_leader = self.leaders_by_epoch.get(epoch)
                 if known_leader is not None and known_leader != leader_id:
                     world.report(
@@ -160,59 +208,60 @@ class InvariantChecker:
                         f"node {node_id} ({role}) names {leader_id} leader of epoch {epoch}, "
                         f"but {known_leader} was",
                     )
-            if stored is not None and stored.leader_id is not None:
-                known_leader = self.leaders_by_epoch.get(stored.epoch)
-                if known_leader is not None and known_leader != stored.leader_id:
-                    world.report(
-                        "SingleLeader",
-                        f"node {node_id} persisted leader {stored.leader_id} for epoch {stored.epoch}, "
-                        f"but {known_leader} was",
-                    )
-            if role == "CANDIDATE" and (node_id, epoch) not in self._candidate_epochs:
-                self._candidate_epochs[(node_id, epoch)] = None
-                self.figures.elections += 1
-            if role == "PROSPECTIVE" and memory.last_role != "PROSPECTIVE":
-                self.figures.prospective_rounds += 1
-            if role == "RESIGNED" and memory.last_role != "RESIGNED":
-                self.figures.resignations_seen += 1
-            memory.last_role = role
-
-            # High watermark rules and committed data.
-            hw = raft.high_watermark
-            log = node.log
-            end = log.end_offset()
-            if hw is not None and hw >= 0:
-                if hw < memory.max_hw:
-                    world.report(
-                        "MonotonicHighWatermark",
-                        f"node {node_id} high watermark went from {memory.max_hw} to {hw}",
-                    )
-                if hw > end:
-                    world.report(
-                        "HighWatermarkWithinLog",
-                        f"node {node_id} high watermark {hw} is above its log end offset {end}",
-                    )
-                if hw > memory.max_hw:
-                    memory.max_hw = hw
-                if hw > memory.checked_to:
-                    self._check_committed(node, memory, min(hw, end))
-                if role == "LEADER":
-                    self._check_majority_reached(node, hw)
-            if end < memory.max_hw:
+        if stored is not None and stored.leader_id is not None:
+            known_leader = self.leaders_by_epoch.get(stored.epoch)
+            if known_leader is not None and known_leader != stored.leader_id:
                 world.report(
-                    "NoTruncationBelowHighWatermark",
-                    f"node {node_id} log end offset {end} is below the high watermark {memory.max_hw} "
-                    "it knew",
+                    "SingleLeader",
+                    f"node {node_id} persisted leader {stored.leader_id} for epoch {stored.epoch}, "
+                    f"but {known_leader} was",
                 )
-            start = log.start_offset()
-            if start > 0:
-                earliest = log.earliest_snapshot_id()
-                if earliest is None or earliest.offset != start:
-                    world.report(
-                        "SnapshotAtLogStart",
-                        f"node {node_id} log starts at {start} but its earliest snapshot is {earliest}",
-                    )
-        self._check_committed_on_majority()
+        if role == "CANDIDATE" and (node_id, epoch) not in self._candidate_epochs:
+            self._candidate_epochs[(node_id, epoch)] = None
+            self.figures.elections += 1
+        if role == "PROSPECTIVE" and memory.last_role != "PROSPECTIVE":
+            self.figures.prospective_rounds += 1
+        if role == "RESIGNED" and memory.last_role != "RESIGNED":
+            self.figures.resignations_seen += 1
+        memory.last_role = role
+
+        # High watermark rules and committed data.
+        hw = raft.high_watermark
+        log = node.log
+        end = log.end_offset()
+        if hw is not None and hw >= 0:
+            if hw < memory.max_hw:
+                world.report(
+                    "MonotonicHighWatermark",
+                    f"node {node_id} high watermark went from {memory.max_hw} to {hw}",
+                )
+            if hw > end:
+                world.report(
+                    "HighWatermarkWithinLog",
+                    f"node {node_id} high watermark {hw} is above its log end offset {end}",
+                )
+            if hw > memory.max_hw:
+                memory.max_hw = hw
+            if hw > memory.checked_to:
+                self._check_committed(node, memory, min(hw, end))
+            if role == "LEADER":
+                self._check_majority_reached(node, hw)
+            memory.last_hw = hw
+        else:
+            memory.last_hw = -1
+        if end < memory.max_hw:
+            world.report(
+                "NoTruncationBelowHighWatermark",
+                f"node {node_id} log end offset {end} is below the high watermark {memory.max_hw} it knew",
+            )
+        start = log.start_offset()
+        if start > 0:
+            earliest = log.earliest_snapshot_id()
+            if earliest is None or earliest.offset != start:
+                world.report(
+                    "SnapshotAtLogStart",
+                    f"node {node_id} log starts at {start} but its earliest snapshot is {earliest}",
+                )
 
     # -- individual checks ---------------------------------------------------------------------
 

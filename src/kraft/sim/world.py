@@ -105,10 +105,19 @@ class RaftNodeLike(Protocol):
 NodeFactory = Callable[["World", "SimNode"], Any]
 
 
+_ROLE_NAMES: dict[Any, str] = {}  # role value -> its name; roles are a handful of enum members
+
+
 def role_name(raft: Any) -> str:
     """The core's role as an upper-case name (``LEADER``, ``FOLLOWER``, ...)."""
     role = raft.role
-    return str(getattr(role, "name", role)).upper()
+    try:
+        return _ROLE_NAMES[role]
+    except KeyError:
+        name = _ROLE_NAMES[role] = str(getattr(role, "name", role)).upper()
+        return name
+    except TypeError:  # an unhashable role value (a test double): name it without the cache
+        return str(getattr(role, "name", role)).upper()
 
 
 @dataclass(slots=True)
@@ -280,6 +289,7 @@ class World:
     def run(self) -> None:
         """Process events until ``end_ms``, the queue runs dry, or a violation stops the run."""
         queue = self._queue
+        checker = self.checker
         while queue and not self.stopped:
             at_ms, _seq, kind, a, b = queue[0]
             if at_ms > self.end_ms:
@@ -309,7 +319,16 @@ class World:
                 continue
             self.events += 1
             self.step += 1
-            self.checker.after_event()
+            # Every invariant is checked after every event; the checker re-evaluates what the event
+            # could have changed (see InvariantChecker.after_event): a poll changes only the polled
+            # node, a delivery only fills an inbox, an action may change anything. Without
+            # stop_on_violation a standing violation is re-reported after every event, as always.
+            if kind == EV_POLL and self.stop_on_violation:
+                checker.after_event(self.nodes[a])
+            elif kind == EV_DELIVER and self.stop_on_violation:
+                checker.after_idle_event()
+            else:
+                checker.after_event()
             if self.violations and self.stop_on_violation:
                 self.stopped = True
         if not self.stopped:
