@@ -69,7 +69,7 @@ from kraft.raft.states import (
 )
 from kraft.raft.store import ElectionStore
 from kraft.raft.types import Endpoint, LeaderAndEpoch, OffsetAndEpoch, ReplicaKey
-from kraft.records.batch import SimpleRecord, iter_batches
+from kraft.records.batch import SimpleRecord, decode_batch, iter_batch_headers
 from kraft.records.control import ControlType, control_key, encode_control_value, leader_change_message
 
 __all__ = [
@@ -819,11 +819,15 @@ class RaftNode:
         while ctx.next_offset < self._committed and ctx.next_offset < self.log.end_offset():
             data = self.log.read(ctx.next_offset, self.config.max_fetch_bytes)
             progressed = False
-            for batch in iter_batches(data):
-                if batch.last_offset < ctx.next_offset:
+            # Headers first: only batches that are delivered are decoded (the read usually ends in
+            # batches that are not committed yet, and may begin in one already delivered).
+            for pos, header in iter_batch_headers(data):
+                last_offset = header.base_offset + header.last_offset_delta
+                if last_offset < ctx.next_offset:
                     continue
-                if batch.last_offset >= self._committed:
+                if last_offset >= self._committed:
                     break
+                batch = decode_batch(data, pos)
                 ctx.listener.handle_commit(CommittedBatch.from_batch(batch, from_offset=ctx.next_offset))
                 ctx.next_offset = batch.last_offset + 1
                 progressed = True
