@@ -1,0 +1,79 @@
+"""The fast record decoder is an optimisation only: on every input it accepts, it returns exactly
+what the checked decoder returns; on everything else it declines (``None``) and the checked decoder
+decides (same records or the same error)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kraft.common.errors import CorruptRecordError, MalformedMessageError
+from kraft.records.batch import (
+    HEADER_SIZE,
+    Header,
+    SimpleRecord,
+    _decode_records_checked,
+    _decode_records_fast,
+    build_batch,
+    decode_batch,
+    read_batch_header,
+)
+
+_records = st.lists(
+    st.builds(
+        SimpleRecord,
+        key=st.none() | st.binary(max_size=200),
+        value=st.none() | st.binary(max_size=300),
+        headers=st.lists(
+            st.builds(Header, key=st.text(max_size=5), value=st.none() | st.binary(max_size=5)), max_size=2
+        ).map(tuple),
+        timestamp=st.none() | st.integers(min_value=0, max_value=2**45),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _split(batch: bytes) -> tuple[object, bytes]:
+    header = read_batch_header(batch)
+    assert header is not None
+    return header, batch[HEADER_SIZE:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_records, st.integers(min_value=0, max_value=2**40), st.integers(min_value=-1, max_value=2**31 - 1))
+def test_fast_decoder_equals_the_checked_one_on_valid_batches(
+    records: list[SimpleRecord], base_offset: int, base_sequence: int
+) -> None:
+    batch = build_batch(records, base_offset=base_offset, base_sequence=base_sequence, producer_id=1)
+    header, body = _split(batch)
+    checked = _decode_records_checked(header, body)  # type: ignore[arg-type]
+    fast = _decode_records_fast(header, body)  # type: ignore[arg-type]
+    if all(not r.headers for r in records):
+        assert fast is not None  # the common case must take the fast path
+    if fast is not None:
+        assert fast == checked
+    assert decode_batch(batch).records == checked
+
+
+@settings(max_examples=500, deadline=None)
+@given(_records, st.data())
+def test_fast_decoder_declines_or_agrees_on_corrupted_bodies(
+    records: list[SimpleRecord], data: st.DataObject
+) -> None:
+    batch = build_batch(records)
+    header, body = _split(batch)
+    mutated = bytearray(body)
+    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
+        if not mutated:
+            break
+        i = data.draw(st.integers(min_value=0, max_value=len(mutated) - 1))
+        mutated[i] = data.draw(st.integers(min_value=0, max_value=255))
+    cut = data.draw(st.integers(min_value=0, max_value=len(mutated)))
+    body2 = bytes(mutated[:cut]) + data.draw(st.binary(max_size=3))
+    try:
+        checked = _decode_records_checked(header, body2)  # type: ignore[arg-type]
+    except (CorruptRecordError, MalformedMessageError):
+        checked = None
+    fast = _decode_records_fast(header, body2)  # type: ignore[arg-type]
+    assert fast is None or fast == checked
