@@ -3,10 +3,15 @@ verdicts at the same step as a full pass over every node, including the rules th
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from sim_fakes import FakeRole, fake_factory
 
+from kraft.raft.node import RaftNode
 from kraft.raft.store import ElectionState
 from kraft.records.batch import SimpleRecord, build_batch
+from kraft.sim.scenarios import build_world
 from kraft.sim.world import World
 
 
@@ -76,3 +81,51 @@ def test_a_delivery_changes_nothing_so_nothing_new_is_reported() -> None:
     node.raft.epoch = 2  # a poll of node 2 lowered its epoch
     world.checker.after_event(node)
     assert _names(world).count("MonotonicEpoch") == 2
+
+
+def _outcome(world: World) -> tuple[object, ...]:
+    first = world.violations[0] if world.violations else None
+    f = world.checker.figures
+    return (
+        world.trace_hash,
+        world.events,
+        world.checker.committed_end,
+        (f.max_epoch, f.elections, f.prospective_rounds, f.first_leader_ms, f.unavailable_ms),
+        None if first is None else (first.invariant, first.step, first.at_ms),
+    )
+
+
+@pytest.mark.parametrize(
+    ("scenario", "seed", "voters"), [("flaky-network", 2, 5), ("crash-restart-loop", 1, None)]
+)
+def test_incremental_and_full_checking_give_the_same_run(
+    scenario: str, seed: int, voters: int | None
+) -> None:
+    runs = []
+    for full in (False, True):
+        world = build_world(scenario, seed, voters=voters)
+        world.full_checks = full
+        world.run()
+        runs.append(_outcome(world))
+    assert runs[0] == runs[1]
+
+
+def test_incremental_and_full_checking_report_a_planted_bug_at_the_same_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def leader_alone(self: Any, state: Any, now_ms: int) -> bool:
+        own = state.voters[state.local_key.id].end_offset
+        if own is None or own <= state.epoch_start_offset or (self._hw is not None and own <= self._hw):
+            return False
+        self._set_high_watermark(own, now_ms)  # counts the leader alone as a majority
+        return True
+
+    monkeypatch.setattr(RaftNode, "maybe_advance_high_watermark", leader_alone)
+    runs = []
+    for full in (False, True):
+        world = build_world("steady", 1)
+        world.full_checks = full
+        world.run()
+        runs.append(_outcome(world))
+    assert runs[0] == runs[1]
+    assert runs[0][-1] is not None and runs[0][-1][0] == "MajorityReachedHighWatermark"

@@ -36,6 +36,7 @@ Invariants (spec section 11, Kafka's RaftEventSimulationTest, and Raft's safety 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -111,34 +112,44 @@ class InvariantChecker:
     # the checker re-evaluates exactly what that event could have changed, which gives the same
     # verdicts, at the same step, as re-evaluating everything:
     #
-    # * ``after_event()`` (actions, tests): every node, as before.
-    # * ``after_event(node)`` (a poll of ``node``): every rule for ``node``; the leaders' majority
-    #   rule for the others if a voter's log may have moved; the committed-on-majority rule.
-    # * ``after_idle_event()`` (a delivery): nothing can have changed.
+    # * ``after_event()`` (scenario actions, tests): every node, as before.
+    # * ``after_event(node)`` (a poll of ``node``) or ``after_event([nodes])`` (the world's client
+    #   workload, which calls only into the leaders it appends to): every rule for those nodes; the
+    #   leaders' majority rule for the others if a voter's log may have moved; the
+    #   committed-on-majority rule.
+    # * ``after_idle_event()`` (a delivery), ``after_event([])``: nothing can have changed.
     #
     # The only cross-node input of the per-node rules is ``leaders_by_epoch`` (SingleLeader
     # compares every node's named leader with it). When a check records a new leader, the rest of
     # this event and the whole next event are checked in full, exactly as a full pass would have
     # seen it.
 
-    def after_event(self, touched: SimNode | None = None) -> None:
-        """Check the invariants after an event that may have changed ``touched`` (None: any node)."""
+    def after_event(self, touched: SimNode | Sequence[SimNode] | None = None) -> None:
+        """Check the invariants after an event that may have changed the ``touched`` node(s)
+        (None: any node may have changed)."""
         world = self.world
         ledger = world.ledger
         if ledger.problems:
             for problem in ledger.problems:
                 world.report(*problem)
             ledger.problems.clear()
-        full = touched is None or self._full_next
+        scope: Sequence[SimNode] = ()
+        if touched is None or self._full_next:
+            full = True
+        else:
+            full = False
+            scope = (touched,) if not isinstance(touched, Sequence) else touched
+            if not scope:
+                return  # nothing was touched: nothing can have changed
         self._full_next = False
         # A voter's log end feeds the majority rules; an observer's does not.
-        voter_moved = full or (touched is not None and touched.is_voter)
+        voter_moved = full or any(n.is_voter for n in scope)
         leaders_known = len(self.leaders_by_epoch)
         memories = self._memory
         for node in world.nodes.values():
             if node.raft is None:
                 continue
-            if full or node is touched:
+            if full or node in scope:
                 self._check_node(node, memories[node.node_id])
                 if len(self.leaders_by_epoch) != leaders_known:
                     # A new leader entry: SingleLeader must now look at every node again.
@@ -154,8 +165,7 @@ class InvariantChecker:
 
     def after_idle_event(self) -> None:
         """Check after an event that changed no node's observable state (a delivery to an inbox)."""
-        if self._full_next or self.world.ledger.problems:
-            self.after_event()
+        self.after_event(())
 
     def _check_node(self, node: SimNode, memory: _NodeMemory) -> None:
         """Every per-node rule for ``node`` (which is up)."""

@@ -196,6 +196,7 @@ class World:
         node_factory: NodeFactory | None = None,
         stop_on_violation: bool = True,
         link: LinkProfile | None = None,
+        full_checks: bool = False,
     ) -> None:
         if voters < 1:
             raise ValueError(f"need at least one voter, got {voters}")
@@ -210,6 +211,9 @@ class World:
         self.step = 0
         self.events = 0
         self.stop_on_violation = stop_on_violation
+        # Re-evaluate every invariant on every node after every event instead of what the event
+        # could have changed: slower, same verdicts (tests compare the two).
+        self.full_checks = full_checks
         self.node_factory: NodeFactory = node_factory if node_factory is not None else default_node_factory
         self.network = Network(self.rng, link)
         self.ledger = StateLedger()
@@ -228,6 +232,9 @@ class World:
         self.append_errors = 0
         self.snapshots_created = 0
         self.crashes = 0
+        # The nodes the running action called into, when the world knows them (its own client
+        # workload); None while a scenario action runs: it may change any node.
+        self._action_scope: list[SimNode] | None = None
         # Checkers see the world after every handled event (kraft.sim.invariants).
         from kraft.sim.invariants import InvariantChecker
 
@@ -303,6 +310,7 @@ class World:
                     handled = self._handle_deliver(a, b)
                 else:
                     self._trace_event(f"A|{a}")
+                    self._action_scope = None  # unknown: the action may change any node
                     b()
                     handled = True
             except FatalError as e:
@@ -323,12 +331,14 @@ class World:
             # could have changed (see InvariantChecker.after_event): a poll changes only the polled
             # node, a delivery only fills an inbox, an action may change anything. Without
             # stop_on_violation a standing violation is re-reported after every event, as always.
-            if kind == EV_POLL and self.stop_on_violation:
+            if self.full_checks or not self.stop_on_violation:
+                checker.after_event()
+            elif kind == EV_POLL:
                 checker.after_event(self.nodes[a])
-            elif kind == EV_DELIVER and self.stop_on_violation:
+            elif kind == EV_DELIVER:
                 checker.after_idle_event()
             else:
-                checker.after_event()
+                checker.after_event(self._action_scope)
             if self.violations and self.stop_on_violation:
                 self.stopped = True
         if not self.stopped:
@@ -407,6 +417,9 @@ class World:
 
     def _client_tick(self) -> None:
         t = self.timing
+        # Only schedule_append changes a node (observation reads nothing but properties), so the
+        # checker re-checks exactly the nodes appended to.
+        touched: list[SimNode] = []
         for node in self.nodes.values():
             raft = node.raft
             if raft is None or node.sm is None or node.shutting_down:
@@ -417,6 +430,7 @@ class World:
             records = [
                 f"n{node.node_id}e{epoch}#{self.appends + i}".encode() for i in range(t.records_per_append)
             ]
+            touched.append(node)
             try:
                 raft.schedule_append(epoch, records)
             except NotLeaderError:
@@ -433,6 +447,7 @@ class World:
             "client",
             self._client_tick,
         )
+        self._action_scope = touched
 
     def _maybe_snapshot(self, node: SimNode) -> None:
         """Snapshot what the state machine asked for during the previous poll (never re-entrantly)."""
