@@ -84,6 +84,8 @@ class InvariantChecker:
         self._memory: dict[int, _NodeMemory] = {n: _NodeMemory() for n in world.nodes}
         self.figures = Figures()
         self._full_next = False  # check every node after the next event (see after_event)
+        self._in_pass = False  # inside after_event: logs cannot change, so _majority_end is cached
+        self._majority_end_cache: int | None = None
 
     # -- lifecycle hooks from the world --------------------------------------------------------
 
@@ -142,15 +144,27 @@ class InvariantChecker:
             if not scope:
                 return  # nothing was touched: nothing can have changed
         self._full_next = False
+        self._in_pass = True
+        self._majority_end_cache = None
+        try:
+            self._check_nodes(full, scope)
+        finally:
+            self._in_pass = False
+            self._majority_end_cache = None
+
+    def _check_nodes(self, full: bool, scope: Sequence[SimNode]) -> None:
+        world = self.world
+        # By id: SimNode is a dataclass whose == would compare every field.
+        scope_ids = [n.node_id for n in scope]
         # A voter's log end feeds the majority rules; an observer's does not.
         voter_moved = full or any(n.is_voter for n in scope)
         leaders_known = len(self.leaders_by_epoch)
         memories = self._memory
-        for node in world.nodes.values():
+        for node_id, node in world.nodes.items():
             if node.raft is None:
                 continue
-            if full or node in scope:
-                self._check_node(node, memories[node.node_id])
+            if full or node_id in scope_ids:
+                self._check_node(node, memories[node_id])
                 if len(self.leaders_by_epoch) != leaders_known:
                     # A new leader entry: SingleLeader must now look at every node again.
                     full = True
@@ -158,7 +172,7 @@ class InvariantChecker:
                     self._full_next = True
                     leaders_known = len(self.leaders_by_epoch)
             elif voter_moved:
-                memory = memories[node.node_id]
+                memory = memories[node_id]
                 if memory.last_role == "LEADER" and memory.last_hw >= 0:
                     self._check_majority_reached(node, memory.last_hw)
         self._check_committed_on_majority()
@@ -310,28 +324,45 @@ class InvariantChecker:
         figures.last_commit_ms = now
         self.committed_end = upto
 
+    def _majority_end(self) -> int:
+        """The largest offset a majority of voters' logs reach (crashed voters: their flushed log).
+
+        "At least a majority of voters have a log end >= x" holds exactly when x <= this value.
+        Logs do not change while the checker runs, so one pass computes it once.
+        """
+        cached = self._majority_end_cache
+        if cached is not None:
+            return cached
+        world = self.world
+        nodes = world.nodes
+        ends = sorted((nodes[v].log.end_offset() for v in world.voter_ids), reverse=True)
+        value = ends[world.majority - 1]
+        if self._in_pass:
+            self._majority_end_cache = value
+        return value
+
     def _check_majority_reached(self, leader: SimNode, hw: int) -> None:
+        if hw <= self._majority_end():
+            return
         world = self.world
         reached = [v for v in world.voter_ids if world.nodes[v].log.end_offset() >= hw]
-        if len(reached) < world.majority:
-            world.report(
-                "MajorityReachedHighWatermark",
-                f"leader {leader.node_id} high watermark {hw} is reached only by voters {reached} "
-                f"(need {world.majority})",
-            )
+        world.report(
+            "MajorityReachedHighWatermark",
+            f"leader {leader.node_id} high watermark {hw} is reached only by voters {reached} "
+            f"(need {world.majority})",
+        )
 
     def _check_committed_on_majority(self) -> None:
-        world = self.world
         end = self.committed_end
-        if end == 0:
+        if end == 0 or end <= self._majority_end():
             return
+        world = self.world
         holders = [v for v in world.voter_ids if world.nodes[v].log.end_offset() >= end]
-        if len(holders) < world.majority:
-            world.report(
-                "CommittedOnMajority",
-                f"committed prefix ends at {end} but only voters {holders} have logs reaching it "
-                f"(need {world.majority})",
-            )
+        world.report(
+            "CommittedOnMajority",
+            f"committed prefix ends at {end} but only voters {holders} have logs reaching it "
+            f"(need {world.majority})",
+        )
 
     def _check_leader_completeness(self, leader: SimNode, epoch: int) -> None:
         """A new leader of ``epoch`` must hold every entry committed in an earlier epoch."""
