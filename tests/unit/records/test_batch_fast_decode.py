@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from kraft.common.errors import CorruptRecordError, MalformedMessageError
 from kraft.records.batch import (
     HEADER_SIZE,
+    BatchHeader,
     Header,
     SimpleRecord,
     _decode_records_checked,
@@ -77,3 +78,35 @@ def test_fast_decoder_declines_or_agrees_on_corrupted_bodies(
         checked = None
     fast = _decode_records_fast(header, body2)  # type: ignore[arg-type]
     assert fast is None or fast == checked
+
+
+def test_read_batch_header_builds_the_same_header_as_the_dataclass() -> None:
+    batch = build_batch(
+        [SimpleRecord(value=b"v")],
+        base_offset=7,
+        partition_leader_epoch=3,
+        timestamp_ms=11,
+        producer_id=5,
+        producer_epoch=2,
+        base_sequence=9,
+    )
+    header = read_batch_header(batch)
+    assert header is not None
+    expected = BatchHeader(
+        base_offset=7,
+        batch_length=len(batch) - 12,
+        partition_leader_epoch=3,
+        magic=2,
+        crc=header.crc,
+        attributes=0,
+        last_offset_delta=0,
+        base_timestamp=11,
+        max_timestamp=11,
+        producer_id=5,
+        producer_epoch=2,
+        base_sequence=9,
+        records_count=1,
+    )
+    assert header == expected
+    assert hash(header) == hash(expected)
+    assert repr(header) == repr(expected)
