@@ -16,7 +16,7 @@ from kraft.common.errors import CorruptRecordError, KraftError
 from kraft.protocol.schema import StructValue
 from kraft.raft.log import RawSnapshotReader, RawSnapshotWriter
 from kraft.raft.types import LeaderAndEpoch, OffsetAndEpoch
-from kraft.records.batch import RecordBatch, SimpleRecord, build_batch, iter_batches
+from kraft.records.batch import RecordBatch, SimpleRecord, build_batch, decode_batch, iter_batches
 from kraft.records.control import (
     ControlType,
     build_control_batch,
@@ -51,6 +51,45 @@ class CommittedBatch:
             records,
             batch.is_control,
         )
+
+
+class CommittedBatchCache:
+    """Committed batches already decoded, by their exact bytes (an opt-in, bounded memo).
+
+    Decoding is a pure function of a batch's bytes, and followers hold the leader's bytes, so
+    several nodes in one process (the simulator) decode the same batches again and again. A node
+    given a cache looks a batch up by its bytes before decoding it. The bytes include the base
+    offset, epoch and CRC, so a hit is the batch itself. The oldest entries are dropped beyond
+    ``max_entries``; batches above ``max_batch_bytes`` are never kept.
+    """
+
+    __slots__ = ("_entries", "hits", "max_batch_bytes", "max_entries", "misses")
+
+    def __init__(self, max_entries: int = 4096, max_batch_bytes: int = 64 * 1024) -> None:
+        self._entries: dict[bytes, CommittedBatch] = {}
+        self.max_entries = max_entries
+        self.max_batch_bytes = max_batch_bytes
+        self.hits = 0
+        self.misses = 0
+
+    def decode(self, raw: bytes) -> CommittedBatch:
+        """The whole committed batch ``raw`` (exactly one batch), decoded once per cache.
+
+        Raises:
+            CorruptRecordError: as ``decode_batch`` (nothing is cached then).
+        """
+        entries = self._entries
+        found = entries.get(raw)
+        if found is not None:
+            self.hits += 1
+            return found
+        self.misses += 1
+        batch = CommittedBatch.from_batch(decode_batch(raw))
+        if len(raw) <= self.max_batch_bytes:
+            if len(entries) >= self.max_entries:
+                del entries[next(iter(entries))]  # the oldest (dicts keep insertion order)
+            entries[raw] = batch
+        return batch
 
 
 class SnapshotReader:
