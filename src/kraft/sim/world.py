@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
+from kraft.raft.listener import CommittedBatchCache
 from kraft.raft.log import MemoryLog
 from kraft.raft.messages import Envelope
 from kraft.raft.store import ElectionState, MemoryElectionStore
@@ -178,6 +179,7 @@ def default_node_factory(world: World, node: SimNode) -> Any:
         rng=node.rng,
         now_ms=world.now_ms,
         local_endpoints=(endpoint_of(node.node_id),) if node.is_voter else (),
+        batch_cache=world.batch_cache,
     )
 
 
@@ -217,6 +219,8 @@ class World:
         self.node_factory: NodeFactory = node_factory if node_factory is not None else default_node_factory
         self.network = Network(self.rng, link)
         self.ledger = StateLedger()
+        # Every node's listener decodes the same committed batches: decode each once per world.
+        self.batch_cache = CommittedBatchCache()
         self.voter_ids: list[int] = list(range(1, voters + 1))
         self.observer_ids: list[int] = list(range(voters + 1, voters + observers + 1))
         self.nodes: dict[int, SimNode] = {}
