@@ -1,0 +1,21 @@
+"""SimLog binds its read calls straight to the wrapped log: replacing the log rebinds them."""
+
+from __future__ import annotations
+
+import random
+
+from kraft.raft.log import MemoryLog
+from kraft.records.batch import SimpleRecord, build_batch
+from kraft.sim.disk import Disk, SimLog
+
+
+def test_reads_follow_the_wrapped_log_after_it_is_replaced() -> None:
+    disk = Disk(random.Random(1))
+    log = SimLog(MemoryLog(), disk)
+    log.append_as_leader(bytes(build_batch([SimpleRecord(value=b"a"), SimpleRecord(value=b"b")])), 1)
+    assert log.end_offset() == 2 and log.last_fetched_epoch() == 1
+    assert log.read(0, 1 << 20) == log.inner.read(0, 1 << 20) != b""
+    log.inner = MemoryLog()  # a wiped disk
+    assert log.end_offset() == 0 and log.last_fetched_epoch() == 0 and log.read(0, 100) == b""
+    log.flush()
+    assert disk.fsyncs == 1  # writes still go through the wrapper and are billed
