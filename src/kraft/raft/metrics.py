@@ -6,12 +6,23 @@ Windowed rates follow Kafka's default sampling: two 30 s samples, rate = events 
 
 from __future__ import annotations
 
+import functools
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kraft.raft.states import Role
 from kraft.raft.types import ZERO_UUID
+
+_ZERO_UUID_TEXT = str(ZERO_UUID)
+
+
+@functools.lru_cache(maxsize=256)
+def _uuid_text(value: uuid.UUID) -> str:
+    """``str(value)``, remembered: on_state runs every poll and UUID.__str__ formats 32 digits."""
+    return str(value)
+
 
 if TYPE_CHECKING:
     from kraft.raft.log import ReplicatedLog
@@ -139,13 +150,13 @@ class RaftMetrics:
         self.current_epoch = node.epoch
         if role in (Role.LEADER, Role.CANDIDATE) and node.local_key is not None:
             self.current_vote = node.local_key.id
-            self.current_vote_directory_id = str(node.local_key.directory_id)
+            self.current_vote_directory_id = _uuid_text(node.local_key.directory_id)
         elif role is Role.UNATTACHED and voted is not None:
             self.current_vote = voted.id
-            self.current_vote_directory_id = str(voted.directory_id)
+            self.current_vote_directory_id = _uuid_text(voted.directory_id)
         else:
             self.current_vote = -1
-            self.current_vote_directory_id = str(ZERO_UUID)
+            self.current_vote_directory_id = _ZERO_UUID_TEXT
         hw = node.high_watermark
         self.high_watermark = -1 if hw is None else hw
         # KIP-996: an election starts when the node becomes Prospective (Candidate without pre-vote).
