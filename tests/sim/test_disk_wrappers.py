@@ -1,12 +1,13 @@
-"""SimLog binds its read calls straight to the wrapped log: replacing the log rebinds them."""
+"""SimLog and SimStore bind their read calls straight to what they wrap: replacing it rebinds them."""
 
 from __future__ import annotations
 
 import random
 
 from kraft.raft.log import MemoryLog
+from kraft.raft.store import ElectionState, MemoryElectionStore
 from kraft.records.batch import SimpleRecord, build_batch
-from kraft.sim.disk import Disk, SimLog
+from kraft.sim.disk import Disk, SimLog, SimStore
 
 
 def test_reads_follow_the_wrapped_log_after_it_is_replaced() -> None:
@@ -19,3 +20,12 @@ def test_reads_follow_the_wrapped_log_after_it_is_replaced() -> None:
     assert log.end_offset() == 0 and log.last_fetched_epoch() == 0 and log.read(0, 100) == b""
     log.flush()
     assert disk.fsyncs == 1  # writes still go through the wrapper and are billed
+
+
+def test_store_reads_follow_the_wrapped_store_after_it_is_replaced() -> None:
+    disk = Disk(random.Random(1))
+    store = SimStore(MemoryElectionStore(), disk)
+    store.write(ElectionState(epoch=3))
+    assert store.read() == ElectionState(epoch=3) and disk.fsyncs == 1
+    store.inner = MemoryElectionStore()
+    assert store.read() is None

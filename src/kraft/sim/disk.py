@@ -178,9 +178,19 @@ class SimStore:
     """``ElectionStore`` forwarding to a durable store and billing each write as one fsync."""
 
     def __init__(self, inner: ElectionStore, disk: Disk) -> None:
-        self.inner = inner
         self.disk = disk
         self.writes = 0
+        self.inner = inner
+
+    @property
+    def inner(self) -> ElectionStore:
+        return self._inner
+
+    @inner.setter
+    def inner(self, store: ElectionStore) -> None:
+        self._inner = store
+        # The checker reads the store after every poll: bind reads straight to it (as SimLog does).
+        vars(self)["read"] = store.read
 
     def read(self) -> ElectionState | None:
         return self.inner.read()

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from kraft.raft.types import ReplicaKey
 from kraft.records.batch import iter_batch_headers
-from kraft.sim.world import role_name
+from kraft.sim.world import Observed, role_name
 
 if TYPE_CHECKING:
     from kraft.sim.world import SimNode, World
@@ -126,9 +126,12 @@ class InvariantChecker:
     # this event and the whole next event are checked in full, exactly as a full pass would have
     # seen it.
 
-    def after_event(self, touched: SimNode | Sequence[SimNode] | None = None) -> None:
+    def after_event(
+        self, touched: SimNode | Sequence[SimNode] | None = None, *, observed: Observed | None = None
+    ) -> None:
         """Check the invariants after an event that may have changed the ``touched`` node(s)
-        (None: any node may have changed)."""
+        (None: any node may have changed). ``observed``: the single touched node's state, already
+        read by the world after the event (saves reading it again)."""
         world = self.world
         ledger = world.ledger
         if ledger.problems:
@@ -147,15 +150,16 @@ class InvariantChecker:
         self._in_pass = True
         self._majority_end_cache = None
         try:
-            self._check_nodes(full, scope)
+            self._check_nodes(full, scope, observed)
         finally:
             self._in_pass = False
             self._majority_end_cache = None
 
-    def _check_nodes(self, full: bool, scope: Sequence[SimNode]) -> None:
+    def _check_nodes(self, full: bool, scope: Sequence[SimNode], observed: Observed | None) -> None:
         world = self.world
         # By id: SimNode is a dataclass whose == would compare every field.
         scope_ids = [n.node_id for n in scope]
+        observed_id = scope_ids[0] if observed is not None and len(scope_ids) == 1 else None
         # A voter's log end feeds the majority rules; an observer's does not.
         voter_moved = full or any(n.is_voter for n in scope)
         leaders_known = len(self.leaders_by_epoch)
@@ -164,7 +168,7 @@ class InvariantChecker:
             if node.raft is None:
                 continue
             if full or node_id in scope_ids:
-                self._check_node(node, memories[node_id])
+                self._check_node(node, memories[node_id], observed if node_id == observed_id else None)
                 if len(self.leaders_by_epoch) != leaders_known:
                     # A new leader entry: SingleLeader must now look at every node again.
                     full = True
@@ -181,13 +185,16 @@ class InvariantChecker:
         """Check after an event that changed no node's observable state (a delivery to an inbox)."""
         self.after_event(())
 
-    def _check_node(self, node: SimNode, memory: _NodeMemory) -> None:
-        """Every per-node rule for ``node`` (which is up)."""
+    def _check_node(self, node: SimNode, memory: _NodeMemory, observed: Observed | None = None) -> None:
+        """Every per-node rule for ``node`` (which is up); ``observed``: its state, already read."""
         world = self.world
         raft = node.raft
         node_id = node.node_id
-        role = role_name(raft)
-        epoch = int(raft.epoch)
+        if observed is None:
+            observed = Observed(
+                role_name(raft), int(raft.epoch), raft.leader_id, raft.high_watermark, node.log.end_offset()
+            )
+        role, epoch, leader_id, hw, end = observed
 
         # MonotonicEpoch (in memory and persisted) and SingleVote.
         if epoch < memory.last_epoch:
@@ -223,7 +230,6 @@ class InvariantChecker:
                     self.figures.first_leader_ms = world.now_ms
                 self._check_leader_completeness(node, epoch)
         else:
-            leader_id = raft.leader_id
             if leader_id is not None:
                 known_leader = self.leaders_by_epoch.get(epoch)
                 if known_leader is not None and known_leader != leader_id:
@@ -250,9 +256,7 @@ class InvariantChecker:
         memory.last_role = role
 
         # High watermark rules and committed data.
-        hw = raft.high_watermark
         log = node.log
-        end = log.end_offset()
         if hw is not None and hw >= 0:
             if hw < memory.max_hw:
                 world.report(

@@ -32,7 +32,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
 from kraft.raft.listener import CommittedBatchCache
@@ -119,6 +119,16 @@ def role_name(raft: Any) -> str:
         return name
     except TypeError:  # an unhashable role value (a test double): name it without the cache
         return str(getattr(role, "name", role)).upper()
+
+
+class Observed(NamedTuple):
+    """A node's observable state as read once after its poll (for the trace and the checker)."""
+
+    role: str
+    epoch: int
+    leader_id: int | None
+    high_watermark: int | None
+    end_offset: int
 
 
 @dataclass(slots=True)
@@ -239,6 +249,8 @@ class World:
         # The nodes the running action called into, when the world knows them (its own client
         # workload); None while a scenario action runs: it may change any node.
         self._action_scope: list[SimNode] | None = None
+        # What the last poll's trace line read from the polled node (None if the poll failed).
+        self._observed: Observed | None = None
         # Checkers see the world after every handled event (kraft.sim.invariants).
         from kraft.sim.invariants import InvariantChecker
 
@@ -309,6 +321,7 @@ class World:
             self.now_ms = at_ms
             try:
                 if kind == EV_POLL:
+                    self._observed = None
                     handled = self._handle_poll(a, b)
                 elif kind == EV_DELIVER:
                     handled = self._handle_deliver(a, b)
@@ -338,7 +351,7 @@ class World:
             if self.full_checks or not self.stop_on_violation:
                 checker.after_event()
             elif kind == EV_POLL:
-                checker.after_event(self.nodes[a])
+                checker.after_event(self.nodes[a], observed=self._observed)
             elif kind == EV_DELIVER:
                 checker.after_idle_event()
             else:
@@ -375,10 +388,16 @@ class World:
         node.busy_until_ms = depart_ms
         for envelope in result.outbound:
             self.send(envelope, depart_ms)
+        role = role_name(raft)
+        epoch = raft.epoch
+        leader_id = raft.leader_id
+        hw = raft.high_watermark
+        end = node.log.end_offset()
         self._trace_event(
-            f"P|{node_id}|{role_name(raft)}|{raft.epoch}|{raft.leader_id}|{raft.high_watermark}|"
-            f"{node.log.end_offset()}|{len(inbound)}|{len(result.outbound)}|{bill_ms}"
+            f"P|{node_id}|{role}|{epoch}|{leader_id}|{hw}|{end}|{len(inbound)}|{len(result.outbound)}|{bill_ms}"
         )
+        # Nothing below changes the node before the checker runs: it may use these readings.
+        self._observed = Observed(role, int(epoch), leader_id, hw, end)
         if node.shutting_down and raft.is_shutdown_complete(self.now_ms):
             self._trace_event(f"S|{node_id}")
             node.log.flush()  # a clean shutdown closes (and so flushes) the log
