@@ -131,7 +131,7 @@ class RaftMetrics:
 
     def on_state(self, node: RaftNode, now_ms: int) -> None:
         role = node.role
-        voted = node.voted_key
+        voted = node.voted_key if role is Role.UNATTACHED else None  # only Unattached reports a vote
         if role is Role.LEADER:
             state_name = "leader"
         elif role is Role.CANDIDATE:

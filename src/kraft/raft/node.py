@@ -164,13 +164,14 @@ class RaftNode:
 
     # ---- observation -------------------------------------------------------------------------
 
+    # role and epoch read the state directly (one property hop less): they are read on every poll.
     @property
     def role(self) -> Role:
-        return self.quorum.role
+        return self.quorum.state.role
 
     @property
     def epoch(self) -> int:
-        return self.quorum.epoch
+        return self.quorum.state.epoch
 
     @property
     def leader_id(self) -> int | None:
@@ -843,11 +844,14 @@ class RaftNode:
                 progressed = True
             if not progressed:
                 break
-        current = self.leader_and_epoch()
-        leader = self.leader_state()
-        if leader is not None and ctx.next_offset < leader.epoch_start_offset:
+        state = self.quorum.state
+        if isinstance(state, LeaderState) and ctx.next_offset < state.epoch_start_offset:
             return  # announce leadership only once this listener has caught up to the epoch start
-        if ctx.last_leader != current:
+        # Compared field by field: this runs every poll and the leader rarely changes.
+        leader_id = self.quorum.leader_id
+        last = ctx.last_leader
+        if last is None or last.leader_id != leader_id or last.epoch != state.epoch:
+            current = LeaderAndEpoch(leader_id, state.epoch)
             ctx.last_leader = current
             ctx.listener.handle_leader_change(current)
 
