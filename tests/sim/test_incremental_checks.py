@@ -50,6 +50,22 @@ def test_a_new_leader_rechecks_untouched_nodes_that_named_another_leader() -> No
     assert any("node 1" in v.detail for v in world.violations)
 
 
+def test_a_new_leader_rechecks_later_untouched_nodes_in_the_same_event() -> None:
+    world = _world()
+    follower = world.nodes[3]
+    follower.store.write(ElectionState(epoch=4, leader_id=2))
+    follower.raft.epoch, follower.raft.leader_id = 4, 2
+    world.checker.after_event()
+    assert world.violations == []
+    leader = world.nodes[1]  # checked before node 3 in world order
+    leader.store.write(ElectionState(epoch=4, leader_id=1))
+    leader.raft.role, leader.raft.epoch = FakeRole.LEADER, 4
+    world.checker.after_event(leader)
+    # Named in memory and persisted: both reported, in this event, about node 3.
+    assert [(v.invariant, v.step) for v in world.violations] == [("SingleLeader", world.step)] * 2
+    assert all("node 3" in v.detail for v in world.violations)
+
+
 def test_a_voter_truncating_rechecks_an_untouched_leaders_majority() -> None:
     world = _world()
     for n in (1, 2, 3):

@@ -86,6 +86,9 @@ class InvariantChecker:
         self._full_next = False  # check every node after the next event (see after_event)
         self._in_pass = False  # inside after_event: logs cannot change, so _majority_end is cached
         self._majority_end_cache: int | None = None
+        self._rank = {node_id: i for i, node_id in enumerate(world.nodes)}  # world (check) order
+        # Nodes whose last check saw them leading with a known HW (for the majority rule).
+        self._hw_leaders: dict[int, None] = {}
 
     # -- lifecycle hooks from the world --------------------------------------------------------
 
@@ -94,6 +97,7 @@ class InvariantChecker:
         memory.checked_to = 0
         memory.last_role = "DOWN"
         memory.last_hw = -1
+        self._hw_leaders.pop(node.node_id, None)
         if not node.is_voter:
             memory.max_hw = -1  # an observer's unflushed tail may be gone
         self._check_committed_on_majority()
@@ -103,6 +107,7 @@ class InvariantChecker:
 
     def node_wiped(self, node: SimNode) -> None:
         self._memory[node.node_id] = _NodeMemory()
+        self._hw_leaders.pop(node.node_id, None)
 
     # -- the per-event pass --------------------------------------------------------------------
     #
@@ -157,20 +162,39 @@ class InvariantChecker:
 
     def _check_nodes(self, full: bool, scope: Sequence[SimNode], observed: Observed | None) -> None:
         world = self.world
+        nodes = world.nodes
+        rank = self._rank
         # By id: SimNode is a dataclass whose == would compare every field.
         scope_ids = [n.node_id for n in scope]
         observed_id = scope_ids[0] if observed is not None and len(scope_ids) == 1 else None
         # A voter's log end feeds the majority rules; an observer's does not.
         voter_moved = full or any(n.is_voter for n in scope)
+        # The nodes this pass visits, in world order: all of them, or the touched ones plus (if a
+        # voter's log may have moved) those last seen leading with a known HW. Untouched nodes
+        # need nothing else: their state is what their last check saw.
+        if full:
+            ids = list(nodes)
+        elif voter_moved and self._hw_leaders:
+            ids = sorted({*scope_ids, *self._hw_leaders}, key=rank.__getitem__)
+        else:
+            ids = scope_ids
         leaders_known = len(self.leaders_by_epoch)
         memories = self._memory
-        for node_id, node in world.nodes.items():
+        i = 0
+        while i < len(ids):
+            node_id = ids[i]
+            i += 1
+            node = nodes[node_id]
             if node.raft is None:
                 continue
             if full or node_id in scope_ids:
                 self._check_node(node, memories[node_id], observed if node_id == observed_id else None)
                 if len(self.leaders_by_epoch) != leaders_known:
-                    # A new leader entry: SingleLeader must now look at every node again.
+                    # A new leader entry: SingleLeader must now look at every node again: the
+                    # rest of this pass covers every later node, the next event every node.
+                    if not full:
+                        after = rank[node_id]
+                        ids = ids[:i] + [n for n in nodes if rank[n] > after]
                     full = True
                     voter_moved = True
                     self._full_next = True
@@ -275,8 +299,13 @@ class InvariantChecker:
             if role == "LEADER":
                 self._check_majority_reached(node, hw)
             memory.last_hw = hw
+            if role == "LEADER":
+                self._hw_leaders[node_id] = None
+            else:
+                self._hw_leaders.pop(node_id, None)
         else:
             memory.last_hw = -1
+            self._hw_leaders.pop(node_id, None)
         if end < memory.max_hw:
             world.report(
                 "NoTruncationBelowHighWatermark",
