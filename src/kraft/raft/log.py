@@ -248,6 +248,9 @@ class MemoryLog:
         self._bases: list[int] = []  # base offsets of ``_batches``, for bisect
         self._epochs: list[EpochEntry] = []
         self._snapshots: dict[OffsetAndEpoch, bytes] = {}
+        # (earliest, latest) snapshot ids, or None when unknown: both are read on every poll and
+        # fetch, and comparing ids runs Python code. Reset wherever _snapshots changes.
+        self._snapshot_bounds: tuple[OffsetAndEpoch, OffsetAndEpoch] | None = None
         self._log_start = 0
         self._flushed = 0
 
@@ -378,6 +381,7 @@ class MemoryLog:
             self._epochs.clear()
             for sid in [s for s in self._snapshots if s < latest]:
                 del self._snapshots[sid]
+            self._snapshot_bounds = None
             self._log_start = latest.offset
             self._flushed = latest.offset
             return True
@@ -419,10 +423,20 @@ class MemoryLog:
     # ---- snapshots ---------------------------------------------------------------------------
 
     def latest_snapshot_id(self) -> OffsetAndEpoch | None:
-        return max(self._snapshots) if self._snapshots else None
+        if not self._snapshots:
+            return None
+        bounds = self._snapshot_bounds
+        if bounds is None:
+            bounds = self._snapshot_bounds = (min(self._snapshots), max(self._snapshots))
+        return bounds[1]
 
     def earliest_snapshot_id(self) -> OffsetAndEpoch | None:
-        return min(self._snapshots) if self._snapshots else None
+        if not self._snapshots:
+            return None
+        bounds = self._snapshot_bounds
+        if bounds is None:
+            bounds = self._snapshot_bounds = (min(self._snapshots), max(self._snapshots))
+        return bounds[0]
 
     def create_new_snapshot(self, snapshot_id: OffsetAndEpoch) -> RawSnapshotWriter | None:
         if snapshot_id.offset < self._log_start:
@@ -444,6 +458,7 @@ class MemoryLog:
     def _publish_snapshot(self, snapshot_id: OffsetAndEpoch, data: bytes) -> None:
         # Frozen snapshots are immutable: a second freeze of the same id keeps the first bytes.
         self._snapshots.setdefault(snapshot_id, data)
+        self._snapshot_bounds = None
 
     def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
         if snapshot_id not in self._snapshots:
@@ -452,6 +467,7 @@ class MemoryLog:
             return False
         for sid in [s for s in self._snapshots if s < snapshot_id]:
             del self._snapshots[sid]
+        self._snapshot_bounds = None
         keep = [b for b in self._batches if b.last_offset >= snapshot_id.offset]
         self._batches = keep
         self._bases = [b.base_offset for b in keep]
