@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Any
 
 from kraft.raft.types import ReplicaKey
 from kraft.records.batch import iter_batch_headers
-from kraft.sim.world import Observed, role_name
+from kraft.sim.world import Observed, SimNode, role_name
 
 if TYPE_CHECKING:
-    from kraft.sim.world import SimNode, World
+    from kraft.sim.world import World
 
 _READ_ALL = 1 << 40
 
@@ -148,7 +148,8 @@ class InvariantChecker:
             full = True
         else:
             full = False
-            scope = (touched,) if not isinstance(touched, Sequence) else touched
+            # A concrete-class test: isinstance against the Sequence ABC costs a Python-level call.
+            scope = (touched,) if isinstance(touched, SimNode) else touched
             if not scope:
                 return  # nothing was touched: nothing can have changed
         self._full_next = False
