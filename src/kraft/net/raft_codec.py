@@ -531,28 +531,7 @@ def encode_response(response: RaftResponse, version: int, *, listener_name: str)
 
 
 def _encode_vote_response(r: VoteResponse, version: int = 0, listener_name: str = "") -> Any:
-    cls = _cls(vote.RESPONSE)
-    topics = []
-    if r.error_code == Code.NONE:
-        topics = [
-            cls.TopicData(
-                topic_name=METADATA_TOPIC,
-                partitions=[
-                    cls.TopicData.PartitionData(
-                        partition_index=METADATA_PARTITION,
-                        error_code=r.partition_error_code,
-                        leader_id=r.leader_id,
-                        leader_epoch=r.leader_epoch,
-                        vote_granted=r.vote_granted,
-                    )
-                ],
-            )
-        ]
-    return cls(
-        error_code=r.error_code,
-        topics=topics,
-        node_endpoints=_node_endpoints(vote, version, r.leader_id, r.leader_endpoints, listener_name),
-    )
+    return _encode_partition_response(vote, r, version, listener_name, vote_granted=r.vote_granted)
 
 
 def _encode_quorum_epoch_response(
@@ -561,6 +540,18 @@ def _encode_quorum_epoch_response(
     version: int = 0,
     listener_name: str = "",
 ) -> Any:
+    return _encode_partition_response(module, r, version, listener_name)
+
+
+def _encode_partition_response(
+    module: Any,
+    r: VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse,
+    version: int,
+    listener_name: str,
+    **partition_fields: Any,
+) -> Any:
+    """Vote, BeginQuorumEpoch and EndQuorumEpoch responses share one shape: a top-level error, one
+    topic with one partition (error, leader, epoch, plus ``partition_fields``), NodeEndpoints."""
     cls = module.RESPONSE.cls
     topics = []
     if r.error_code == Code.NONE:
@@ -573,6 +564,7 @@ def _encode_quorum_epoch_response(
                         error_code=r.partition_error_code,
                         leader_id=r.leader_id,
                         leader_epoch=r.leader_epoch,
+                        **partition_fields,
                     )
                 ],
             )
