@@ -374,8 +374,7 @@ class MemoryLog:
         latest = self.latest_snapshot_id()
         if latest is None:
             return False
-        log_epoch = self.last_fetched_epoch()
-        if latest.epoch > log_epoch or (latest.epoch == log_epoch and latest.offset > self.end_offset()):
+        if snapshot_supersedes_log(self, latest):
             self._batches.clear()
             self._bases.clear()
             self._epochs.clear()
@@ -484,6 +483,21 @@ class MemoryLog:
         self._epochs = remaining
         self._log_start = snapshot_id.offset
         return True
+
+
+def snapshot_supersedes_log(log: ReplicatedLog, snapshot_id: OffsetAndEpoch) -> bool:
+    """Whether the log must be replaced whole by the snapshot ``snapshot_id``: the snapshot ends past
+    the log, or the log's entry before ``snapshot_id.offset`` is not of ``snapshot_id.epoch``.
+
+    Comparing only (epoch, offset) of the log's last entry is not enough: a follower whose
+    uncommitted tail came from a newer epoch (say epoch 2 ending at offset 34) and that is sent the
+    leader's snapshot (81, epoch 1) has a *newer* last epoch yet must drop that tail (found by the
+    simulator, flaky-network seed 2035).
+    """
+    if snapshot_id.offset > log.end_offset() or snapshot_id.epoch > log.last_fetched_epoch():
+        return True
+    held = log.end_offset_for_epoch(snapshot_id.epoch)
+    return held.epoch != snapshot_id.epoch or held.offset < snapshot_id.offset
 
 
 def validate_offset_and_epoch(log: ReplicatedLog, offset: int, epoch: int) -> ValidOffsetAndEpoch:

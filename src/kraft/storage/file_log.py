@@ -54,7 +54,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kraft.common.errors import CorruptRecordError, FatalError, KraftError, StorageError
-from kraft.raft.log import LogAppendInfo, ValidationKind, ValidOffsetAndEpoch, validate_offset_and_epoch
+from kraft.raft.log import (
+    LogAppendInfo,
+    ValidationKind,
+    ValidOffsetAndEpoch,
+    snapshot_supersedes_log,
+    validate_offset_and_epoch,
+)
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import (
     HEADER_SIZE,
@@ -711,10 +717,7 @@ class FileLog:
         self._flushed_offset = min(self._flushed_offset, self.end_offset())
 
     def _snapshot_is_ahead(self, snapshot_id: OffsetAndEpoch) -> bool:
-        latest_epoch = self._cache.latest_epoch() or 0
-        return snapshot_id.epoch > latest_epoch or (
-            snapshot_id.epoch == latest_epoch and snapshot_id.offset > self.end_offset()
-        )
+        return snapshot_supersedes_log(self, snapshot_id)
 
     def truncate_to_latest_snapshot(self) -> bool:
         self._check_open()

@@ -353,6 +353,32 @@ def check_snapshot_at_or_behind_the_log_does_not_truncate(factory: LogFactory) -
     assert log.end_offset() == 6
 
 
+def check_snapshot_replaces_a_shorter_log_whose_tail_has_a_newer_epoch(factory: LogFactory) -> None:
+    # A follower holds an uncommitted tail from epoch 2 (offsets 4-5) and downloads the leader's
+    # snapshot (10, epoch 1): its last epoch is newer, but the snapshot is ahead and disagrees with
+    # the tail, so the whole log goes (simulator flaky-network seeds 1170, 1674, 2035).
+    log = factory.new()
+    fill(log, [1, 1, 2])
+    log.flush()
+    writer = log.store_snapshot(OffsetAndEpoch(10, 1))
+    writer.append(b"downloaded")
+    writer.freeze()
+    assert log.truncate_to_latest_snapshot()
+    assert (log.start_offset(), log.end_offset(), log.last_fetched_epoch()) == (10, 10, 1)
+
+
+def check_snapshot_that_disagrees_with_a_longer_log_replaces_it(factory: LogFactory) -> None:
+    # The log reaches past the snapshot, but its entry before offset 4 is of epoch 2, not 1.
+    log = factory.new()
+    fill(log, [1, 2, 2])
+    log.flush()
+    writer = log.store_snapshot(OffsetAndEpoch(4, 1))
+    writer.append(b"downloaded")
+    writer.freeze()
+    assert log.truncate_to_latest_snapshot()
+    assert (log.start_offset(), log.end_offset(), log.last_fetched_epoch()) == (4, 4, 1)
+
+
 CONTRACT_CHECKS: tuple[ContractCheck, ...] = (
     check_empty_log,
     check_leader_append_assigns_offsets_and_epoch,
@@ -375,4 +401,6 @@ CONTRACT_CHECKS: tuple[ContractCheck, ...] = (
     check_delete_before_snapshot_needs_a_frozen_flushed_snapshot,
     check_truncate_to_latest_snapshot_replaces_a_log_that_is_behind,
     check_snapshot_at_or_behind_the_log_does_not_truncate,
+    check_snapshot_replaces_a_shorter_log_whose_tail_has_a_newer_epoch,
+    check_snapshot_that_disagrees_with_a_longer_log_replaces_it,
 )
