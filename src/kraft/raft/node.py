@@ -415,8 +415,7 @@ class RaftNode:
                 and (set(endpoints) - set(state.leader_endpoints))
             )
             learns = local is None or more_endpoints or isinstance(state, UnattachedState)
-            following = ProspectiveState | CandidateState | UnattachedState | FollowerState
-            if learns and isinstance(state, following):
+            if learns and isinstance(state, ProspectiveState | CandidateState | UnattachedState | FollowerState):
                 self.transition_to_follower(epoch, leader_id, endpoints, now_ms)
                 return True
         return False
