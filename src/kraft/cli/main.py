@@ -6,6 +6,7 @@ Tools are imported lazily so that ``kraft --help`` and quick tools stay fast.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -52,7 +53,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"kraft: the '{args[0]}' tool is not available in this build", file=sys.stderr)
             return 2
         raise
-    result: int = module.main(args[1:])
+    try:
+        result: int = module.main(args[1:])
+        sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at interpreter exit
+    except BrokenPipeError:
+        # The reader went away (`kraft dump-log ... | head`): stop quietly, as Unix tools do, and
+        # point stdout at /dev/null so that the interpreter's last flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13  # what a shell reports for a writer killed by SIGPIPE
     return result
 
 
