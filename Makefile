@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: run test test-fast lint bench clean setup
+.PHONY: run test test-fast lint bench sweep clean setup
 
 setup: $(STAMP)
 
@@ -36,6 +36,12 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_log.py
 	$(PY) benchmarks/bench_sim.py
 	$(PY) benchmarks/bench_quorum.py
+
+## Long simulator sweeps on a mypyc-compiled build, audited against the interpreter (hours).
+SEEDS ?= 1..10000
+SCENARIOS ?= all
+sweep: $(STAMP)
+	$(PY) benchmarks/long_sweep.py --scenarios $(SCENARIOS) --seeds $(SEEDS) --out sweeps
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
