@@ -177,6 +177,16 @@ def _from_leader_endpoints(eps: list[Any] | None) -> tuple[Endpoint, ...]:
 # Requests: core -> wire
 
 
+def _metadata_topics(
+    topic_cls: Any, partition_cls: Any, name_field: str, partition_field: str, **partition_fields: Any
+) -> list[Any]:
+    """The ``topics`` list of every raft request: one topic (``__cluster_metadata``, or its id for
+    Fetch) holding one partition, 0, with ``partition_fields``."""
+    name = METADATA_TOPIC_ID if name_field == "topic_id" else METADATA_TOPIC
+    partition = partition_cls(**{partition_field: METADATA_PARTITION}, **partition_fields)
+    return [topic_cls(**{name_field: name, "partitions": [partition]})]
+
+
 def encode_request(request: RaftRequest, version: int) -> Any:
     """The wire body of ``request`` at ``version``.
 
@@ -194,42 +204,34 @@ def encode_request(request: RaftRequest, version: int) -> Any:
             return _cls(vote.REQUEST)(
                 cluster_id=request.cluster_id,
                 voter_id=request.voter_key.id,
-                topics=[
-                    vt(
-                        topic_name=METADATA_TOPIC,
-                        partitions=[
-                            vt.PartitionData(
-                                partition_index=METADATA_PARTITION,
-                                replica_epoch=request.candidate_epoch,
-                                replica_id=request.candidate_key.id,
-                                replica_directory_id=request.candidate_key.directory_id,
-                                voter_directory_id=request.voter_key.directory_id,
-                                last_offset_epoch=request.last_offset_epoch,
-                                last_offset=request.last_offset,
-                                pre_vote=request.pre_vote,
-                            )
-                        ],
-                    )
-                ],
+                topics=_metadata_topics(
+                    vt,
+                    vt.PartitionData,
+                    "topic_name",
+                    "partition_index",
+                    replica_epoch=request.candidate_epoch,
+                    replica_id=request.candidate_key.id,
+                    replica_directory_id=request.candidate_key.directory_id,
+                    voter_directory_id=request.voter_key.directory_id,
+                    last_offset_epoch=request.last_offset_epoch,
+                    last_offset=request.last_offset,
+                    pre_vote=request.pre_vote,
+                ),
             )
         case BeginQuorumEpochRequest():
             bt = _cls(begin_quorum_epoch.REQUEST).TopicData
             return _cls(begin_quorum_epoch.REQUEST)(
                 cluster_id=request.cluster_id,
                 voter_id=request.voter_key.id,
-                topics=[
-                    bt(
-                        topic_name=METADATA_TOPIC,
-                        partitions=[
-                            bt.PartitionData(
-                                partition_index=METADATA_PARTITION,
-                                voter_directory_id=request.voter_key.directory_id,
-                                leader_id=request.leader_id,
-                                leader_epoch=request.leader_epoch,
-                            )
-                        ],
-                    )
-                ],
+                topics=_metadata_topics(
+                    bt,
+                    bt.PartitionData,
+                    "topic_name",
+                    "partition_index",
+                    voter_directory_id=request.voter_key.directory_id,
+                    leader_id=request.leader_id,
+                    leader_epoch=request.leader_epoch,
+                ),
                 leader_endpoints=_leader_endpoints(begin_quorum_epoch, request.leader_endpoints),
             )
         case EndQuorumEpochRequest():
@@ -237,25 +239,21 @@ def encode_request(request: RaftRequest, version: int) -> Any:
             ep = et.PartitionData
             return _cls(end_quorum_epoch.REQUEST)(
                 cluster_id=request.cluster_id,
-                topics=[
-                    et(
-                        topic_name=METADATA_TOPIC,
-                        partitions=[
-                            ep(
-                                partition_index=METADATA_PARTITION,
-                                leader_id=request.leader_id,
-                                leader_epoch=request.leader_epoch,
-                                # v0 carries ids only; v1 ids with directory ids. Both are ignorable, so the
-                                # one the version lacks is dropped on encode.
-                                preferred_successors=[k.id for k in request.preferred_candidates],
-                                preferred_candidates=[
-                                    ep.ReplicaInfo(candidate_id=k.id, candidate_directory_id=k.directory_id)
-                                    for k in request.preferred_candidates
-                                ],
-                            )
-                        ],
-                    )
-                ],
+                topics=_metadata_topics(
+                    et,
+                    ep,
+                    "topic_name",
+                    "partition_index",
+                    leader_id=request.leader_id,
+                    leader_epoch=request.leader_epoch,
+                    # v0 carries ids only; v1 ids with directory ids. Both are ignorable, so the one
+                    # the version lacks is dropped on encode.
+                    preferred_successors=[k.id for k in request.preferred_candidates],
+                    preferred_candidates=[
+                        ep.ReplicaInfo(candidate_id=k.id, candidate_directory_id=k.directory_id)
+                        for k in request.preferred_candidates
+                    ],
+                ),
                 leader_endpoints=_leader_endpoints(end_quorum_epoch, request.leader_endpoints),
             )
         case FetchRequest():
@@ -268,22 +266,18 @@ def encode_request(request: RaftRequest, version: int) -> Any:
                 isolation_level=0,
                 session_id=0,
                 session_epoch=-1,
-                topics=[
-                    ft(
-                        topic_id=METADATA_TOPIC_ID,
-                        partitions=[
-                            ft.FetchPartition(
-                                partition=METADATA_PARTITION,
-                                current_leader_epoch=request.current_leader_epoch,
-                                fetch_offset=request.fetch_offset,
-                                last_fetched_epoch=request.last_fetched_epoch,
-                                log_start_offset=-1,
-                                partition_max_bytes=0,
-                                replica_directory_id=request.replica_key.directory_id,
-                            )
-                        ],
-                    )
-                ],
+                topics=_metadata_topics(
+                    ft,
+                    ft.FetchPartition,
+                    "topic_id",
+                    "partition",
+                    current_leader_epoch=request.current_leader_epoch,
+                    fetch_offset=request.fetch_offset,
+                    last_fetched_epoch=request.last_fetched_epoch,
+                    log_start_offset=-1,
+                    partition_max_bytes=0,
+                    replica_directory_id=request.replica_key.directory_id,
+                ),
                 forgotten_topics_data=[],
                 rack_id="",
             )
@@ -302,32 +296,23 @@ def encode_request(request: RaftRequest, version: int) -> Any:
                 cluster_id=request.cluster_id,
                 replica_id=request.replica_key.id,
                 max_bytes=request.max_bytes,
-                topics=[
-                    st(
-                        name=METADATA_TOPIC,
-                        partitions=[
-                            sp(
-                                partition=METADATA_PARTITION,
-                                current_leader_epoch=request.current_leader_epoch,
-                                snapshot_id=sp.SnapshotId(
-                                    end_offset=request.snapshot_id.offset, epoch=request.snapshot_id.epoch
-                                ),
-                                position=request.position,
-                                replica_directory_id=request.replica_key.directory_id,
-                            )
-                        ],
-                    )
-                ],
+                topics=_metadata_topics(
+                    st,
+                    sp,
+                    "name",
+                    "partition",
+                    current_leader_epoch=request.current_leader_epoch,
+                    snapshot_id=sp.SnapshotId(
+                        end_offset=request.snapshot_id.offset, epoch=request.snapshot_id.epoch
+                    ),
+                    position=request.position,
+                    replica_directory_id=request.replica_key.directory_id,
+                ),
             )
         case DescribeQuorumRequest():
             dt = _cls(describe_quorum.REQUEST).TopicData
             return _cls(describe_quorum.REQUEST)(
-                topics=[
-                    dt(
-                        topic_name=METADATA_TOPIC,
-                        partitions=[dt.PartitionData(partition_index=METADATA_PARTITION)],
-                    )
-                ]
+                topics=_metadata_topics(dt, dt.PartitionData, "topic_name", "partition_index")
             )
     raise TypeError(f"not a raft request: {type(request).__name__}")
 
