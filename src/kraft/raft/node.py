@@ -415,7 +415,8 @@ class RaftNode:
                 and (set(endpoints) - set(state.leader_endpoints))
             )
             learns = local is None or more_endpoints or isinstance(state, UnattachedState)
-            if learns and isinstance(state, ProspectiveState | CandidateState | UnattachedState | FollowerState):
+            following = isinstance(state, ProspectiveState | CandidateState | UnattachedState | FollowerState)
+            if learns and following:
                 self.transition_to_follower(epoch, leader_id, endpoints, now_ms)
                 return True
         return False
