@@ -41,6 +41,10 @@ NOT_COMPARED = {"wall_s"}
 
 def build(build_dir: Path) -> None:
     """Copy ``src/kraft`` to ``build_dir`` and compile its consensus core and simulator there."""
+    try:
+        import setuptools  # noqa: F401  (mypyc builds through it; venvs of Python 3.12+ lack it)
+    except ModuleNotFoundError:
+        raise SystemExit("mypyc needs setuptools: .venv/bin/pip install setuptools") from None
     shutil.copytree(SRC / "kraft", build_dir / "kraft", ignore=shutil.ignore_patterns("__pycache__"))
     # mypyc builds through setuptools from the current directory: no pyproject.toml there.
     (build_dir / "mypy.ini").write_text("[mypy]\nignore_missing_imports = True\n")
