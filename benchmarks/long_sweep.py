@@ -99,7 +99,8 @@ def audit(document: dict[str, Any], sample: int, rng: random.Random) -> tuple[in
     mismatches = []
     chosen = rng.sample(runs, min(sample, len(runs)))
     for compiled in chosen:
-        interpreted = run_seed(compiled["scenario"], compiled["seed"], pre_vote=compiled["pre_vote"])
+        result = run_seed(compiled["scenario"], compiled["seed"], pre_vote=compiled["pre_vote"])
+        interpreted = json.loads(json.dumps(result))  # as saved: tuples become lists
         for key in sorted(set(compiled) | set(interpreted)):
             if key in NOT_COMPARED:
                 continue
