@@ -373,7 +373,7 @@ def decode_request(
         p = _single_partition(body.topics, "topic_name", METADATA_TOPIC, "partition_index")
         if p is None:
             resp = BeginQuorumEpochResponse(error_code=Code.INVALID_REQUEST)
-            return ImmediateResponse(_encode_quorum_epoch_response(begin_quorum_epoch, resp), invalid)
+            return ImmediateResponse(_encode_partition_response(begin_quorum_epoch, resp), invalid)
         return BeginQuorumEpochRequest(
             cluster_id=body.cluster_id,
             voter_key=ReplicaKey(body.voter_id, p.voter_directory_id),
@@ -385,7 +385,7 @@ def decode_request(
         p = _single_partition(body.topics, "topic_name", METADATA_TOPIC, "partition_index")
         if p is None:
             end_resp = EndQuorumEpochResponse(error_code=Code.INVALID_REQUEST)
-            return ImmediateResponse(_encode_quorum_epoch_response(end_quorum_epoch, end_resp), invalid)
+            return ImmediateResponse(_encode_partition_response(end_quorum_epoch, end_resp), invalid)
         if p.preferred_candidates:
             preferred = tuple(
                 ReplicaKey(c.candidate_id, c.candidate_directory_id) for c in p.preferred_candidates
@@ -503,9 +503,9 @@ def encode_response(response: RaftResponse, version: int, *, listener_name: str)
         case VoteResponse():
             return _encode_vote_response(response, version, listener_name)
         case BeginQuorumEpochResponse():
-            return _encode_quorum_epoch_response(begin_quorum_epoch, response, version, listener_name)
+            return _encode_partition_response(begin_quorum_epoch, response, version, listener_name)
         case EndQuorumEpochResponse():
-            return _encode_quorum_epoch_response(end_quorum_epoch, response, version, listener_name)
+            return _encode_partition_response(end_quorum_epoch, response, version, listener_name)
         case FetchResponse():
             return _encode_fetch_response(response, version, listener_name)
         case FetchSnapshotResponse():
@@ -519,20 +519,11 @@ def _encode_vote_response(r: VoteResponse, version: int = 0, listener_name: str 
     return _encode_partition_response(vote, r, version, listener_name, vote_granted=r.vote_granted)
 
 
-def _encode_quorum_epoch_response(
-    module: Any,
-    r: BeginQuorumEpochResponse | EndQuorumEpochResponse,
-    version: int = 0,
-    listener_name: str = "",
-) -> Any:
-    return _encode_partition_response(module, r, version, listener_name)
-
-
 def _encode_partition_response(
     module: Any,
     r: VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse,
-    version: int,
-    listener_name: str,
+    version: int = 0,
+    listener_name: str = "",
     **partition_fields: Any,
 ) -> Any:
     """Vote, BeginQuorumEpoch and EndQuorumEpoch responses share one shape: a top-level error, one
@@ -540,20 +531,16 @@ def _encode_partition_response(
     cls = module.RESPONSE.cls
     topics = []
     if r.error_code == Code.NONE:
-        topics = [
-            cls.TopicData(
-                topic_name=METADATA_TOPIC,
-                partitions=[
-                    cls.TopicData.PartitionData(
-                        partition_index=METADATA_PARTITION,
-                        error_code=r.partition_error_code,
-                        leader_id=r.leader_id,
-                        leader_epoch=r.leader_epoch,
-                        **partition_fields,
-                    )
-                ],
-            )
-        ]
+        topics = _metadata_topics(
+            cls.TopicData,
+            cls.TopicData.PartitionData,
+            "topic_name",
+            "partition_index",
+            error_code=r.partition_error_code,
+            leader_id=r.leader_id,
+            leader_epoch=r.leader_epoch,
+            **partition_fields,
+        )
     return cls(
         error_code=r.error_code,
         topics=topics,
