@@ -64,6 +64,13 @@ def freeze_snapshot(log: ReplicatedLog, snapshot_id: OffsetAndEpoch, data: bytes
     writer.freeze()
 
 
+def download_snapshot(log: ReplicatedLog, snapshot_id: OffsetAndEpoch) -> None:
+    """Store a snapshot the way a follower does when it fetches one (no high-watermark check)."""
+    writer = log.store_snapshot(snapshot_id)
+    writer.append(b"downloaded")
+    writer.freeze()
+
+
 # ---------------------------------------------------------------------------------------------- checks
 
 
@@ -329,9 +336,7 @@ def check_truncate_to_latest_snapshot_replaces_a_log_that_is_behind(factory: Log
     fill(log, [1, 1])
     log.flush()
     assert not log.truncate_to_latest_snapshot()  # no snapshot
-    writer = log.store_snapshot(OffsetAndEpoch(10, 3))
-    writer.append(b"downloaded")
-    writer.freeze()
+    download_snapshot(log, OffsetAndEpoch(10, 3))
     assert log.truncate_to_latest_snapshot()
     assert (log.start_offset(), log.end_offset()) == (10, 10)
     assert log.last_fetched_epoch() == 3
@@ -360,9 +365,7 @@ def check_snapshot_replaces_a_shorter_log_whose_tail_has_a_newer_epoch(factory: 
     log = factory.new()
     fill(log, [1, 1, 2])
     log.flush()
-    writer = log.store_snapshot(OffsetAndEpoch(10, 1))
-    writer.append(b"downloaded")
-    writer.freeze()
+    download_snapshot(log, OffsetAndEpoch(10, 1))
     assert log.truncate_to_latest_snapshot()
     assert (log.start_offset(), log.end_offset(), log.last_fetched_epoch()) == (10, 10, 1)
 
@@ -372,9 +375,7 @@ def check_snapshot_that_disagrees_with_a_longer_log_replaces_it(factory: LogFact
     log = factory.new()
     fill(log, [1, 2, 2])
     log.flush()
-    writer = log.store_snapshot(OffsetAndEpoch(4, 1))
-    writer.append(b"downloaded")
-    writer.freeze()
+    download_snapshot(log, OffsetAndEpoch(4, 1))
     assert log.truncate_to_latest_snapshot()
     assert (log.start_offset(), log.end_offset(), log.last_fetched_epoch()) == (4, 4, 1)
 
