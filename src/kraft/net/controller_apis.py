@@ -16,6 +16,11 @@ a ``CoreGateway``; the core's answer is encoded at the request's version. Admin 
   view; if forwarding fails it answers NOT_LEADER_OR_FOLLOWER with the leader hint, and while an
   election runs NOT_LEADER_OR_FOLLOWER with leader -1 (retriable; never a wrong leader).
 
+* **Controller APIs** (spec 6.2, 6.8): CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs,
+  IncrementalAlterConfigs, ElectLeaders, UpdateFeatures, and the broker-to-controller APIs
+  (BrokerRegistration, BrokerHeartbeat, AlterPartition, UnregisterBroker) go to the local quorum
+  controller, which answers NOT_CONTROLLER when it is not the active one.
+
 This module decides nothing about raft. It must not block: everything that waits is awaited.
 """
 
@@ -31,7 +36,24 @@ from kraft.net import raft_codec
 from kraft.net.server import InboundRequest
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode as Code
-from kraft.protocol.messages import api_versions, describe_cluster, describe_quorum, metadata
+from kraft.controller.quorum_controller import CONTROLLER_APIS, ControllerRequest, ControllerResponse
+from kraft.protocol.messages import (
+    alter_partition,
+    api_versions,
+    broker_heartbeat,
+    broker_registration,
+    create_partitions,
+    create_topics,
+    delete_topics,
+    describe_cluster,
+    describe_configs,
+    describe_quorum,
+    elect_leaders,
+    incremental_alter_configs,
+    metadata,
+    unregister_broker,
+    update_features,
+)
 from kraft.protocol.schema import StructType
 from kraft.raft.messages import DescribeQuorumRequest, DescribeQuorumResponse, RaftRequest, RaftResponse
 from kraft.raft.types import Endpoint, LeaderAndEpoch
@@ -53,7 +75,22 @@ def _cls(struct_type: StructType) -> Any:
 def served_apis() -> dict[int, Api]:
     """Exactly the APIs the controller listener implements (and advertises in ApiVersions)."""
     apis = dict(raft_codec.RAFT_APIS)
-    for module in (api_versions, metadata, describe_cluster):
+    for module in (
+        api_versions,
+        metadata,
+        describe_cluster,
+        create_topics,
+        delete_topics,
+        create_partitions,
+        describe_configs,
+        incremental_alter_configs,
+        elect_leaders,
+        alter_partition,
+        update_features,
+        broker_registration,
+        broker_heartbeat,
+        unregister_broker,
+    ):
         apis[module.API.key] = module.API
     return apis
 
@@ -69,6 +106,11 @@ class CoreGateway(Protocol):
 
     def leader_and_epoch(self) -> LeaderAndEpoch:
         """The latest view published by the core (thread-safe, possibly a poll behind)."""
+        ...
+
+    def submit_controller(self, source: int, request: ControllerRequest) -> Awaitable[ControllerResponse]:
+        """Hand a controller API request to the quorum controller; resolves once it is answered
+        (after its records commit, for writes)."""
         ...
 
     def submit(self, source: int, request: RaftRequest) -> Awaitable[RaftResponse]:
@@ -117,6 +159,12 @@ class ControllerApis:
             return self._describe_cluster(request)
         if key in raft_codec.RAFT_APIS:
             return await self._raft(request)
+        if key in CONTROLLER_APIS:
+            source = ADMIN_SOURCE_BASE - request.connection_id
+            response = await self._core.submit_controller(
+                source, ControllerRequest(key, request.version, request.body)
+            )
+            return response.body
         raise RemoteProtocolError(f"{request.api.name} is not served on this listener")
 
     # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -72,14 +72,39 @@ class RequestHandler(Protocol):
     def handle(self, request: InboundRequest) -> Awaitable[Any]: ...
 
 
-def api_versions_body(apis: Iterable[Api], error_code: int = Code.NONE) -> Any:
-    """An ApiVersions response body advertising ``apis`` (their served ranges), sorted by key."""
+@dataclass(frozen=True, slots=True)
+class FeatureInfo:
+    """What ApiVersions v3+ says about features (spec 6.7): supported ranges, finalized levels and
+    the epoch (offset) of the image they come from."""
+
+    supported: Mapping[str, tuple[int, int]]
+    finalized: Mapping[str, int]
+    epoch: int
+
+
+def api_versions_body(
+    apis: Iterable[Api], error_code: int = Code.NONE, *, features: FeatureInfo | None = None
+) -> Any:
+    """An ApiVersions response body advertising ``apis`` (their served ranges), sorted by key, and
+    (v3+) ``features``: level-0 features are not finalized; metadata.version always is."""
     cls = _cls(api_versions.RESPONSE)
     keys = [
         cls.ApiVersion(api_key=a.key, min_version=a.served.low, max_version=a.served.high)
         for a in sorted(apis, key=lambda a: a.key)
     ]
-    return cls(error_code=error_code, api_keys=keys, throttle_time_ms=0)
+    body = cls(error_code=error_code, api_keys=keys, throttle_time_ms=0)
+    if features is not None:
+        body.supported_features = [
+            cls.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
+            for n, (lo, hi) in sorted(features.supported.items())
+        ]
+        body.finalized_features = [
+            cls.FinalizedFeatureKey(name=n, max_version_level=v, min_version_level=v)
+            for n, v in sorted(features.finalized.items())
+            if v > 0
+        ]
+        body.finalized_features_epoch = features.epoch
+    return body
 
 
 @dataclass(slots=True)
@@ -133,6 +158,7 @@ class KafkaServer:
         max_request_bytes: int,
         max_idle_ms: int = DEFAULT_MAX_IDLE_MS,
         log_prefix: str = "",
+        features: Callable[[], FeatureInfo] | None = None,
     ) -> None:
         if API_VERSIONS_KEY not in apis:
             raise ValueError("the served APIs must include ApiVersions")
@@ -147,6 +173,7 @@ class KafkaServer:
         self._reaper: asyncio.Task[None] | None = None
         self.stats = ServerStats()
         self._api_versions_ok = api_versions_body(self._apis.values())
+        self._features = features
 
     @property
     def connections(self) -> Mapping[int, Connection]:
@@ -252,9 +279,12 @@ class KafkaServer:
             return False
         api = self._apis[header.api_key]
         if header.api_key == API_VERSIONS_KEY:
+            body = self._api_versions_ok
+            if self._features is not None and header.api_version >= 3:
+                body = api_versions_body(self._apis.values(), features=self._features())
             self._queue_ready(
                 conn,
-                frame(encode_response(api, header.api_version, header.correlation_id, self._api_versions_ok)),
+                frame(encode_response(api, header.api_version, header.correlation_id, body)),
             )
             return True
         request = InboundRequest(

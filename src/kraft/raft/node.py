@@ -872,6 +872,12 @@ class RaftNode:
             raise NotLeaderError(f"append for epoch {epoch}, but this node leads epoch {leader.epoch}")
         return self._accumulator.append(epoch, records, self.metrics.last_poll_ms)
 
+    def next_append_offset(self) -> int | None:
+        """The offset the next ``schedule_append`` record will get, or None when not leader."""
+        if self.leader_state() is None or self._accumulator is None:
+            return None
+        return self._accumulator.next_offset
+
     def resign(self, epoch: int) -> None:
         if epoch < self.epoch:
             return  # spec 1.1: resigning an old epoch is a no-op

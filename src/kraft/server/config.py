@@ -18,6 +18,7 @@ from pathlib import Path
 from kraft.common.config import get_bool, get_int, get_list, get_str, load_properties
 from kraft.common.errors import ConfigError
 from kraft.protocol.framing import DEFAULT_MAX_FRAME_BYTES
+from kraft.controller.quorum_controller import ControllerConfig
 from kraft.raft.config import QuorumConfig
 from kraft.raft.types import Endpoint
 
@@ -105,6 +106,7 @@ class ServerConfig:
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
     metrics_port: int = 0
     metrics_host: str = "127.0.0.1"
+    controller: ControllerConfig = field(default_factory=ControllerConfig)
     properties: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -186,6 +188,7 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         retry_backoff_ms=ms("controller.quorum.retry.backoff.ms", 20),
         pre_vote_enabled=get_bool(props, "controller.quorum.pre.vote.enable", True),
     )
+    controller = parse_controller_config(props)
     return ServerConfig(
         node_id=node_id,
         voters=voters,
@@ -205,7 +208,55 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         ),
         metrics_port=get_int(props, "metrics.port", 0, minimum=0, maximum=65535),
         metrics_host=get_str(props, "metrics.host", "127.0.0.1") or "127.0.0.1",
+        controller=controller,
         properties=dict(props),
+    )
+
+
+# Static broker-level configs the controller resolves topic configs against (spec 4.1).
+_STATIC_CONFIG_KEYS = (
+    "min.insync.replicas",
+    "unclean.leader.election.enable",
+    "default.replication.factor",
+    "num.partitions",
+    "delete.topic.enable",
+    "auto.create.topics.enable",
+    "log.retention.ms",
+    "log.retention.bytes",
+    "log.cleanup.policy",
+    "log.segment.bytes",
+    "message.max.bytes",
+)
+
+
+def parse_controller_config(props: Mapping[str, str]) -> ControllerConfig:
+    """The controller's settings from Kafka's property names (spec 7), each validated."""
+    for key in ("min.insync.replicas", "default.replication.factor", "num.partitions"):
+        get_int(props, key, 1, minimum=1)
+    for key in ("unclean.leader.election.enable", "delete.topic.enable", "auto.leader.rebalance.enable"):
+        get_bool(props, key, True)
+    session = get_int(props, "broker.session.timeout.ms", 9000, minimum=1)
+    heartbeat = get_int(props, "broker.heartbeat.interval.ms", 2000, minimum=1)
+    if heartbeat >= session:
+        raise ConfigError(
+            f"broker.heartbeat.interval.ms ({heartbeat}) must be less than broker.session.timeout.ms ({session})"
+        )
+    return ControllerConfig(
+        session_timeout_ms=session,
+        heartbeat_interval_ms=heartbeat,
+        default_replication_factor=get_int(props, "default.replication.factor", 1, minimum=1),
+        num_partitions=get_int(props, "num.partitions", 1, minimum=1),
+        delete_topic_enable=get_bool(props, "delete.topic.enable", True),
+        auto_leader_rebalance_enable=get_bool(props, "auto.leader.rebalance.enable", True),
+        leader_imbalance_check_interval_ms=1000
+        * get_int(props, "leader.imbalance.check.interval.seconds", 300, minimum=1),
+        unclean_election_interval_ms=get_int(props, "unclean.leader.election.interval.ms", 300_000, minimum=1),
+        max_idle_interval_ms=get_int(props, "metadata.max.idle.interval.ms", 500, minimum=0),
+        snapshot_max_bytes=get_int(
+            props, "metadata.log.max.record.bytes.between.snapshots", 20 * 1024 * 1024, minimum=1
+        ),
+        snapshot_interval_ms=get_int(props, "metadata.log.max.snapshot.interval.ms", 3_600_000, minimum=0),
+        static_configs={k: props[k] for k in _STATIC_CONFIG_KEYS if k in props},
     )
 
 

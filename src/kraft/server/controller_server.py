@@ -34,7 +34,15 @@ from typing import Any, TypeVar
 from kraft.common.errors import ConfigError, StorageError
 from kraft.net.channel import PeerAddress, PeerChannel
 from kraft.net.controller_apis import ControllerApis, served_apis
-from kraft.net.server import KafkaServer
+from kraft.controller.features import SUPPORTED_FEATURES
+from kraft.controller.node import ControllerNode
+from kraft.controller.quorum_controller import (
+    ControllerEnvelope,
+    ControllerRequest,
+    ControllerResponse,
+    QuorumController,
+)
+from kraft.net.server import FeatureInfo, KafkaServer
 from kraft.raft.messages import Envelope, RaftRequest, RaftResponse
 from kraft.raft.types import Endpoint, LeaderAndEpoch
 from kraft.server.config import ServerConfig
@@ -79,7 +87,7 @@ class _Gateway:
     def __init__(self, server: ControllerServer) -> None:
         self._server = server
         self._ids = itertools.count(1)
-        self.pending: dict[int, asyncio.Future[RaftResponse]] = {}
+        self.pending: dict[int, asyncio.Future[Any]] = {}
 
     @property
     def node_id(self) -> int:
@@ -98,6 +106,14 @@ class _Gateway:
         self.pending[correlation_id] = future
         future.add_done_callback(lambda _: self.pending.pop(correlation_id, None))
         self._server.driver.deliver([Envelope(source, self.node_id, correlation_id, request)])
+        return future
+
+    def submit_controller(self, source: int, request: ControllerRequest) -> asyncio.Future[ControllerResponse]:
+        correlation_id = next(self._ids) & 0x7FFFFFFF
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[correlation_id] = future
+        future.add_done_callback(lambda _: self.pending.pop(correlation_id, None))
+        self._server.driver.deliver([ControllerEnvelope(source, self.node_id, correlation_id, request)])
         return future
 
     def complete(self, envelope: Envelope) -> None:
@@ -130,6 +146,16 @@ class ControllerServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._metrics_server: Any = None
         self._log: Any = None
+        self.controller: QuorumController | None = None
+
+    def _feature_info(self) -> FeatureInfo:
+        """ApiVersions v3+ features from the committed image (read from the network thread: the
+        image is immutable and swapped by reference)."""
+        controller = self.controller
+        if controller is None:
+            return FeatureInfo(SUPPORTED_FEATURES, {}, -1)
+        image = controller.image
+        return FeatureInfo(SUPPORTED_FEATURES, dict(image.features), image.provenance.last_offset)
 
     @property
     def view(self) -> NodeView:
@@ -184,6 +210,7 @@ class ControllerServer:
             max_request_bytes=config.socket_request_max_bytes,
             max_idle_ms=config.connections_max_idle_ms,
             log_prefix=self.prefix,
+            features=self._feature_info,
         )
         for listener in config.listeners:
             self.listener_ports[listener.name] = await self._kafka_server.listen(
@@ -216,6 +243,22 @@ class ControllerServer:
             now_ms=clock(),
             local_endpoints=(advertised,),
         )
+        if hasattr(node, "register"):
+            try:  # TEMP until bootstrap_file lands
+                from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
+
+                bootstrap = await loop.run_in_executor(None, read_bootstrap_checkpoint, config.metadata_log_dir)
+            except ImportError:
+                bootstrap = None
+            self.controller = QuorumController(
+                node_id=config.node_id,
+                cluster_id=meta.cluster_id,
+                raft=node,
+                rng=random.Random(),
+                config=config.controller,
+                bootstrap_features=None if bootstrap is None else dict(bootstrap.features),
+            )
+            node = ControllerNode(node, self.controller)
         self.driver = RaftDriver(node, clock=clock, log_prefix=self.prefix)
 
         addresses: dict[int, PeerAddress] = {

@@ -94,6 +94,8 @@ class NodeView:
     # Endpoints of the known leader as the core learned them (from a peer's NodeEndpoints): how a
     # node that is not configured with the voters (an observer) finds the leader's address.
     leader_endpoints: tuple[Endpoint, ...] = ()
+    # The quorum controller's metrics (``ControllerMetrics.as_dict``), empty without a controller.
+    controller_metrics: dict[str, float] = field(default_factory=dict)
 
 
 def _snapshot_metrics(node: Any) -> dict[str, Any]:
@@ -106,6 +108,14 @@ def _snapshot_metrics(node: Any) -> dict[str, Any]:
         if value is not None:
             out[name] = value
     return out
+
+
+def _controller_metrics(node: Any) -> dict[str, float]:
+    controller = getattr(node, "controller", None)
+    metrics = getattr(controller, "metrics", None)
+    if metrics is None:
+        return {}
+    return dict(metrics.as_dict())
 
 
 def _leader_endpoints(node: Any) -> tuple[Endpoint, ...]:
@@ -277,6 +287,7 @@ class RaftDriver:
             metrics=_snapshot_metrics(node),
             polls=self.view.polls + 1,
             leader_endpoints=_leader_endpoints(node),
+            controller_metrics=_controller_metrics(node),
         )
         old, self.view = self.view, view
         if self._on_view is not None:

@@ -91,9 +91,42 @@ class RaftCollector(Collector):
             yield gauge
 
 
+def controller_metric_name(type_name: str, name: str) -> str:
+    """``kafka.controller:type=KafkaController,name=ActiveControllerCount`` ->
+    ``kafka_controller_kafkacontroller_activecontrollercount`` (the JMX exporter's lower-case form)."""
+    return f"kafka_controller_{type_name.lower()}_{name.lower()}"
+
+
+class ControllerCollector(Collector):
+    """Exposes the quorum controller's metrics (spec 9) under Kafka's MBean names."""
+
+    def __init__(self, view: Callable[[], NodeView], node_id: int) -> None:
+        self._view = view
+        self._node_id = str(node_id)
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from kraft.controller.metrics import PROMETHEUS_NAMES
+
+        metrics = self._view().controller_metrics
+        if not metrics:
+            return
+        for field_name, (type_name, name) in PROMETHEUS_NAMES.items():
+            value = metrics.get(field_name)
+            if value is None:
+                continue
+            gauge = GaugeMetricFamily(
+                controller_metric_name(type_name, name),
+                f"kafka.controller:type={type_name},name={name}",
+                labels=["node_id"],
+            )
+            gauge.add_metric([self._node_id], float(value))
+            yield gauge
+
+
 def build_registry(view: Callable[[], NodeView], node_id: int) -> CollectorRegistry:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RaftCollector(view, node_id))
+    registry.register(ControllerCollector(view, node_id))
     return registry
 
 

@@ -12,6 +12,7 @@ from kraft.protocol.messages import (
     begin_quorum_epoch,
     broker_heartbeat,
     broker_registration,
+    create_partitions,
     create_topics,
     delete_topics,
     describe_cluster,
@@ -26,6 +27,7 @@ from kraft.protocol.messages import (
     metadata,
     remove_raft_voter,
     update_features,
+    unregister_broker,
     update_raft_voter,
     vote,
 )
@@ -38,6 +40,7 @@ _MODULES = (
     delete_topics,
     describe_configs,
     elect_leaders,
+    create_partitions,
     incremental_alter_configs,
     vote,
     begin_quorum_epoch,
@@ -53,6 +56,7 @@ _MODULES = (
     add_raft_voter,
     remove_raft_voter,
     update_raft_voter,
+    unregister_broker,
 )
 
 REGISTRY: dict[int, Api] = {m.API.key: m.API for m in _MODULES}

@@ -1,0 +1,350 @@
+"""Broker lifecycle: BrokerRegistration, BrokerHeartbeat, session expiry, controlled shutdown and
+UnregisterBroker (spec 2; Kafka's ClusterControlManager and BrokerHeartbeatManager).
+
+Handlers are pure functions of (image, heartbeat soft state, request, now, next offset) returning
+records and a response. The soft state (``BrokerHeartbeats``: last contact, reported metadata
+offsets, controlled-shutdown offsets) belongs to the active controller only and is never replayed:
+a new active controller starts every session fresh (spec 2.4).
+
+Broker states derive from the image: FENCED (registered, fenced), UNFENCED, CONTROLLED_SHUTDOWN
+(in_controlled_shutdown), and SHUTDOWN_NOW (an answer, not a state: the broker is fenced by it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kraft.controller.features import elr_enabled
+from kraft.controller.replication_control import ChangeStats, ReplicationControl
+from kraft.controller.result import ControllerResult, result
+from kraft.metadata.image import BrokerRegistration, MetadataImage
+from kraft.metadata.records import (
+    ApiMessageAndVersion,
+    MetadataRecordType,
+    MetadataVersion,
+    make_record,
+    record_version,
+)
+from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import broker_heartbeat, broker_registration, unregister_broker
+
+Record = ApiMessageAndVersion
+_RESERVED_DIRS = frozenset({uuid.UUID(int=0), uuid.UUID(int=1), uuid.UUID(int=2)})
+
+
+def _cls(struct_type: Any) -> Any:
+    return struct_type.cls
+
+
+@dataclass(slots=True)
+class BrokerHeartbeats:
+    """The active controller's soft state about broker sessions."""
+
+    session_timeout_ms: int
+    last_contact_ms: dict[int, int] = field(default_factory=dict)
+    reported_offset: dict[int, int] = field(default_factory=dict)
+    controlled_shutdown_offset: dict[int, int] = field(default_factory=dict)
+
+    def touch(self, broker_id: int, now_ms: int, metadata_offset: int | None = None) -> None:
+        self.last_contact_ms[broker_id] = now_ms
+        if metadata_offset is not None:
+            self.reported_offset[broker_id] = metadata_offset
+
+    def forget(self, broker_id: int) -> None:
+        self.last_contact_ms.pop(broker_id, None)
+        self.reported_offset.pop(broker_id, None)
+        self.controlled_shutdown_offset.pop(broker_id, None)
+
+    def has_live_session(self, broker_id: int, now_ms: int) -> bool:
+        last = self.last_contact_ms.get(broker_id)
+        return last is not None and now_ms - last < self.session_timeout_ms
+
+    def start_sessions(self, image: MetadataImage, now_ms: int) -> None:
+        """A new active controller: every unfenced broker's session starts now (spec 2.4)."""
+        self.last_contact_ms.clear()
+        self.reported_offset.clear()
+        self.controlled_shutdown_offset.clear()
+        for b in image.brokers.values():
+            if not b.fenced:
+                self.last_contact_ms[b.id] = now_ms
+
+    def next_expiry_ms(self, image: MetadataImage) -> int | None:
+        times = [t for b, t in self.last_contact_ms.items() if b in image.brokers and not image.brokers[b].fenced]
+        return min(times) + self.session_timeout_ms if times else None
+
+    def expired_broker(self, image: MetadataImage, now_ms: int) -> int | None:
+        """The unfenced broker whose session expired longest ago, if any (one per tick, spec 2.4)."""
+        best: tuple[int, int] | None = None
+        for b in sorted(image.brokers):
+            reg = image.brokers[b]
+            if reg.fenced:
+                continue
+            last = self.last_contact_ms.get(b)
+            if last is None:
+                # Unfenced without a session (e.g. replayed while we were standby): start one now.
+                self.last_contact_ms[b] = now_ms
+                continue
+            if now_ms - last >= self.session_timeout_ms and (best is None or last < best[1]):
+                best = (b, last)
+        return None if best is None else best[0]
+
+
+class ClusterControl:
+    def __init__(
+        self,
+        *,
+        cluster_id: str,
+        node_id: int,
+        replication: ReplicationControl,
+        heartbeats: BrokerHeartbeats,
+    ) -> None:
+        self.cluster_id = cluster_id
+        self.node_id = node_id
+        self.replication = replication
+        self.heartbeats = heartbeats
+
+    # ------------------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def is_active_fn(image: MetadataImage, excluding: int | None = None) -> Callable[[int], bool]:
+        brokers = image.brokers
+
+        def active(r: int) -> bool:
+            b = brokers.get(r)
+            return b is not None and r != excluding and b.is_active
+
+        return active
+
+    @staticmethod
+    def registration_change(
+        image: MetadataImage, broker: BrokerRegistration, *, fenced: int = 0, in_controlled_shutdown: int = 0,
+        log_dirs: list[uuid.UUID] | None = None,
+    ) -> Record:
+        mv = image.metadata_version
+        if mv < MetadataVersion.IBP_3_3_IV2 and fenced:
+            kind = MetadataRecordType.FENCE_BROKER if fenced == 1 else MetadataRecordType.UNFENCE_BROKER
+            return make_record(kind, id=broker.id, epoch=broker.epoch)
+        if log_dirs is not None:
+            version = 2
+        elif in_controlled_shutdown:
+            version = 1
+        else:
+            version = 0
+        version = min(version, record_version(MetadataRecordType.BROKER_REGISTRATION_CHANGE, mv))
+        fields: dict[str, Any] = {"broker_id": broker.id, "broker_epoch": broker.epoch, "fenced": fenced}
+        if version >= 1:
+            fields["in_controlled_shutdown"] = in_controlled_shutdown
+        if version >= 2 and log_dirs is not None:
+            fields["log_dirs"] = list(log_dirs)
+        return make_record(MetadataRecordType.BROKER_REGISTRATION_CHANGE, version, **fields)
+
+    def fence_records(self, image: MetadataImage, broker_id: int, stats: ChangeStats) -> list[Record]:
+        """Spec 2.4 fence path: b out of every ISR, then the fencing record."""
+        broker = image.brokers[broker_id]
+        records: list[Record] = []
+        self.replication.remove_broker_from_isrs(
+            image, broker_id, records, stats, is_active=self.is_active_fn(image, excluding=broker_id)
+        )
+        records.append(self.registration_change(image, broker, fenced=1))
+        return records
+
+    # ------------------------------------------------------------------------------ BrokerRegistration
+
+    def register_broker(
+        self, image: MetadataImage, request: Any, version: int, now_ms: int, next_offset: int
+    ) -> ControllerResult[Any]:
+        cls = _cls(broker_registration.RESPONSE)
+
+        def fail(code: ErrorCode) -> ControllerResult[Any]:
+            return result([], cls(throttle_time_ms=0, error_code=int(code), broker_epoch=-1))
+
+        if request.cluster_id != self.cluster_id:
+            return fail(ErrorCode.INCONSISTENT_CLUSTER_ID)
+        broker_id = request.broker_id
+        existing = image.brokers.get(broker_id)
+        same_incarnation = existing is not None and existing.incarnation_id == request.incarnation_id
+        if (
+            existing is not None
+            and not same_incarnation
+            and not existing.fenced
+            and not existing.in_controlled_shutdown
+            and self.heartbeats.has_live_session(broker_id, now_ms)
+        ):
+            return fail(ErrorCode.DUPLICATE_BROKER_REGISTRATION)
+        if version >= 1 and request.is_migrating_zk_broker:
+            return fail(ErrorCode.BROKER_ID_NOT_REGISTERED)
+        mv = image.metadata_version
+        log_dirs = list(request.log_dirs) if version >= 2 else []
+        if mv >= MetadataVersion.IBP_3_7_IV2:
+            if not log_dirs or len(set(log_dirs)) != len(log_dirs) or any(d in _RESERVED_DIRS for d in log_dirs):
+                return fail(ErrorCode.INVALID_REGISTRATION)
+            for other in image.brokers.values():
+                if other.id != broker_id and any(d in other.directories for d in log_dirs):
+                    return fail(ErrorCode.INVALID_REGISTRATION)
+        ranges = {f.name: (f.min_supported_version, f.max_supported_version) for f in request.features}
+        for name, level in image.features.items():
+            if level == 0:
+                continue
+            low, high = ranges.get(name, (1, 1) if name == "metadata.version" else (0, 0))
+            if not low <= level <= high:
+                return fail(ErrorCode.UNSUPPORTED_VERSION)
+
+        records: list[Record] = []
+        stats = ChangeStats()
+        if same_incarnation and existing is not None:
+            epoch = existing.epoch
+            fenced = existing.fenced
+            in_cs = False  # [4.0+] a starting broker clears InControlledShutdown
+        else:
+            if existing is not None:
+                self.heartbeats.forget(broker_id)
+                clean = version >= 3 and request.previous_broker_epoch == existing.epoch
+                active = self.is_active_fn(image, excluding=broker_id)
+                if elr_enabled(image) and not clean:
+                    self.replication.handle_unclean_reregistration(image, broker_id, records, stats, is_active=active)
+                else:
+                    self.replication.remove_broker_from_isrs(image, broker_id, records, stats, is_active=active)
+            epoch = next_offset + len(records)
+            fenced = True
+            in_cs = False
+        rv = record_version(MetadataRecordType.REGISTER_BROKER, mv)
+        fields: dict[str, Any] = {
+            "broker_id": broker_id,
+            "incarnation_id": request.incarnation_id,
+            "broker_epoch": epoch,
+            "end_points": [
+                {"name": li.name, "host": li.host, "port": li.port, "security_protocol": li.security_protocol}
+                for li in request.listeners
+            ],
+            "features": [
+                {"name": f.name, "min_supported_version": f.min_supported_version,
+                 "max_supported_version": f.max_supported_version}
+                for f in request.features
+            ],
+            "rack": request.rack,
+            "fenced": fenced,
+        }
+        record = make_record(MetadataRecordType.REGISTER_BROKER, rv, **_structured(fields))
+        if rv >= 1:
+            record.data.in_controlled_shutdown = in_cs
+        if rv >= 2:
+            record.data.is_migrating_zk_broker = False
+        if rv >= 3:
+            record.data.log_dirs = log_dirs
+        records.append(record)
+        return result(records, cls(throttle_time_ms=0, error_code=0, broker_epoch=epoch), stats.as_dict())
+
+    # ------------------------------------------------------------------------------ BrokerHeartbeat
+
+    def heartbeat(
+        self, image: MetadataImage, request: Any, version: int, now_ms: int, next_offset: int
+    ) -> ControllerResult[Any]:
+        """Spec 2.3's table. The response reflects the state after the records commit."""
+        cls = _cls(broker_heartbeat.RESPONSE)
+        broker = image.brokers.get(request.broker_id)
+        if broker is None or broker.epoch != request.broker_epoch:
+            return result([], cls(throttle_time_ms=0, error_code=int(ErrorCode.STALE_BROKER_EPOCH),
+                                  is_caught_up=False, is_fenced=True, should_shut_down=False))
+        b = broker.id
+        offset = request.current_metadata_offset
+        self.heartbeats.touch(b, now_ms, offset)
+        caught_up = offset >= broker.registration_offset
+        records: list[Record] = []
+        stats = ChangeStats()
+        if broker.fenced:
+            if request.want_shut_down:
+                next_state = "SHUTDOWN_NOW"
+                # Already fenced: nothing to move (Kafka's fence path is idempotent here).
+            elif not request.want_fence and caught_up:
+                next_state = "UNFENCED"
+                records.append(self.registration_change(image, broker, fenced=-1))
+                self.replication.elect_for_unfenced_broker(
+                    image, b, records, stats, is_active=self.is_active_fn(image)
+                )
+            else:
+                next_state = "FENCED"
+        elif not broker.in_controlled_shutdown:
+            if request.want_fence:
+                next_state = "SHUTDOWN_NOW" if request.want_shut_down else "FENCED"
+                records = self.fence_records(image, b, stats)
+            elif request.want_shut_down:
+                if image.partitions_led_by(b):
+                    next_state = "CONTROLLED_SHUTDOWN"
+                    records.append(self.registration_change(image, broker, in_controlled_shutdown=1))
+                    self.replication.remove_broker_from_isrs(
+                        image, b, records, stats, is_active=self.is_active_fn(image, excluding=b)
+                    )
+                    self.heartbeats.controlled_shutdown_offset[b] = next_offset + len(records) - 1
+                else:
+                    next_state = "SHUTDOWN_NOW"
+                    records = self.fence_records(image, b, stats)
+            else:
+                next_state = "UNFENCED"
+        else:
+            cs_offset = self.heartbeats.controlled_shutdown_offset.get(b, image.provenance.last_offset)
+            lagging = any(
+                self.heartbeats.reported_offset.get(other.id, -1) < cs_offset
+                for other in image.brokers.values()
+                if other.is_active and other.id != b
+            )
+            if image.partitions_led_by(b) or lagging:
+                next_state = "CONTROLLED_SHUTDOWN"
+            else:
+                next_state = "SHUTDOWN_NOW"
+                records = self.fence_records(image, b, stats)
+        return result(
+            records,
+            cls(
+                throttle_time_ms=0,
+                error_code=0,
+                is_caught_up=caught_up,
+                is_fenced=next_state in ("FENCED", "SHUTDOWN_NOW"),
+                should_shut_down=next_state == "SHUTDOWN_NOW",
+            ),
+            stats.as_dict(),
+        )
+
+    # ------------------------------------------------------------------------------ session expiry
+
+    def maybe_fence_stale_broker(self, image: MetadataImage, now_ms: int) -> tuple[int, list[Record], ChangeStats] | None:
+        b = self.heartbeats.expired_broker(image, now_ms)
+        if b is None:
+            return None
+        stats = ChangeStats()
+        records = self.fence_records(image, b, stats)
+        self.heartbeats.last_contact_ms.pop(b, None)
+        return b, records, stats
+
+    # ------------------------------------------------------------------------------ UnregisterBroker
+
+    def unregister_broker(self, image: MetadataImage, request: Any, version: int) -> ControllerResult[Any]:
+        cls = _cls(unregister_broker.RESPONSE)
+        broker = image.brokers.get(request.broker_id)
+        if broker is None:
+            return result([], cls(throttle_time_ms=0, error_code=int(ErrorCode.BROKER_ID_NOT_REGISTERED),
+                                  error_message=f"Broker ID {request.broker_id} is not currently registered"))
+        records: list[Record] = []
+        stats = ChangeStats()
+        # Spec 5.3 rule 7 (DECISION): leaving for good is treated like an unclean shutdown, so the
+        # broker leaves every ELR too.
+        self.replication.handle_unclean_reregistration(
+            image, broker.id, records, stats, is_active=self.is_active_fn(image, excluding=broker.id)
+        )
+        records.append(make_record(MetadataRecordType.UNREGISTER_BROKER, broker_id=broker.id,
+                                   broker_epoch=broker.epoch))
+        self.heartbeats.forget(broker.id)
+        return result(records, cls(throttle_time_ms=0, error_code=0, error_message=None), stats.as_dict())
+
+
+def _structured(fields: dict[str, Any]) -> dict[str, Any]:
+    """Turn the nested dicts of RegisterBrokerRecord's arrays into their struct values."""
+    from kraft.metadata.records import REGISTER_BROKER_RECORD
+
+    cls = REGISTER_BROKER_RECORD.cls
+    out = dict(fields)
+    out["end_points"] = [cls.BrokerEndpoint(**e) for e in fields["end_points"]]
+    out["features"] = [cls.BrokerFeature(**f) for f in fields["features"]]
+    return out

@@ -1,0 +1,93 @@
+"""Controller metrics (spec 9), kept as plain numbers; the server exports them to Prometheus under
+Kafka's MBean names (see ``PROMETHEUS_NAMES``). Gauges derive from the image, so every controller
+agrees on them; counters count what this controller did while active."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kraft.metadata.image import MetadataImage
+
+
+@dataclass(slots=True)
+class ControllerMetrics:
+    active: bool = False
+    fenced_broker_count: int = 0
+    active_broker_count: int = 0
+    controlled_shutdown_broker_count: int = 0
+    global_topic_count: int = 0
+    global_partition_count: int = 0
+    offline_partitions_count: int = 0
+    preferred_replica_imbalance_count: int = 0
+    partitions_without_electable_leaders: int = 0
+    metadata_error_count: int = 0
+    last_applied_offset: int = -1
+    last_committed_offset: int = -1
+    last_applied_timestamp_ms: int = -1
+    timed_out_broker_heartbeats: int = 0
+    new_active_controllers: int = 0
+    unclean_elections: int = 0
+    elections_from_elr: int = 0
+    snapshots_written: int = 0
+    event_queue_operations: int = 0
+    event_queue_time_ms_total: int = 0
+    event_queue_time_ms_max: int = 0
+    _image_seen: object = field(default=None, repr=False)
+
+    def record_queue_time(self, ms: int) -> None:
+        self.event_queue_operations += 1
+        self.event_queue_time_ms_total += max(0, ms)
+        self.event_queue_time_ms_max = max(self.event_queue_time_ms_max, ms)
+
+    def add_stats(self, stats: dict[str, int]) -> None:
+        self.unclean_elections += stats.get("unclean_elections", 0)
+        self.elections_from_elr += stats.get("elections_from_elr", 0)
+
+    def observe(self, image: MetadataImage) -> None:
+        """Refresh the gauges from ``image`` (cheap when the image did not change)."""
+        if image is self._image_seen:
+            return
+        self._image_seen = image
+        fenced = active = cs = 0
+        for b in image.brokers.values():
+            if b.fenced:
+                fenced += 1
+            else:
+                active += 1
+                if b.in_controlled_shutdown:
+                    cs += 1
+        self.fenced_broker_count = fenced
+        self.active_broker_count = active
+        self.controlled_shutdown_broker_count = cs
+        self.global_topic_count = len(image.topics_by_id)
+        self.global_partition_count = image.partition_count
+        self.offline_partitions_count = image.offline_partition_count
+        self.preferred_replica_imbalance_count = image.preferred_imbalance_count
+        self.partitions_without_electable_leaders = getattr(image, "no_electable_leader_count", 0)
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: float(getattr(self, k)) for k in self.__slots__ if not k.startswith("_")}  # type: ignore[attr-defined]
+
+
+# Our field -> Kafka's MBean (type, name); the server builds Prometheus names from these.
+PROMETHEUS_NAMES: dict[str, tuple[str, str]] = {
+    "active": ("KafkaController", "ActiveControllerCount"),
+    "fenced_broker_count": ("KafkaController", "FencedBrokerCount"),
+    "active_broker_count": ("KafkaController", "ActiveBrokerCount"),
+    "controlled_shutdown_broker_count": ("KafkaController", "ControlledShutdownBrokerCount"),
+    "global_topic_count": ("KafkaController", "GlobalTopicCount"),
+    "global_partition_count": ("KafkaController", "GlobalPartitionCount"),
+    "offline_partitions_count": ("KafkaController", "OfflinePartitionsCount"),
+    "preferred_replica_imbalance_count": ("KafkaController", "PreferredReplicaImbalanceCount"),
+    "partitions_without_electable_leaders": ("KafkaController", "PartitionsWithoutElectableLeadersCount"),
+    "metadata_error_count": ("KafkaController", "MetadataErrorCount"),
+    "last_applied_offset": ("KafkaController", "LastAppliedRecordOffset"),
+    "last_committed_offset": ("KafkaController", "LastCommittedRecordOffset"),
+    "last_applied_timestamp_ms": ("KafkaController", "LastAppliedRecordTimestamp"),
+    "timed_out_broker_heartbeats": ("KafkaController", "TimedOutBrokerHeartbeatCount"),
+    "new_active_controllers": ("KafkaController", "NewActiveControllersCount"),
+    "unclean_elections": ("ControllerStats", "UncleanLeaderElectionsPerSec"),
+    "elections_from_elr": ("ControllerStats", "ElectionFromEligibleLeaderReplicasPerSec"),
+    "event_queue_operations": ("KafkaController", "EventQueueOperationsStartedCount"),
+    "event_queue_time_ms_total": ("ControllerEventManager", "EventQueueTimeMs"),
+}

@@ -1,0 +1,576 @@
+"""The quorum controller: a sans-IO state machine on top of the raft core (Kafka's QuorumController).
+
+Every controller replays committed batches into its committed image (it is a ``RaftListener``).
+The active controller (the raft leader, once its listener has caught up to the epoch start) also
+owns the write path:
+
+1. a request is queued (``handle``) and handled in order on the next ``poll``: the handler computes
+   records and a response from the *latest* image (committed + our uncommitted writes) and
+   mutates nothing;
+2. the records are replayed into a delta first (a record that does not replay is never written),
+   appended through the core as one atomic batch, and the latest image advances at once;
+3. the response is released only when the committed offset reaches the batch's last offset;
+4. on leadership loss, the latest image reverts to the committed one and every pending request
+   is answered NOT_CONTROLLER. Standbys replay continuously, so a new active controller needs no
+   reload; heartbeat sessions (soft state) start fresh on activation (spec 2.4).
+
+Nothing here reads a clock, a socket or a file: time comes in as ``now_ms``, randomness from the
+injected ``rng``, storage only through the injected raft client.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kraft.common.errors import KraftError
+from kraft.controller.cluster_control import BrokerHeartbeats, ClusterControl
+from kraft.controller.config_control import ConfigControl
+from kraft.controller.configs import ConfigResolver
+from kraft.controller.errors import error_response
+from kraft.controller.features import (
+    SUPPORTED_FEATURES,
+    FeatureUpdate,
+    UpgradeType,
+    validate_updates,
+)
+from kraft.controller.metrics import ControllerMetrics
+from kraft.controller.replication_control import ReplicationControl
+from kraft.controller.result import ControllerResult
+from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataProvenance, ReplayError
+from kraft.metadata.image_snapshot import snapshot_records_bytes
+from kraft.metadata.image import MetadataLoader
+from kraft.metadata.records import (
+    ApiMessageAndVersion,
+    MetadataRecordType,
+    MetadataVersion,
+    encode_record,
+    make_record,
+)
+from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import update_features
+from kraft.raft.listener import CommittedBatch, SnapshotReader
+from kraft.raft.types import LeaderAndEpoch, OffsetAndEpoch
+
+log = logging.getLogger("kraft.controller")
+
+Record = ApiMessageAndVersion
+
+# API keys the controller serves (spec 6.2, 6.8).
+CREATE_TOPICS = 19
+DELETE_TOPICS = 20
+DESCRIBE_CONFIGS = 32
+CREATE_PARTITIONS = 37
+ELECT_LEADERS = 43
+INCREMENTAL_ALTER_CONFIGS = 44
+ALTER_PARTITION = 56
+UPDATE_FEATURES = 57
+BROKER_REGISTRATION = 62
+BROKER_HEARTBEAT = 63
+UNREGISTER_BROKER = 64
+CONTROLLER_APIS = frozenset({
+    CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, CREATE_PARTITIONS, ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS,
+    ALTER_PARTITION, UPDATE_FEATURES, BROKER_REGISTRATION, BROKER_HEARTBEAT, UNREGISTER_BROKER,
+})
+# Read-only APIs any controller (active or not) answers from its committed image.
+READ_ONLY_APIS = frozenset({DESCRIBE_CONFIGS})
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerRequest:
+    api_key: int
+    api_version: int
+    body: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerResponse:
+    api_key: int
+    api_version: int
+    body: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerEnvelope:
+    """A controller request or response between a client (broker, admin) and a controller."""
+
+    source: int
+    destination: int
+    correlation_id: int
+    body: ControllerRequest | ControllerResponse
+
+    @property
+    def is_request(self) -> bool:
+        return isinstance(self.body, ControllerRequest)
+
+
+class RaftClient(Protocol):
+    """What the controller needs of the raft core (``kraft.raft.node.RaftNode`` has all of it)."""
+
+    node_id: int
+
+    def schedule_append(self, epoch: int, records: Sequence[bytes]) -> int: ...
+
+    def next_append_offset(self) -> int | None: ...
+
+    def create_snapshot(self, snapshot_id: OffsetAndEpoch, last_contained_log_timestamp_ms: int) -> Any: ...
+
+    def resign(self, epoch: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControllerConfig:
+    """The controller's settings (Kafka property names in comments)."""
+
+    session_timeout_ms: int = 9000  # broker.session.timeout.ms
+    heartbeat_interval_ms: int = 2000  # broker.heartbeat.interval.ms
+    default_replication_factor: int = 1  # default.replication.factor
+    num_partitions: int = 1  # num.partitions
+    delete_topic_enable: bool = True  # delete.topic.enable
+    auto_leader_rebalance_enable: bool = True  # auto.leader.rebalance.enable
+    leader_imbalance_check_interval_ms: int = 300_000  # leader.imbalance.check.interval.seconds * 1000
+    unclean_election_interval_ms: int = 300_000  # unclean.leader.election.interval.ms
+    max_idle_interval_ms: int = 500  # metadata.max.idle.interval.ms (0 disables NoOp records)
+    snapshot_max_bytes: int = 20 * 1024 * 1024  # metadata.log.max.record.bytes.between.snapshots
+    snapshot_interval_ms: int = 3_600_000  # metadata.log.max.snapshot.interval.ms (0 disables)
+    last_known_leader_mode: bool = True  # spec 5.4; False = KIP mode (Kafka tests only)
+    static_configs: dict[str, str] = field(default_factory=dict)  # static broker-level configs
+
+
+@dataclass(slots=True)
+class _Pending:
+    offset: int
+    envelope: ControllerEnvelope
+
+
+class QuorumController:
+    """One controller node's state machine. Register it on the raft node (``node.register``) and
+    call ``poll`` after every raft poll; feed requests with ``handle``."""
+
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        cluster_id: str,
+        raft: RaftClient,
+        rng: random.Random,
+        config: ControllerConfig | None = None,
+        bootstrap_features: dict[str, int] | None = None,
+    ) -> None:
+        self.node_id = node_id
+        self.cluster_id = cluster_id
+        self.raft = raft
+        self.config = config or ControllerConfig()
+        self.rng = rng
+        self.bootstrap_features = dict(bootstrap_features or {"metadata.version": int(MetadataVersion.IBP_4_0_IV3),
+                                                             "eligible.leader.replicas.version": 1})
+        self.loader = MetadataLoader()
+        self.metrics = ControllerMetrics()
+        self.resolver = ConfigResolver(self.config.static_configs, node_id)
+        self.replication = ReplicationControl(
+            self.resolver, rng,
+            default_replication_factor=self.config.default_replication_factor,
+            default_num_partitions=self.config.num_partitions,
+            delete_topic_enable=self.config.delete_topic_enable,
+            last_known_leader_mode=self.config.last_known_leader_mode,
+        )
+        self.heartbeats = BrokerHeartbeats(self.config.session_timeout_ms)
+        self.cluster = ClusterControl(
+            cluster_id=cluster_id, node_id=node_id, replication=self.replication, heartbeats=self.heartbeats
+        )
+        self.configs = ConfigControl(self.resolver)
+        self.leader = LeaderAndEpoch(None, 0)
+        self.active_epoch: int | None = None
+        self._latest: MetadataImage = self.loader.image
+        self._queue: deque[tuple[ControllerEnvelope, int]] = deque()
+        self._pending: deque[_Pending] = deque()
+        self._outbound: list[ControllerEnvelope] = []
+        self._committed_offset = -1
+        self._needs_activation = False
+        self._next_noop_ms: int | None = None
+        self._next_rebalance_ms: int | None = None
+        self._next_unclean_check_ms: int | None = None
+        self._bytes_since_snapshot = 0
+        self._last_snapshot_ms: int | None = None
+        self._last_snapshot_offset = -1
+        self._last_batch: CommittedBatch | None = None
+        self.on_commit: Callable[[MetadataImage], None] | None = None  # observers (tests, simulator)
+
+    # ---------------------------------------------------------------------------------- state
+
+    @property
+    def image(self) -> MetadataImage:
+        """The committed image."""
+        return self.loader.image
+
+    @property
+    def latest_image(self) -> MetadataImage:
+        """Committed + this active controller's uncommitted writes (= ``image`` on standbys)."""
+        return self._latest if self.is_active else self.loader.image
+
+    @property
+    def is_active(self) -> bool:
+        return self.active_epoch is not None
+
+    @property
+    def has_queued_requests(self) -> bool:
+        return bool(self._queue)
+
+    # ---------------------------------------------------------------------------------- RaftListener
+
+    def handle_commit(self, batch: CommittedBatch) -> None:
+        if batch.is_control or not batch.records:
+            self.loader.handle_control_batch(batch.last_offset, batch.epoch, batch.append_timestamp_ms)
+        else:
+            try:
+                self.loader.handle_batch(batch.base_offset, batch.epoch, batch.append_timestamp_ms, batch.records)
+            except ReplayError as e:
+                # The committed log is the truth: an image that cannot follow it must not serve.
+                self.metrics.metadata_error_count += 1
+                log.error("controller %d: cannot replay committed metadata: %s", self.node_id, e)
+                raise
+            self._bytes_since_snapshot += sum(len(r) for r in batch.records)
+        self._committed_offset = batch.last_offset
+        self._last_batch = batch
+        self.metrics.last_committed_offset = batch.last_offset
+        self.metrics.last_applied_offset = batch.last_offset
+        self.metrics.last_applied_timestamp_ms = batch.append_timestamp_ms
+        self._release_committed()
+        if self.is_active and not self._pending:
+            self._latest = self.loader.image
+        if self.on_commit is not None:
+            self.on_commit(self.loader.image)
+
+    def handle_load_snapshot(self, reader: SnapshotReader) -> None:
+        snapshot_id = reader.snapshot_id
+        self.loader.load_snapshot(
+            snapshot_id.offset, snapshot_id.epoch, reader.last_contained_log_timestamp, list(reader.records())
+        )
+        self._committed_offset = snapshot_id.offset - 1
+        self._bytes_since_snapshot = 0
+        self._last_snapshot_offset = snapshot_id.offset
+        if self.on_commit is not None:
+            self.on_commit(self.loader.image)
+
+    def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
+        self.leader = leader
+        if leader.leader_id == self.node_id:
+            if self.active_epoch != leader.epoch:
+                self.active_epoch = leader.epoch
+                self._needs_activation = True
+        elif self.active_epoch is not None:
+            self._deactivate("leadership moved to " + str(leader.leader_id))
+
+    # ---------------------------------------------------------------------------------- requests
+
+    def handle(self, envelope: ControllerEnvelope, now_ms: int) -> None:
+        """Queue a request; its response comes out of a later ``poll``."""
+        self._queue.append((envelope, now_ms))
+
+    def poll(self, now_ms: int) -> tuple[list[ControllerEnvelope], int | None]:
+        """Run queued requests and timers. Returns responses to send and the next wake-up time."""
+        if self._needs_activation and self.is_active:
+            self._needs_activation = False
+            self._activate(now_ms)
+        while self._queue:
+            envelope, queued_ms = self._queue[0]
+            if not self._run_request(envelope, now_ms):
+                break  # the core's buffer is full: try again next poll
+            self._queue.popleft()
+            self.metrics.record_queue_time(now_ms - queued_ms)
+        wake: list[int] = []
+        if self.is_active:
+            self._run_timers(now_ms, wake)
+        self._maybe_snapshot(now_ms)
+        self.metrics.active = self.is_active
+        self.metrics.observe(self.latest_image if self.is_active else self.image)
+        out, self._outbound = self._outbound, []
+        return out, min(wake) if wake else None
+
+    def _reply(self, envelope: ControllerEnvelope, body: Any) -> ControllerEnvelope:
+        request = envelope.body
+        assert isinstance(request, ControllerRequest)
+        return ControllerEnvelope(
+            envelope.destination, envelope.source, envelope.correlation_id,
+            ControllerResponse(request.api_key, request.api_version, body),
+        )
+
+    def _run_request(self, envelope: ControllerEnvelope, now_ms: int) -> bool:
+        request = envelope.body
+        assert isinstance(request, ControllerRequest)
+        key, version, body = request.api_key, request.api_version, request.body
+        if key in READ_ONLY_APIS:
+            self._outbound.append(self._reply(envelope, self._read_only(key, version, body)))
+            return True
+        if not self.is_active or self._needs_activation:
+            self._outbound.append(self._reply(envelope, error_response(key, version, body, ErrorCode.NOT_CONTROLLER)))
+            return True
+        try:
+            outcome = self._dispatch(key, version, body, now_ms)
+        except _BufferFull:
+            return False
+        if outcome is None:
+            self._outbound.append(self._reply(envelope, error_response(key, version, body, ErrorCode.INVALID_REQUEST)))
+            return True
+        if not outcome.records:
+            self._outbound.append(self._reply(envelope, outcome.response))
+            return True
+        try:
+            last = self._append(list(outcome.records), now_ms)
+        except _BufferFull:
+            return False
+        except ReplayError as e:
+            self.metrics.metadata_error_count += 1
+            log.error("controller %d: refusing to write records that do not replay: %s", self.node_id, e)
+            self._outbound.append(
+                self._reply(envelope, error_response(key, version, body, ErrorCode.UNKNOWN_SERVER_ERROR))
+            )
+            return True
+        self.metrics.add_stats(outcome.stats)
+        self._pending.append(_Pending(last, self._reply(envelope, outcome.response)))
+        return True
+
+    def _dispatch(self, key: int, version: int, body: Any, now_ms: int) -> ControllerResult[Any] | None:
+        image = self._latest
+        next_offset = self._next_offset()
+        active = self.cluster.is_active_fn(image)
+        if key == BROKER_HEARTBEAT:
+            return self.cluster.heartbeat(image, body, version, now_ms, next_offset)
+        if key == BROKER_REGISTRATION:
+            return self.cluster.register_broker(image, body, version, now_ms, next_offset)
+        if key == UNREGISTER_BROKER:
+            return self.cluster.unregister_broker(image, body, version)
+        if key == ALTER_PARTITION:
+            return self.replication.alter_partition(image, body, version, is_active=active)
+        if key == CREATE_TOPICS:
+            return self.replication.create_topics(image, body, version, is_active=active)
+        if key == CREATE_PARTITIONS:
+            return self.replication.create_partitions(image, body, version, is_active=active)
+        if key == DELETE_TOPICS:
+            return self.replication.delete_topics(image, body, version)
+        if key == ELECT_LEADERS:
+            return self.replication.elect_leaders(image, body, version, is_active=active)
+        if key == INCREMENTAL_ALTER_CONFIGS:
+            return self.configs.incremental_alter_configs(image, body, version)
+        if key == UPDATE_FEATURES:
+            return self._update_features(image, body, version)
+        return None
+
+    def _read_only(self, key: int, version: int, body: Any) -> Any:
+        if key == DESCRIBE_CONFIGS:
+            return self.configs.describe_configs(self.image, body, version)
+        raise KraftError(f"API {key} is not read-only")
+
+    def _update_features(self, image: MetadataImage, body: Any, version: int) -> ControllerResult[Any]:
+        cls = update_features.RESPONSE.cls
+        updates = []
+        for u in body.feature_updates:
+            if version == 0:
+                kind = UpgradeType.SAFE_DOWNGRADE if u.allow_downgrade else UpgradeType.UPGRADE
+            else:
+                kind = UpgradeType(u.upgrade_type) if u.upgrade_type in (1, 2, 3) else UpgradeType.UNKNOWN
+            updates.append(FeatureUpdate(u.feature, u.max_version_level if u.max_version_level > 0 else 0, kind))
+        outcome = validate_updates(image, self.node_id, updates)
+        response = cls(
+            throttle_time_ms=0,
+            error_code=outcome.error_code,
+            error_message=outcome.error_message,
+            results=[cls.UpdatableFeatureResult(feature=f, error_code=c, error_message=m)
+                     for f, c, m in outcome.per_feature],
+        )
+        records = () if getattr(body, "validate_only", False) else outcome.records
+        return ControllerResult(tuple(records), response, {})
+
+    # ---------------------------------------------------------------------------------- write path
+
+    def _next_offset(self) -> int:
+        offset = self.raft.next_append_offset()
+        if offset is None:
+            raise _BufferFull()  # not leader any more in the core: handled as a retry
+        return offset
+
+    def _append(self, records: list[Record], now_ms: int) -> int:
+        """Replay ``records`` into the latest image, then append them as one batch."""
+        assert self.active_epoch is not None
+        base = self._next_offset()
+        delta = MetadataDelta(self._latest)
+        for i, r in enumerate(records):
+            if r.type in (MetadataRecordType.BEGIN_TRANSACTION, MetadataRecordType.END_TRANSACTION,
+                          MetadataRecordType.ABORT_TRANSACTION):
+                continue  # one batch is atomic already; the loader handles the markers on commit
+            delta.replay(r, base + i)
+        encoded = [encode_record(r) for r in records]
+        from kraft.raft.accumulator import BufferFullError
+
+        try:
+            last = self.raft.schedule_append(self.active_epoch, encoded)
+        except BufferFullError:
+            raise _BufferFull() from None
+        if last != base + len(records) - 1:
+            raise KraftError(f"append landed at {last - len(records) + 1}, expected {base}")
+        self._latest = delta.apply(MetadataProvenance(last_offset=last, last_epoch=self.active_epoch, last_append_ms=now_ms))
+        self.metrics.last_applied_offset = last
+        return last
+
+    def _release_committed(self) -> None:
+        while self._pending and self._pending[0].offset <= self._committed_offset:
+            self._outbound.append(self._pending.popleft().envelope)
+
+    # ---------------------------------------------------------------------------------- activation
+
+    def _activate(self, now_ms: int) -> None:
+        self.metrics.new_active_controllers += 1
+        self._latest = self.loader.image
+        self._pending.clear()
+        self.heartbeats.start_sessions(self._latest, now_ms)
+        self._next_noop_ms = now_ms + self.config.max_idle_interval_ms if self.config.max_idle_interval_ms else None
+        self._next_rebalance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
+        self._next_unclean_check_ms = now_ms + self.config.unclean_election_interval_ms
+        log.info("controller %d: active in epoch %s at offset %d", self.node_id, self.active_epoch,
+                 self._committed_offset)
+        records: list[Record] = []
+        if self.loader.in_transaction:
+            records.append(make_record(MetadataRecordType.ABORT_TRANSACTION, reason="Controller failover"))
+        if "metadata.version" not in self.loader.image.features:
+            records.extend(self._bootstrap_records())
+        if records:
+            try:
+                self._append(records, now_ms)
+            except _BufferFull:
+                self._needs_activation = True
+
+    def _bootstrap_records(self) -> list[Record]:
+        features = dict(self.bootstrap_features)
+        mv = features.get("metadata.version", int(MetadataVersion.IBP_4_0_IV3))
+        levels = [make_record(MetadataRecordType.FEATURE_LEVEL, name="metadata.version", feature_level=mv)]
+        for name in sorted(features):
+            if name != "metadata.version" and features[name] > 0:
+                levels.append(make_record(MetadataRecordType.FEATURE_LEVEL, name=name, feature_level=features[name]))
+        levels.append(make_record(MetadataRecordType.ZK_MIGRATION_STATE, zk_migration_state=0))
+        if mv >= MetadataVersion.IBP_3_6_IV1:
+            return [make_record(MetadataRecordType.BEGIN_TRANSACTION, name="Bootstrap records"), *levels,
+                    make_record(MetadataRecordType.END_TRANSACTION)]
+        return levels
+
+    def _deactivate(self, reason: str) -> None:
+        log.info("controller %d: no longer active (%s); %d request(s) get NOT_CONTROLLER", self.node_id, reason,
+                 len(self._pending))
+        self.active_epoch = None
+        self._needs_activation = False
+        for p in self._pending:
+            body = p.envelope.body
+            assert isinstance(body, ControllerResponse)
+            # The original request is gone; answer with the API's NOT_CONTROLLER shape.
+            self._outbound.append(ControllerEnvelope(
+                p.envelope.source, p.envelope.destination, p.envelope.correlation_id,
+                ControllerResponse(body.api_key, body.api_version,
+                                   error_response(body.api_key, body.api_version, None, ErrorCode.NOT_CONTROLLER,
+                                                  like=body.body)),
+            ))
+        self._pending.clear()
+        self._latest = self.loader.image
+
+    # ---------------------------------------------------------------------------------- timers
+
+    def _run_timers(self, now_ms: int, wake: list[int]) -> None:
+        image = self._latest
+        # Session expiry: one stale broker per tick (spec 2.4).
+        fenced = self.cluster.maybe_fence_stale_broker(image, now_ms)
+        if fenced is not None:
+            broker_id, records, stats = fenced
+            try:
+                self._append(records, now_ms)
+                self.metrics.add_stats(stats.as_dict())
+                log.info("controller %d: fenced broker %d (session expired)", self.node_id, broker_id)
+            except _BufferFull:
+                self.heartbeats.last_contact_ms[broker_id] = now_ms - self.config.session_timeout_ms
+            wake.append(now_ms + 1)
+        expiry = self.heartbeats.next_expiry_ms(self._latest)
+        if expiry is not None:
+            wake.append(max(expiry, now_ms + 1))
+        if self._next_noop_ms is not None:
+            if now_ms >= self._next_noop_ms:
+                if self._latest.metadata_version >= MetadataVersion.IBP_3_3_IV1 and not self._pending:
+                    try:
+                        self._append([make_record(MetadataRecordType.NO_OP)], now_ms)
+                    except _BufferFull:
+                        pass
+                self._next_noop_ms = now_ms + self.config.max_idle_interval_ms
+            wake.append(self._next_noop_ms)
+        if self._next_rebalance_ms is not None and self.config.auto_leader_rebalance_enable:
+            if now_ms >= self._next_rebalance_ms:
+                records, capped, stats = self.replication.rebalance_imbalanced(
+                    self._latest, is_active=self.cluster.is_active_fn(self._latest)
+                )
+                if records:
+                    try:
+                        self._append(records, now_ms)
+                        self.metrics.add_stats(stats.as_dict())
+                    except _BufferFull:
+                        capped = True
+                self._next_rebalance_ms = now_ms + (10 if capped else self.config.leader_imbalance_check_interval_ms)
+            wake.append(self._next_rebalance_ms)
+        if self._next_unclean_check_ms is not None:
+            if now_ms >= self._next_unclean_check_ms:
+                records, stats = self.replication.unclean_check(
+                    self._latest, is_active=self.cluster.is_active_fn(self._latest)
+                )
+                if records:
+                    try:
+                        self._append(records, now_ms)
+                        self.metrics.add_stats(stats.as_dict())
+                    except _BufferFull:
+                        pass
+                self._next_unclean_check_ms = now_ms + self.config.unclean_election_interval_ms
+            wake.append(self._next_unclean_check_ms)
+
+    # ---------------------------------------------------------------------------------- snapshots
+
+    def _maybe_snapshot(self, now_ms: int) -> None:
+        """Spec 1.7: at a batch boundary once enough bytes were replayed, or the interval passed."""
+        batch = self._last_batch
+        if batch is None or self.loader.in_transaction:
+            return
+        end = batch.last_offset + 1
+        if end <= self._last_snapshot_offset:
+            return
+        if self._last_snapshot_ms is None:
+            self._last_snapshot_ms = now_ms
+        by_bytes = self._bytes_since_snapshot >= self.config.snapshot_max_bytes
+        by_time = (self.config.snapshot_interval_ms > 0 and self._bytes_since_snapshot > 0
+                   and now_ms - self._last_snapshot_ms >= self.config.snapshot_interval_ms)
+        if not (by_bytes or by_time):
+            return
+        self.write_snapshot(now_ms)
+
+    def write_snapshot(self, now_ms: int) -> OffsetAndEpoch | None:
+        """Write the committed image as a snapshot at the last committed batch boundary."""
+        batch = self._last_batch
+        if batch is None:
+            return None
+        image = self.loader.image
+        snapshot_id = OffsetAndEpoch(batch.last_offset + 1, batch.epoch)
+        writer = self.raft.create_snapshot(snapshot_id, batch.append_timestamp_ms)
+        self._last_snapshot_ms = now_ms
+        self._last_snapshot_offset = snapshot_id.offset
+        self._bytes_since_snapshot = 0
+        if writer is None:
+            return None  # a snapshot with this id exists already
+        data = snapshot_records_bytes(image)
+        for i in range(0, len(data), 1000):
+            writer.append(data[i:i + 1000])
+        writer.freeze()
+        self.metrics.snapshots_written += 1
+        log.info("controller %d: wrote snapshot %s (%d records)", self.node_id, snapshot_id, len(data))
+        return snapshot_id
+
+    def supported_features(self) -> dict[str, tuple[int, int]]:
+        return dict(SUPPORTED_FEATURES)
+
+
+class _BufferFull(Exception):
+    """The core cannot take more records now; the request is retried on the next poll."""

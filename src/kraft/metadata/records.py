@@ -1,0 +1,524 @@
+"""Metadata record schemas, described once as data, and their ApiMessageAndVersion framing.
+
+Every record of ``__cluster_metadata`` (spec 1.3, 1.4) is a flexible message from version 0,
+declared here with ``kraft.protocol.schema`` exactly as Kafka's JSON schemas
+(``metadata/src/main/resources/common/metadata/*.json``) declare it: names, versions, nullability,
+tags and defaults. A record's value in a batch is framed as (spec 1.2)::
+
+    uvarint frame version (always 1) | uvarint record type | uvarint record version | body
+
+``decode_record`` accepts every listed version of every known type and refuses anything else with
+``CorruptRecordError`` (unknown frame version, unknown type, version out of range, trailing bytes):
+replay must never silently skip a record it cannot read. Record types that this project does not
+model (ACLs, SCRAM, quotas, tokens: keys 10, 11, 14, 18, 19, 22, 26) decode to ``UnknownRecord``-
+typed values so tools can show and skip them; the image ignores them.
+
+Writers pick versions by metadata.version (``record_version``): spec 1.5.
+
+No I/O here: this module is shared by the controller, the brokers, the tools and the Spark source.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from kraft.common.errors import CorruptRecordError, MalformedMessageError
+from kraft.protocol.primitives import Reader, Writer
+from kraft.protocol.schema import (
+    BOOL,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    STRING,
+    UINT16,
+    UUID,
+    StructType,
+    Versions,
+    array,
+    f,
+    struct,
+)
+
+FRAME_VERSION = 1
+
+
+class MetadataRecordType(enum.IntEnum):
+    """Kafka's ``MetadataRecordType`` api keys (spec 1.3)."""
+
+    REGISTER_BROKER = 0
+    UNREGISTER_BROKER = 1
+    TOPIC = 2
+    PARTITION = 3
+    CONFIG = 4
+    PARTITION_CHANGE = 5
+    FENCE_BROKER = 7
+    UNFENCE_BROKER = 8
+    REMOVE_TOPIC = 9
+    FEATURE_LEVEL = 12
+    PRODUCER_IDS = 15
+    BROKER_REGISTRATION_CHANGE = 17
+    NO_OP = 20
+    ZK_MIGRATION_STATE = 21
+    BEGIN_TRANSACTION = 23
+    END_TRANSACTION = 24
+    ABORT_TRANSACTION = 25
+    REGISTER_CONTROLLER = 27
+    CLEAR_ELR = 28
+
+    @property
+    def record_name(self) -> str:
+        """Kafka's message name, e.g. ``PartitionChangeRecord``."""
+        return SCHEMAS[self].struct.struct_name
+
+    @property
+    def upper_name(self) -> str:
+        """The name ``kafka-dump-log`` prints, e.g. ``PARTITION_CHANGE_RECORD``."""
+        return f"{self.name}_RECORD"
+
+
+# Keys of record types this project reads past without modelling (ACLs, SCRAM, quotas, tokens).
+IGNORED_RECORD_TYPES = frozenset({10, 11, 14, 18, 19, 22, 26})
+
+
+class ConfigResourceType(enum.IntEnum):
+    """ConfigRecord.ResourceType (Kafka's ``ConfigResource.Type``)."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
+
+
+class SecurityProtocol(enum.IntEnum):
+    PLAINTEXT = 0
+    SSL = 1
+    SASL_PLAINTEXT = 2
+    SASL_SSL = 3
+
+
+# Reserved directory ids (spec 1.4).
+MIGRATING_DIR_ID_INT = 0
+UNASSIGNED_DIR_ID_INT = 1
+LOST_DIR_ID_INT = 2
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSchema:
+    type: MetadataRecordType
+    versions: Versions
+    struct: StructType
+
+
+def _endpoint(name: str) -> StructType:
+    return struct(name, [
+        f("Name", STRING, "0+"),
+        f("Host", STRING, "0+"),
+        f("Port", UINT16, "0+"),
+        f("SecurityProtocol", INT16, "0+"),
+    ])
+
+
+def _feature(name: str) -> StructType:
+    return struct(name, [
+        f("Name", STRING, "0+"),
+        f("MinSupportedVersion", INT16, "0+"),
+        f("MaxSupportedVersion", INT16, "0+"),
+    ])
+
+
+REGISTER_BROKER_RECORD = struct("RegisterBrokerRecord", [
+    f("BrokerId", INT32, "0+"),
+    f("IsMigratingZkBroker", BOOL, "2+", default=False),
+    f("IncarnationId", UUID, "0+"),
+    f("BrokerEpoch", INT64, "0+"),
+    f("EndPoints", array(_endpoint("BrokerEndpoint")), "0+"),
+    f("Features", array(_feature("BrokerFeature")), "0+"),
+    f("Rack", STRING, "0+", nullable="0+", default=None),
+    f("Fenced", BOOL, "0+", default=True),
+    f("InControlledShutdown", BOOL, "1+", default=False),
+    f("LogDirs", array(UUID), "3+", tag=0, tagged="3+"),
+])
+
+UNREGISTER_BROKER_RECORD = struct("UnregisterBrokerRecord", [
+    f("BrokerId", INT32, "0+"),
+    f("BrokerEpoch", INT64, "0+"),
+])
+
+TOPIC_RECORD = struct("TopicRecord", [
+    f("Name", STRING, "0+"),
+    f("TopicId", UUID, "0+"),
+])
+
+PARTITION_RECORD = struct("PartitionRecord", [
+    f("PartitionId", INT32, "0+", default=-1),
+    f("TopicId", UUID, "0+"),
+    f("Replicas", array(INT32), "0+"),
+    f("Isr", array(INT32), "0+"),
+    f("RemovingReplicas", array(INT32), "0+"),
+    f("AddingReplicas", array(INT32), "0+"),
+    f("Leader", INT32, "0+", default=-1),
+    f("LeaderRecoveryState", INT8, "0+", tag=0, tagged="0+", default=0),
+    f("LeaderEpoch", INT32, "0+", default=-1),
+    f("PartitionEpoch", INT32, "0+", default=-1),
+    f("Directories", array(UUID), "1+"),
+    f("EligibleLeaderReplicas", array(INT32), "2+", nullable="2+", tag=1, tagged="2+", default=None),
+    f("LastKnownElr", array(INT32), "2+", nullable="2+", tag=2, tagged="2+", default=None),
+])
+
+CONFIG_RECORD = struct("ConfigRecord", [
+    f("ResourceType", INT8, "0+"),
+    f("ResourceName", STRING, "0+"),
+    f("Name", STRING, "0+"),
+    f("Value", STRING, "0+", nullable="0+", default=None),
+])
+
+PARTITION_CHANGE_RECORD = struct("PartitionChangeRecord", [
+    f("PartitionId", INT32, "0+", default=-1),
+    f("TopicId", UUID, "0+"),
+    f("Isr", array(INT32), "0+", nullable="0+", tag=0, tagged="0+", default=None),
+    f("Leader", INT32, "0+", tag=1, tagged="0+", default=-2),
+    f("Replicas", array(INT32), "0+", nullable="0+", tag=2, tagged="0+", default=None),
+    f("RemovingReplicas", array(INT32), "0+", nullable="0+", tag=3, tagged="0+", default=None),
+    f("AddingReplicas", array(INT32), "0+", nullable="0+", tag=4, tagged="0+", default=None),
+    f("LeaderRecoveryState", INT8, "0+", tag=5, tagged="0+", default=-1),
+    f("Directories", array(UUID), "1+", nullable="1+", tag=8, tagged="1+", default=None),
+    f("EligibleLeaderReplicas", array(INT32), "2+", nullable="2+", tag=6, tagged="2+", default=None),
+    f("LastKnownElr", array(INT32), "2+", nullable="2+", tag=7, tagged="2+", default=None),
+])
+
+FENCE_BROKER_RECORD = struct("FenceBrokerRecord", [
+    f("Id", INT32, "0+"),
+    f("Epoch", INT64, "0+"),
+])
+
+UNFENCE_BROKER_RECORD = struct("UnfenceBrokerRecord", [
+    f("Id", INT32, "0+"),
+    f("Epoch", INT64, "0+"),
+])
+
+REMOVE_TOPIC_RECORD = struct("RemoveTopicRecord", [
+    f("TopicId", UUID, "0+"),
+])
+
+FEATURE_LEVEL_RECORD = struct("FeatureLevelRecord", [
+    f("Name", STRING, "0+"),
+    f("FeatureLevel", INT16, "0+"),
+])
+
+PRODUCER_IDS_RECORD = struct("ProducerIdsRecord", [
+    f("BrokerId", INT32, "0+"),
+    f("BrokerEpoch", INT64, "0+"),
+    f("NextProducerId", INT64, "0+"),
+])
+
+BROKER_REGISTRATION_CHANGE_RECORD = struct("BrokerRegistrationChangeRecord", [
+    f("BrokerId", INT32, "0+"),
+    f("BrokerEpoch", INT64, "0+"),
+    f("Fenced", INT8, "0+", tag=0, tagged="0+", default=0),
+    f("InControlledShutdown", INT8, "1+", tag=1, tagged="1+", default=0),
+    f("LogDirs", array(UUID), "2+", tag=2, tagged="2+"),
+])
+
+NO_OP_RECORD = struct("NoOpRecord", [])
+
+ZK_MIGRATION_STATE_RECORD = struct("ZkMigrationStateRecord", [
+    f("ZkMigrationState", INT8, "0+"),
+])
+
+BEGIN_TRANSACTION_RECORD = struct("BeginTransactionRecord", [
+    f("Name", STRING, "0+", nullable="0+", tag=0, tagged="0+", default=None),
+])
+
+END_TRANSACTION_RECORD = struct("EndTransactionRecord", [])
+
+ABORT_TRANSACTION_RECORD = struct("AbortTransactionRecord", [
+    f("Reason", STRING, "0+", nullable="0+", tag=0, tagged="0+", default=None),
+])
+
+REGISTER_CONTROLLER_RECORD = struct("RegisterControllerRecord", [
+    f("ControllerId", INT32, "0+"),
+    f("IncarnationId", UUID, "0+"),
+    f("ZkMigrationReady", BOOL, "0+"),
+    f("EndPoints", array(_endpoint("ControllerEndpoint")), "0+"),
+    f("Features", array(_feature("ControllerFeature")), "0+"),
+])
+
+CLEAR_ELR_RECORD = struct("ClearElrRecord", [
+    f("TopicName", STRING, "0+"),
+])
+
+_T = MetadataRecordType
+SCHEMAS: dict[MetadataRecordType, RecordSchema] = {
+    s.type: s
+    for s in (
+        RecordSchema(_T.REGISTER_BROKER, Versions(0, 3), REGISTER_BROKER_RECORD),
+        RecordSchema(_T.UNREGISTER_BROKER, Versions(0, 0), UNREGISTER_BROKER_RECORD),
+        RecordSchema(_T.TOPIC, Versions(0, 0), TOPIC_RECORD),
+        RecordSchema(_T.PARTITION, Versions(0, 2), PARTITION_RECORD),
+        RecordSchema(_T.CONFIG, Versions(0, 0), CONFIG_RECORD),
+        RecordSchema(_T.PARTITION_CHANGE, Versions(0, 2), PARTITION_CHANGE_RECORD),
+        RecordSchema(_T.FENCE_BROKER, Versions(0, 0), FENCE_BROKER_RECORD),
+        RecordSchema(_T.UNFENCE_BROKER, Versions(0, 0), UNFENCE_BROKER_RECORD),
+        RecordSchema(_T.REMOVE_TOPIC, Versions(0, 0), REMOVE_TOPIC_RECORD),
+        RecordSchema(_T.FEATURE_LEVEL, Versions(0, 0), FEATURE_LEVEL_RECORD),
+        RecordSchema(_T.PRODUCER_IDS, Versions(0, 0), PRODUCER_IDS_RECORD),
+        RecordSchema(_T.BROKER_REGISTRATION_CHANGE, Versions(0, 2), BROKER_REGISTRATION_CHANGE_RECORD),
+        RecordSchema(_T.NO_OP, Versions(0, 0), NO_OP_RECORD),
+        RecordSchema(_T.ZK_MIGRATION_STATE, Versions(0, 0), ZK_MIGRATION_STATE_RECORD),
+        RecordSchema(_T.BEGIN_TRANSACTION, Versions(0, 0), BEGIN_TRANSACTION_RECORD),
+        RecordSchema(_T.END_TRANSACTION, Versions(0, 0), END_TRANSACTION_RECORD),
+        RecordSchema(_T.ABORT_TRANSACTION, Versions(0, 0), ABORT_TRANSACTION_RECORD),
+        RecordSchema(_T.REGISTER_CONTROLLER, Versions(0, 0), REGISTER_CONTROLLER_RECORD),
+        RecordSchema(_T.CLEAR_ELR, Versions(0, 0), CLEAR_ELR_RECORD),
+    )
+}
+
+
+# ---------------------------------------------------------------------------------------------------
+# metadata.version (spec 1.5)
+
+class MetadataVersion(enum.IntEnum):
+    """The metadata.version feature levels that change what the controller writes."""
+
+    IBP_3_0_IV1 = 1  # the minimum KRaft level
+    IBP_3_2_IV0 = 3  # leader recovery state honoured
+    IBP_3_3_IV1 = 5  # NoOpRecord
+    IBP_3_3_IV2 = 6  # BrokerRegistrationChangeRecord replaces Fence/Unfence
+    IBP_3_3_IV3 = 7  # InControlledShutdown, RegisterBrokerRecord v1
+    IBP_3_4_IV0 = 8  # RegisterBrokerRecord v2
+    IBP_3_5_IV2 = 11
+    IBP_3_6_IV0 = 12  # ISR shrink stops bumping the leader epoch
+    IBP_3_6_IV1 = 13  # metadata transactions
+    IBP_3_6_IV2 = 14
+    IBP_3_7_IV0 = 15  # controller registration
+    IBP_3_7_IV1 = 16
+    IBP_3_7_IV2 = 17  # directories: RegisterBrokerRecord v3, Partition(Change)Record v1
+    IBP_3_7_IV3 = 18
+    IBP_3_7_IV4 = 19
+    IBP_3_8_IV0 = 20
+    IBP_3_9_IV0 = 21
+    IBP_4_0_IV0 = 22
+    IBP_4_0_IV1 = 23  # ELR: Partition(Change)Record v2
+    IBP_4_0_IV2 = 24  # needed by eligible.leader.replicas.version=1
+    IBP_4_0_IV3 = 25  # the last 4.0 level
+
+    @property
+    def release(self) -> str:
+        """``3.7-IV2`` for IBP_3_7_IV2."""
+        _, major, minor, iv = self.name.split("_")
+        return f"{major}.{minor}-{iv}"
+
+
+MINIMUM_KRAFT_METADATA_VERSION = MetadataVersion.IBP_3_0_IV1
+LATEST_METADATA_VERSION = MetadataVersion.IBP_4_0_IV3
+
+# Releases the storage tool accepts for --release-version (the last level of each release line).
+RELEASE_VERSIONS: dict[str, MetadataVersion] = {
+    "3.3": MetadataVersion.IBP_3_3_IV3,
+    "3.4": MetadataVersion.IBP_3_4_IV0,
+    "3.5": MetadataVersion.IBP_3_5_IV2,
+    "3.6": MetadataVersion.IBP_3_6_IV2,
+    "3.7": MetadataVersion.IBP_3_7_IV4,
+    "3.8": MetadataVersion.IBP_3_8_IV0,
+    "3.9": MetadataVersion.IBP_3_9_IV0,
+    "4.0": MetadataVersion.IBP_4_0_IV3,
+}
+
+
+def parse_release_version(text: str) -> MetadataVersion:
+    """``4.0``, ``3.7-IV2`` or a bare level number.
+
+    Raises:
+        ValueError: with a message that lists what is accepted.
+    """
+    text = text.strip()
+    if text in RELEASE_VERSIONS:
+        return RELEASE_VERSIONS[text]
+    for mv in MetadataVersion:
+        if mv.release == text:
+            return mv
+    if text.isdigit() and int(text) in {m.value for m in MetadataVersion}:
+        return MetadataVersion(int(text))
+    known = ", ".join(list(RELEASE_VERSIONS) + [m.release for m in MetadataVersion])
+    raise ValueError(f"unknown metadata.version {text!r}; known: {known}")
+
+
+def record_version(record_type: MetadataRecordType, metadata_version: int) -> int:
+    """The version a controller at ``metadata_version`` writes ``record_type`` in (spec 1.5)."""
+    if record_type is MetadataRecordType.REGISTER_BROKER:
+        if metadata_version >= MetadataVersion.IBP_3_7_IV2:
+            return 3
+        if metadata_version >= MetadataVersion.IBP_3_4_IV0:
+            return 2
+        if metadata_version >= MetadataVersion.IBP_3_3_IV3:
+            return 1
+        return 0
+    if record_type in (MetadataRecordType.PARTITION, MetadataRecordType.PARTITION_CHANGE):
+        if metadata_version >= MetadataVersion.IBP_4_0_IV1:
+            return 2
+        if metadata_version >= MetadataVersion.IBP_3_7_IV2:
+            return 1
+        return 0
+    if record_type is MetadataRecordType.BROKER_REGISTRATION_CHANGE:
+        if metadata_version >= MetadataVersion.IBP_3_7_IV2:
+            return 2
+        if metadata_version >= MetadataVersion.IBP_3_3_IV3:
+            return 1
+        return 0
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# ApiMessageAndVersion
+
+
+@dataclass(frozen=True, slots=True)
+class ApiMessageAndVersion:
+    """One metadata record: its type, the schema version it is (to be) written in, and its data.
+
+    ``data`` is the generated struct value of ``SCHEMAS[type].struct`` (snake_case fields). Treat
+    it as immutable once built: images and the controller share it.
+    """
+
+    type: MetadataRecordType
+    version: int
+    data: Any
+
+    def __repr__(self) -> str:
+        return f"{self.type.record_name}(v{self.version}, {self.data!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class UnmodelledRecord:
+    """A record of a known Kafka type this project does not model (ACLs, SCRAM, quotas, tokens)."""
+
+    type: int
+    version: int
+    body: bytes
+
+
+def make_record(
+    record_type: MetadataRecordType, version: int | None = None, **fields: Any
+) -> ApiMessageAndVersion:
+    """Build a record of ``record_type`` (newest version unless given) from snake_case fields.
+
+    Raises:
+        ValueError: the version is not valid for the type.
+    """
+    schema = SCHEMAS[record_type]
+    v = schema.versions.high if version is None else version
+    if v not in schema.versions:
+        raise ValueError(f"{record_type.record_name} has no version {v} (valid: {schema.versions})")
+    return ApiMessageAndVersion(record_type, v, schema.struct(**fields))
+
+
+def encode_record(record: ApiMessageAndVersion) -> bytes:
+    """The ApiMessageAndVersion frame of ``record`` (the value of one record in a batch).
+
+    Raises:
+        ValueError: a field set that its version cannot carry (as Kafka's serializer refuses).
+    """
+    schema = SCHEMAS[record.type]
+    if record.version not in schema.versions:
+        raise ValueError(f"{record.type.record_name} has no version {record.version}")
+    w = Writer()
+    w.unsigned_varint(FRAME_VERSION)
+    w.unsigned_varint(int(record.type))
+    w.unsigned_varint(record.version)
+    schema.struct.encode(record.data, record.version, True, w)
+    return w.getvalue()
+
+
+def decode_record(value: bytes | bytearray | memoryview) -> ApiMessageAndVersion:
+    """Decode one ApiMessageAndVersion frame; the body must consume ``value`` exactly.
+
+    Raises:
+        CorruptRecordError: anything but a whole, known record of a listed version. Records of
+            the ignored types (``IGNORED_RECORD_TYPES``) raise ``UnmodelledRecordError``.
+    """
+    r = Reader(value)
+    try:
+        frame = r.unsigned_varint("frame version")
+        if frame != FRAME_VERSION:
+            raise CorruptRecordError(f"metadata record frame version {frame}; only {FRAME_VERSION} is valid")
+        type_id = r.unsigned_varint("record type")
+        version = r.unsigned_varint("record version")
+        if type_id > 0x7FFF or version > 0x7FFF:
+            raise CorruptRecordError(f"metadata record type {type_id} version {version} do not fit int16")
+        try:
+            record_type = MetadataRecordType(type_id)
+        except ValueError:
+            if type_id in IGNORED_RECORD_TYPES:
+                raise UnmodelledRecordError(UnmodelledRecord(type_id, version, bytes(r.raw(r.remaining)))) from None
+            raise CorruptRecordError(f"unknown metadata record type {type_id}") from None
+        schema = SCHEMAS[record_type]
+        if version not in schema.versions:
+            raise CorruptRecordError(
+                f"{record_type.record_name} version {version} is not supported (valid: {schema.versions})"
+            )
+        data = schema.struct.decode(r, version, True)
+    except MalformedMessageError as e:
+        raise CorruptRecordError(f"malformed metadata record: {e}") from None
+    if r.remaining:
+        raise CorruptRecordError(
+            f"{record_type.record_name} v{version}: {r.remaining} trailing byte(s) after the record"
+        )
+    return ApiMessageAndVersion(record_type, version, data)
+
+
+class UnmodelledRecordError(CorruptRecordError):
+    """A record of a type this project reads past (``IGNORED_RECORD_TYPES``); not corruption."""
+
+    def __init__(self, record: UnmodelledRecord) -> None:
+        super().__init__(f"metadata record type {record.type} is not modelled by kraft")
+        self.record = record
+
+
+def record_to_json(record: ApiMessageAndVersion) -> dict[str, Any]:
+    """``{"type": "TOPIC_RECORD", "version": 0, "data": {...}}`` as ``kafka-dump-log`` prints it:
+    camelCase field names, tagged fields at their default omitted, uuids in Kafka's base64 form."""
+    schema = SCHEMAS[record.type]
+    return {
+        "type": record.type.upper_name,
+        "version": record.version,
+        "data": _struct_json(schema.struct, record.data, record.version),
+    }
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _struct_json(schema: StructType, value: Any, version: int) -> dict[str, Any]:
+    from kraft.common.uuids import uuid_to_base64
+
+    out: dict[str, Any] = {}
+    for field in schema.fields:
+        if version not in field.versions:
+            continue
+        v = getattr(value, field.name)
+        if version in field.tagged and v == field.default_value():
+            continue
+        out[_camel(field.name)] = _json_value(field.type, v, version, uuid_to_base64)
+    return out
+
+
+def _json_value(ftype: Any, v: Any, version: int, uuid_text: Any) -> Any:
+    import uuid as _uuid
+
+    if v is None:
+        return None
+    if isinstance(ftype, StructType):
+        return _struct_json(ftype, v, version)
+    element = getattr(ftype, "element", None)
+    if element is not None:
+        return [_json_value(element, x, version, uuid_text) for x in v]
+    if isinstance(v, _uuid.UUID):
+        return uuid_text(v)
+    return v
