@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_log.py
 	$(PY) benchmarks/bench_sim.py
 	$(PY) benchmarks/bench_quorum.py
+	$(PY) benchmarks/bench_controller.py
 
 ## Long simulator sweeps on a mypyc-compiled build, audited against the interpreter (hours).
 SEEDS ?= 1..10000

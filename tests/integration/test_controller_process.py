@@ -29,8 +29,12 @@ def replay_log_dir(log_dir: str) -> MetadataImage:
             if batch.is_control:
                 loader.handle_control_batch(batch.last_offset, batch.partition_leader_epoch, 0)
             else:
-                loader.handle_batch(batch.base_offset, batch.partition_leader_epoch, 0,
-                                    [r.value or b"" for r in batch.records])
+                loader.handle_batch(
+                    batch.base_offset,
+                    batch.partition_leader_epoch,
+                    0,
+                    [r.value or b"" for r in batch.records],
+                )
     return loader.image
 
 
@@ -44,7 +48,9 @@ def test_brokers_topics_and_elr_survive_kill_9_of_the_active_controller(
     client = ControllerClient(cluster.bootstrap(), timeout_s=20)
     epochs: dict[int, int] = {}
     for b in BROKERS:
-        r = client.register_broker(b, cluster_id, incarnation_id=uuid.uuid4(), log_dir=uuid.uuid4(), port=9000 + b)
+        r = client.register_broker(
+            b, cluster_id, incarnation_id=uuid.uuid4(), log_dir=uuid.uuid4(), port=9000 + b
+        )
         assert r.error_code == 0, r
         epochs[b] = r.broker_epoch
     offset = max(epochs.values())
@@ -63,15 +69,26 @@ def test_brokers_topics_and_elr_survive_kill_9_of_the_active_controller(
     leader = None
     for _ in range(50):
         cluster_images = [replay_log_dir(cluster.node(i).log_dir) for i in cluster.ids]
-        parts = [img.topics_by_name["orders"].partitions[0] for img in cluster_images if "orders" in img.topics_by_name]
+        parts = [
+            img.topics_by_name["orders"].partitions[0]
+            for img in cluster_images
+            if "orders" in img.topics_by_name
+        ]
         if parts:
             leader = parts[0].leader
             p0 = parts[0]
             break
         time.sleep(0.1)
     assert leader is not None
-    r = client.alter_partition(leader, epochs[leader], orders_id, 0, [leader], leader_epoch=p0.leader_epoch,
-                               partition_epoch=p0.partition_epoch)
+    r = client.alter_partition(
+        leader,
+        epochs[leader],
+        orders_id,
+        0,
+        [leader],
+        leader_epoch=p0.leader_epoch,
+        partition_epoch=p0.partition_epoch,
+    )
     assert r.error_code == 0 and r.topics[0].partitions[0].error_code == 0, r
 
     old = first.leader_id
@@ -89,10 +106,18 @@ def test_brokers_topics_and_elr_survive_kill_9_of_the_active_controller(
     cluster.start(old)
     time.sleep(1.0)
     heartbeat_all()
-    cluster.wait_for("the restarted controller to catch up", lambda: (
-        True if cluster.describe(survivors).voters and all(
-            v.log_end_offset >= cluster.describe(survivors).high_watermark for v in cluster.describe(survivors).voters
-        ) else None))
+    cluster.wait_for(
+        "the restarted controller to catch up",
+        lambda: (
+            True
+            if cluster.describe(survivors).voters
+            and all(
+                v.log_end_offset >= cluster.describe(survivors).high_watermark
+                for v in cluster.describe(survivors).voters
+            )
+            else None
+        ),
+    )
     cluster.stop_all(graceful=True)
     images = {i: replay_log_dir(cluster.node(i).log_dir) for i in cluster.ids}
     reference = images[second.leader_id]

@@ -72,7 +72,9 @@ class BrokerHeartbeats:
                 self.last_contact_ms[b.id] = now_ms
 
     def next_expiry_ms(self, image: MetadataImage) -> int | None:
-        times = [t for b, t in self.last_contact_ms.items() if b in image.brokers and not image.brokers[b].fenced]
+        times = [
+            t for b, t in self.last_contact_ms.items() if b in image.brokers and not image.brokers[b].fenced
+        ]
         return min(times) + self.session_timeout_ms if times else None
 
     def expired_broker(self, image: MetadataImage, now_ms: int) -> int | None:
@@ -120,7 +122,11 @@ class ClusterControl:
 
     @staticmethod
     def registration_change(
-        image: MetadataImage, broker: BrokerRegistration, *, fenced: int = 0, in_controlled_shutdown: int = 0,
+        image: MetadataImage,
+        broker: BrokerRegistration,
+        *,
+        fenced: int = 0,
+        in_controlled_shutdown: int = 0,
         log_dirs: list[uuid.UUID] | None = None,
     ) -> Record:
         mv = image.metadata_version
@@ -179,7 +185,11 @@ class ClusterControl:
         mv = image.metadata_version
         log_dirs = list(request.log_dirs) if version >= 2 else []
         if mv >= MetadataVersion.IBP_3_7_IV2:
-            if not log_dirs or len(set(log_dirs)) != len(log_dirs) or any(d in _RESERVED_DIRS for d in log_dirs):
+            if (
+                not log_dirs
+                or len(set(log_dirs)) != len(log_dirs)
+                or any(d in _RESERVED_DIRS for d in log_dirs)
+            ):
                 return fail(ErrorCode.INVALID_REGISTRATION)
             for other in image.brokers.values():
                 if other.id != broker_id and any(d in other.directories for d in log_dirs):
@@ -204,9 +214,13 @@ class ClusterControl:
                 clean = version >= 3 and request.previous_broker_epoch == existing.epoch
                 active = self.is_active_fn(image, excluding=broker_id)
                 if elr_enabled(image) and not clean:
-                    self.replication.handle_unclean_reregistration(image, broker_id, records, stats, is_active=active)
+                    self.replication.handle_unclean_reregistration(
+                        image, broker_id, records, stats, is_active=active
+                    )
                 else:
-                    self.replication.remove_broker_from_isrs(image, broker_id, records, stats, is_active=active)
+                    self.replication.remove_broker_from_isrs(
+                        image, broker_id, records, stats, is_active=active
+                    )
             epoch = next_offset + len(records)
             fenced = True
             in_cs = False
@@ -220,8 +234,11 @@ class ClusterControl:
                 for li in request.listeners
             ],
             "features": [
-                {"name": f.name, "min_supported_version": f.min_supported_version,
-                 "max_supported_version": f.max_supported_version}
+                {
+                    "name": f.name,
+                    "min_supported_version": f.min_supported_version,
+                    "max_supported_version": f.max_supported_version,
+                }
                 for f in request.features
             ],
             "rack": request.rack,
@@ -246,8 +263,16 @@ class ClusterControl:
         cls = _cls(broker_heartbeat.RESPONSE)
         broker = image.brokers.get(request.broker_id)
         if broker is None or broker.epoch != request.broker_epoch:
-            return result([], cls(throttle_time_ms=0, error_code=int(ErrorCode.STALE_BROKER_EPOCH),
-                                  is_caught_up=False, is_fenced=True, should_shut_down=False))
+            return result(
+                [],
+                cls(
+                    throttle_time_ms=0,
+                    error_code=int(ErrorCode.STALE_BROKER_EPOCH),
+                    is_caught_up=False,
+                    is_fenced=True,
+                    should_shut_down=False,
+                ),
+            )
         b = broker.id
         offset = request.current_metadata_offset
         self.heartbeats.touch(b, now_ms, offset)
@@ -309,7 +334,9 @@ class ClusterControl:
 
     # ------------------------------------------------------------------------------ session expiry
 
-    def maybe_fence_stale_broker(self, image: MetadataImage, now_ms: int) -> tuple[int, list[Record], ChangeStats] | None:
+    def maybe_fence_stale_broker(
+        self, image: MetadataImage, now_ms: int
+    ) -> tuple[int, list[Record], ChangeStats] | None:
         b = self.heartbeats.expired_broker(image, now_ms)
         if b is None:
             return None
@@ -324,8 +351,14 @@ class ClusterControl:
         cls = _cls(unregister_broker.RESPONSE)
         broker = image.brokers.get(request.broker_id)
         if broker is None:
-            return result([], cls(throttle_time_ms=0, error_code=int(ErrorCode.BROKER_ID_NOT_REGISTERED),
-                                  error_message=f"Broker ID {request.broker_id} is not currently registered"))
+            return result(
+                [],
+                cls(
+                    throttle_time_ms=0,
+                    error_code=int(ErrorCode.BROKER_ID_NOT_REGISTERED),
+                    error_message=f"Broker ID {request.broker_id} is not currently registered",
+                ),
+            )
         records: list[Record] = []
         stats = ChangeStats()
         # Spec 5.3 rule 7 (DECISION): leaving for good is treated like an unclean shutdown, so the
@@ -333,8 +366,9 @@ class ClusterControl:
         self.replication.handle_unclean_reregistration(
             image, broker.id, records, stats, is_active=self.is_active_fn(image, excluding=broker.id)
         )
-        records.append(make_record(MetadataRecordType.UNREGISTER_BROKER, broker_id=broker.id,
-                                   broker_epoch=broker.epoch))
+        records.append(
+            make_record(MetadataRecordType.UNREGISTER_BROKER, broker_id=broker.id, broker_epoch=broker.epoch)
+        )
         self.heartbeats.forget(broker.id)
         return result(records, cls(throttle_time_ms=0, error_code=0, error_message=None), stats.as_dict())
 
@@ -343,7 +377,7 @@ def _structured(fields: dict[str, Any]) -> dict[str, Any]:
     """Turn the nested dicts of RegisterBrokerRecord's arrays into their struct values."""
     from kraft.metadata.records import REGISTER_BROKER_RECORD
 
-    cls = REGISTER_BROKER_RECORD.cls
+    cls: Any = REGISTER_BROKER_RECORD.cls
     out = dict(fields)
     out["end_points"] = [cls.BrokerEndpoint(**e) for e in fields["end_points"]]
     out["features"] = [cls.BrokerFeature(**f) for f in fields["features"]]

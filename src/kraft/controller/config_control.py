@@ -36,33 +36,48 @@ class ConfigControl:
     def __init__(self, resolver: ConfigResolver) -> None:
         self.resolver = resolver
 
-    def incremental_alter_configs(self, image: MetadataImage, request: Any, version: int) -> ControllerResult[Any]:
-        cls = incremental_alter_configs.RESPONSE.cls
+    def incremental_alter_configs(
+        self, image: MetadataImage, request: Any, version: int
+    ) -> ControllerResult[Any]:
+        cls: Any = incremental_alter_configs.RESPONSE.cls
         records: list[ApiMessageAndVersion] = []
         responses: list[Any] = []
         for res in request.resources:
             outcome = self._alter_one(image, res)
             if isinstance(outcome, tuple):
                 code, message = outcome
-                responses.append(cls.AlterConfigsResourceResponse(
-                    error_code=int(code), error_message=message, resource_type=res.resource_type,
-                    resource_name=res.resource_name))
+                responses.append(
+                    cls.AlterConfigsResourceResponse(
+                        error_code=int(code),
+                        error_message=message,
+                        resource_type=res.resource_type,
+                        resource_name=res.resource_name,
+                    )
+                )
                 continue
             records.extend(outcome)
-            responses.append(cls.AlterConfigsResourceResponse(
-                error_code=0, error_message=None, resource_type=res.resource_type, resource_name=res.resource_name))
+            responses.append(
+                cls.AlterConfigsResourceResponse(
+                    error_code=0,
+                    error_message=None,
+                    resource_type=res.resource_type,
+                    resource_name=res.resource_name,
+                )
+            )
         if request.validate_only:
             records = []
         return result(records, cls(throttle_time_ms=0, responses=responses))
 
-    def _alter_one(self, image: MetadataImage, res: Any) -> list[ApiMessageAndVersion] | tuple[ErrorCode, str]:
+    def _alter_one(
+        self, image: MetadataImage, res: Any
+    ) -> list[ApiMessageAndVersion] | tuple[ErrorCode, str]:
         rtype, rname = res.resource_type, res.resource_name
         if rtype == TOPIC:
             if rname not in image.topics_by_name:
                 return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{rname}' does not exist.")
         elif rtype == BROKER:
             if rname and not rname.isdigit():
-                return (ErrorCode.INVALID_REQUEST, f"Invalid broker name {rname!r}: expected an id or \"\".")
+                return (ErrorCode.INVALID_REQUEST, f'Invalid broker name {rname!r}: expected an id or "".')
         else:
             return (ErrorCode.INVALID_REQUEST, f"Unsupported resource type {rtype}.")
         current = dict(image.configs.get((rtype, rname), {}))
@@ -84,8 +99,10 @@ class ConfigControl:
                     continue
                 if op in (ConfigOperation.APPEND, ConfigOperation.SUBTRACT):
                     if d is None or not d.is_list:
-                        raise InvalidConfigError(f"Config value append/subtract is not allowed for config "
-                                                 f"key {c.name}, which is not a list")
+                        raise InvalidConfigError(
+                            f"Config value append/subtract is not allowed for config "
+                            f"key {c.name}, which is not a list"
+                        )
                     base = new.get(c.name) or self.resolver.value(image, rtype, rname, c.name) or ""
                     items = [x for x in base.split(",") if x]
                     given = [x.strip() for x in (c.value or "").split(",") if x.strip()]
@@ -101,9 +118,12 @@ class ConfigControl:
                 new[c.name] = c.value
             except InvalidConfigError as e:
                 kind = "TOPIC" if rtype == TOPIC else "BROKER"
-                return (ErrorCode.INVALID_CONFIG,
-                        f"Invalid value {c.value} for configuration {c.name}: {e}" if c.value is not None
-                        else f"Invalid config for resource ConfigResource(type={kind}, name='{rname}'): {e}")
+                return (
+                    ErrorCode.INVALID_CONFIG,
+                    f"Invalid value {c.value} for configuration {c.name}: {e}"
+                    if c.value is not None
+                    else f"Invalid config for resource ConfigResource(type={kind}, name='{rname}'): {e}",
+                )
         records: list[ApiMessageAndVersion] = []
         touched_min_isr = False
         for name in sorted(set(current) | set(new) | set(names)):
@@ -111,56 +131,102 @@ class ConfigControl:
             # Topic ConfigRecords only when the value changes; broker ones always (spec 6.6).
             if name not in names or (rtype == TOPIC and old_v == new_v):
                 continue
-            records.append(make_record(MetadataRecordType.CONFIG, resource_type=rtype, resource_name=rname,
-                                       name=name, value=new_v))
+            records.append(
+                make_record(
+                    MetadataRecordType.CONFIG,
+                    resource_type=rtype,
+                    resource_name=rname,
+                    name=name,
+                    value=new_v,
+                )
+            )
             if name == MIN_ISR:
                 touched_min_isr = True
         if touched_min_isr and elr_enabled(image) and (rtype == TOPIC or rname == ""):
-            records.append(make_record(MetadataRecordType.CLEAR_ELR, topic_name=rname if rtype == TOPIC else ""))
+            records.append(
+                make_record(MetadataRecordType.CLEAR_ELR, topic_name=rname if rtype == TOPIC else "")
+            )
         return records
 
     def describe_configs(self, image: MetadataImage, request: Any, version: int) -> Any:
-        cls = describe_configs.RESPONSE.cls
+        cls: Any = describe_configs.RESPONSE.cls
         results = []
         for res in request.resources:
             rtype, rname = res.resource_type, res.resource_name
             if rtype == TOPIC:
                 if rname not in image.topics_by_name:
-                    results.append(cls.DescribeConfigsResult(
-                        error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                        error_message=f"The topic '{rname}' does not exist.", resource_type=rtype,
-                        resource_name=rname, configs=[]))
+                    results.append(
+                        cls.DescribeConfigsResult(
+                            error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                            error_message=f"The topic '{rname}' does not exist.",
+                            resource_type=rtype,
+                            resource_name=rname,
+                            configs=[],
+                        )
+                    )
                     continue
                 keys = TOPIC_CONFIG_NAMES
             elif rtype == BROKER:
                 if rname and not rname.isdigit():
-                    results.append(cls.DescribeConfigsResult(
-                        error_code=int(ErrorCode.INVALID_REQUEST), error_message=f"Invalid broker name {rname!r}",
-                        resource_type=rtype, resource_name=rname, configs=[]))
+                    results.append(
+                        cls.DescribeConfigsResult(
+                            error_code=int(ErrorCode.INVALID_REQUEST),
+                            error_message=f"Invalid broker name {rname!r}",
+                            resource_type=rtype,
+                            resource_name=rname,
+                            configs=[],
+                        )
+                    )
                     continue
                 keys = BROKER_CONFIG_NAMES
             else:
-                results.append(cls.DescribeConfigsResult(
-                    error_code=int(ErrorCode.INVALID_REQUEST), error_message=f"Unsupported resource type {rtype}",
-                    resource_type=rtype, resource_name=rname, configs=[]))
+                results.append(
+                    cls.DescribeConfigsResult(
+                        error_code=int(ErrorCode.INVALID_REQUEST),
+                        error_message=f"Unsupported resource type {rtype}",
+                        resource_type=rtype,
+                        resource_name=rname,
+                        configs=[],
+                    )
+                )
                 continue
-            wanted = keys if res.configuration_keys is None else [k for k in res.configuration_keys if k in keys]
+            wanted = (
+                keys if res.configuration_keys is None else [k for k in res.configuration_keys if k in keys]
+            )
             rows = []
             for key in wanted:
                 r = self.resolver.resolve(image, rtype, rname, key)
-                if rtype == BROKER and rname == "" and r.source not in (
-                        ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,):
+                if (
+                    rtype == BROKER
+                    and rname == ""
+                    and r.source not in (ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,)
+                ):
                     # The cluster-default resource lists only what is set at that level (Kafka).
                     continue
                 synonyms = []
                 if version >= 1 and request.include_synonyms:
-                    synonyms = [cls.DescribeConfigsResult.DescribeConfigsResourceResult.DescribeConfigsSynonym(name=n, value=v, source=int(s)) for n, v, s in r.synonyms]
-                rows.append(cls.DescribeConfigsResult.DescribeConfigsResourceResult(
-                    name=key, value=r.value, read_only=False,
-                    is_default=r.source == ConfigSource.DEFAULT_CONFIG,
-                    config_source=int(r.source), is_sensitive=False, synonyms=synonyms,
-                    config_type=int(r.type), documentation=None,
-                ))
-            results.append(cls.DescribeConfigsResult(error_code=0, error_message=None, resource_type=rtype,
-                                                     resource_name=rname, configs=rows))
+                    synonyms = [
+                        cls.DescribeConfigsResult.DescribeConfigsResourceResult.DescribeConfigsSynonym(
+                            name=n, value=v, source=int(s)
+                        )
+                        for n, v, s in r.synonyms
+                    ]
+                rows.append(
+                    cls.DescribeConfigsResult.DescribeConfigsResourceResult(
+                        name=key,
+                        value=r.value,
+                        read_only=False,
+                        is_default=r.source == ConfigSource.DEFAULT_CONFIG,
+                        config_source=int(r.source),
+                        is_sensitive=False,
+                        synonyms=synonyms,
+                        config_type=int(r.type),
+                        documentation=None,
+                    )
+                )
+            results.append(
+                cls.DescribeConfigsResult(
+                    error_code=0, error_message=None, resource_type=rtype, resource_name=rname, configs=rows
+                )
+            )
         return cls(throttle_time_ms=0, results=results)

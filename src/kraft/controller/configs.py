@@ -124,8 +124,12 @@ class ConfigDef:
 _DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("min.insync.replicas", "1", ConfigType.INT, _int_at_least(1)),
     ConfigDef("unclean.leader.election.enable", "false", ConfigType.BOOLEAN, _boolean),
-    ConfigDef("retention.ms", "604800000", ConfigType.LONG, _long_at_least(-1), broker_synonym="log.retention.ms"),
-    ConfigDef("retention.bytes", "-1", ConfigType.LONG, _long_at_least(-1), broker_synonym="log.retention.bytes"),
+    ConfigDef(
+        "retention.ms", "604800000", ConfigType.LONG, _long_at_least(-1), broker_synonym="log.retention.ms"
+    ),
+    ConfigDef(
+        "retention.bytes", "-1", ConfigType.LONG, _long_at_least(-1), broker_synonym="log.retention.bytes"
+    ),
     ConfigDef(
         "cleanup.policy",
         "delete",
@@ -134,18 +138,33 @@ _DEFS: tuple[ConfigDef, ...] = (
         broker_synonym="log.cleanup.policy",
         is_list=True,
     ),
-    ConfigDef("segment.bytes", "1073741824", ConfigType.INT, _int_at_least(14), broker_synonym="log.segment.bytes"),
+    ConfigDef(
+        "segment.bytes", "1073741824", ConfigType.INT, _int_at_least(14), broker_synonym="log.segment.bytes"
+    ),
     ConfigDef("segment.ms", "604800000", ConfigType.LONG, _long_at_least(1), broker_synonym="log.roll.ms"),
-    ConfigDef("max.message.bytes", "1048588", ConfigType.INT, _int_at_least(0), broker_synonym="message.max.bytes"),
+    ConfigDef(
+        "max.message.bytes", "1048588", ConfigType.INT, _int_at_least(0), broker_synonym="message.max.bytes"
+    ),
     ConfigDef(
         "compression.type",
         "producer",
         ConfigType.STRING,
         _one_of(("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
     ),
-    ConfigDef("message.timestamp.type", "CreateTime", ConfigType.STRING, _one_of(("CreateTime", "LogAppendTime")),
-              broker_synonym="log.message.timestamp.type"),
-    ConfigDef("min.cleanable.dirty.ratio", "0.5", ConfigType.DOUBLE, _any, broker_synonym="log.cleaner.min.cleanable.ratio"),
+    ConfigDef(
+        "message.timestamp.type",
+        "CreateTime",
+        ConfigType.STRING,
+        _one_of(("CreateTime", "LogAppendTime")),
+        broker_synonym="log.message.timestamp.type",
+    ),
+    ConfigDef(
+        "min.cleanable.dirty.ratio",
+        "0.5",
+        ConfigType.DOUBLE,
+        _any,
+        broker_synonym="log.cleaner.min.cleanable.ratio",
+    ),
     # Broker-only keys the controller reads.
     ConfigDef("default.replication.factor", "1", ConfigType.INT, _int_at_least(1), topic=False),
     ConfigDef("num.partitions", "1", ConfigType.INT, _int_at_least(1), topic=False),
@@ -154,13 +173,24 @@ _DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("auto.leader.rebalance.enable", "true", ConfigType.BOOLEAN, _boolean, topic=False),
     ConfigDef("log.retention.ms", None, ConfigType.LONG, _long_at_least(-1), topic=False),
     ConfigDef("log.retention.bytes", "-1", ConfigType.LONG, _long_at_least(-1), topic=False),
-    ConfigDef("log.cleanup.policy", "delete", ConfigType.LIST, _one_of_list(("delete", "compact")), topic=False,
-              is_list=True),
+    ConfigDef(
+        "log.cleanup.policy",
+        "delete",
+        ConfigType.LIST,
+        _one_of_list(("delete", "compact")),
+        topic=False,
+        is_list=True,
+    ),
     ConfigDef("log.segment.bytes", "1073741824", ConfigType.INT, _int_at_least(14), topic=False),
     ConfigDef("log.roll.ms", None, ConfigType.LONG, _long_at_least(1), topic=False),
     ConfigDef("message.max.bytes", "1048588", ConfigType.INT, _int_at_least(0), topic=False),
-    ConfigDef("log.message.timestamp.type", "CreateTime", ConfigType.STRING, _one_of(("CreateTime", "LogAppendTime")),
-              topic=False),
+    ConfigDef(
+        "log.message.timestamp.type",
+        "CreateTime",
+        ConfigType.STRING,
+        _one_of(("CreateTime", "LogAppendTime")),
+        topic=False,
+    ),
     ConfigDef("log.cleaner.min.cleanable.ratio", "0.5", ConfigType.DOUBLE, _any, topic=False),
 )
 
@@ -234,7 +264,9 @@ class ConfigResolver:
             out.append((name, d.default, ConfigSource.DEFAULT_CONFIG))
         return out
 
-    def resolve(self, image: MetadataImage, resource_type: int, resource_name: str, name: str) -> ResolvedConfig:
+    def resolve(
+        self, image: MetadataImage, resource_type: int, resource_name: str, name: str
+    ) -> ResolvedConfig:
         chain = self._chain(image, resource_type, resource_name, name)
         d = CONFIG_DEFS.get(name)
         ctype = d.type if d is not None else ConfigType.UNKNOWN
@@ -255,7 +287,9 @@ class ConfigResolver:
             return 1
 
     def topic_unclean_enabled(self, image: MetadataImage, topic: str) -> bool:
-        return (self.value(image, TOPIC, topic, "unclean.leader.election.enable") or "false").lower() == "true"
+        return (
+            self.value(image, TOPIC, topic, "unclean.leader.election.enable") or "false"
+        ).lower() == "true"
 
     def cluster_bool(self, image: MetadataImage, name: str) -> bool:
         return (self.value(image, BROKER, "", name) or "false").lower() == "true"

@@ -135,8 +135,14 @@ def validate_updates(
             if need is not None and mv < need:
                 msg = f"{feature}={level} requires metadata.version {need} or later, but it would be {mv}."
                 error = (int(ErrorCode.INVALID_UPDATE_VERSION), msg)
-                results = [(f, int(ErrorCode.INVALID_UPDATE_VERSION) if f == feature else c, msg if f == feature else m)
-                           for f, c, m in results]
+                results = [
+                    (
+                        f,
+                        int(ErrorCode.INVALID_UPDATE_VERSION) if f == feature else c,
+                        msg if f == feature else m,
+                    )
+                    for f, c, m in results
+                ]
     if error is not None:
         # All or nothing: valid entries are reported as not attempted when another failed.
         results = [
@@ -148,10 +154,14 @@ def validate_updates(
     # metadata.version first, as Kafka writes it.
     for name in sorted(proposed, key=lambda n: (n != METADATA_VERSION, n)):
         if proposed[name] != finalized.get(name, 0):
-            records.append(make_record(MetadataRecordType.FEATURE_LEVEL, name=name, feature_level=proposed[name]))
+            records.append(
+                make_record(MetadataRecordType.FEATURE_LEVEL, name=name, feature_level=proposed[name])
+            )
     return FeatureUpdateOutcome(tuple(records), 0, None, tuple(results))
 
 
 def elr_enabled(image: MetadataImage) -> bool:
     """KIP-966 is on when the feature is at level 1 (spec 5.2, the 4.0+ gating) and MV allows it."""
-    return image.features.get(ELR_VERSION, 0) >= 1 and image.metadata_version >= int(MetadataVersion.IBP_4_0_IV1)
+    return image.features.get(ELR_VERSION, 0) >= 1 and image.metadata_version >= int(
+        MetadataVersion.IBP_4_0_IV1
+    )

@@ -66,7 +66,7 @@ class ControllerMetrics:
         self.partitions_without_electable_leaders = getattr(image, "no_electable_leader_count", 0)
 
     def as_dict(self) -> dict[str, float]:
-        return {k: float(getattr(self, k)) for k in self.__slots__ if not k.startswith("_")}  # type: ignore[attr-defined]
+        return {k: float(getattr(self, k)) for k in self.__slots__ if not k.startswith("_")}
 
 
 # Our field -> Kafka's MBean (type, name); the server builds Prometheus names from these.

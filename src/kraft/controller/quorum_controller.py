@@ -20,6 +20,7 @@ injected ``rng``, storage only through the injected raft client.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 from collections import deque
@@ -27,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kraft.common.errors import KraftError
+from kraft.common.errors import FatalError, KraftError
 from kraft.controller.cluster_control import BrokerHeartbeats, ClusterControl
 from kraft.controller.config_control import ConfigControl
 from kraft.controller.configs import ConfigResolver
@@ -41,9 +42,16 @@ from kraft.controller.features import (
 from kraft.controller.metrics import ControllerMetrics
 from kraft.controller.replication_control import ReplicationControl
 from kraft.controller.result import ControllerResult
-from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataProvenance, ReplayError
+from kraft.metadata.image import (
+    MetadataDelta,
+    MetadataImage,
+    MetadataLoader,
+    MetadataProvenance,
+    ReplayError,
+    image_differences,
+    image_equal,
+)
 from kraft.metadata.image_snapshot import snapshot_records_bytes
-from kraft.metadata.image import MetadataLoader
 from kraft.metadata.records import (
     ApiMessageAndVersion,
     MetadataRecordType,
@@ -72,10 +80,21 @@ UPDATE_FEATURES = 57
 BROKER_REGISTRATION = 62
 BROKER_HEARTBEAT = 63
 UNREGISTER_BROKER = 64
-CONTROLLER_APIS = frozenset({
-    CREATE_TOPICS, DELETE_TOPICS, DESCRIBE_CONFIGS, CREATE_PARTITIONS, ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS,
-    ALTER_PARTITION, UPDATE_FEATURES, BROKER_REGISTRATION, BROKER_HEARTBEAT, UNREGISTER_BROKER,
-})
+CONTROLLER_APIS = frozenset(
+    {
+        CREATE_TOPICS,
+        DELETE_TOPICS,
+        DESCRIBE_CONFIGS,
+        CREATE_PARTITIONS,
+        ELECT_LEADERS,
+        INCREMENTAL_ALTER_CONFIGS,
+        ALTER_PARTITION,
+        UPDATE_FEATURES,
+        BROKER_REGISTRATION,
+        BROKER_HEARTBEAT,
+        UNREGISTER_BROKER,
+    }
+)
 # Read-only APIs any controller (active or not) answers from its committed image.
 READ_ONLY_APIS = frozenset({DESCRIBE_CONFIGS})
 
@@ -111,8 +130,6 @@ class ControllerEnvelope:
 class RaftClient(Protocol):
     """What the controller needs of the raft core (``kraft.raft.node.RaftNode`` has all of it)."""
 
-    node_id: int
-
     def schedule_append(self, epoch: int, records: Sequence[bytes]) -> int: ...
 
     def next_append_offset(self) -> int | None: ...
@@ -138,6 +155,10 @@ class ControllerConfig:
     snapshot_max_bytes: int = 20 * 1024 * 1024  # metadata.log.max.record.bytes.between.snapshots
     snapshot_interval_ms: int = 3_600_000  # metadata.log.max.snapshot.interval.ms (0 disables)
     last_known_leader_mode: bool = True  # spec 5.4; False = KIP mode (Kafka tests only)
+    # The active controller adopts the image it built when writing a batch, once that batch
+    # commits, instead of replaying its own records again. True: replay anyway and fail loudly if
+    # the two differ (tests and the simulator).
+    verify_leader_replay: bool = False
     static_configs: dict[str, str] = field(default_factory=dict)  # static broker-level configs
 
 
@@ -166,13 +187,16 @@ class QuorumController:
         self.raft = raft
         self.config = config or ControllerConfig()
         self.rng = rng
-        self.bootstrap_features = dict(bootstrap_features or {"metadata.version": int(MetadataVersion.IBP_4_0_IV3),
-                                                             "eligible.leader.replicas.version": 1})
+        self.bootstrap_features = dict(
+            bootstrap_features
+            or {"metadata.version": int(MetadataVersion.IBP_4_0_IV3), "eligible.leader.replicas.version": 1}
+        )
         self.loader = MetadataLoader()
         self.metrics = ControllerMetrics()
         self.resolver = ConfigResolver(self.config.static_configs, node_id)
         self.replication = ReplicationControl(
-            self.resolver, rng,
+            self.resolver,
+            rng,
             default_replication_factor=self.config.default_replication_factor,
             default_num_partitions=self.config.num_partitions,
             delete_topic_enable=self.config.delete_topic_enable,
@@ -188,6 +212,8 @@ class QuorumController:
         self._latest: MetadataImage = self.loader.image
         self._queue: deque[tuple[ControllerEnvelope, int]] = deque()
         self._pending: deque[_Pending] = deque()
+        # (last offset, image after it, adoptable) of our uncommitted writes, oldest first.
+        self._written: deque[tuple[int, MetadataImage, bool]] = deque()
         self._outbound: list[ControllerEnvelope] = []
         self._committed_offset = -1
         self._needs_activation = False
@@ -226,8 +252,29 @@ class QuorumController:
         if batch.is_control or not batch.records:
             self.loader.handle_control_batch(batch.last_offset, batch.epoch, batch.append_timestamp_ms)
         else:
+            written = None
+            while self._written and self._written[0][0] <= batch.last_offset:
+                written = self._written.popleft()
+            mine = written is not None and written[0] == batch.last_offset and written[2]
             try:
-                self.loader.handle_batch(batch.base_offset, batch.epoch, batch.append_timestamp_ms, batch.records)
+                if (
+                    written is not None
+                    and mine
+                    and not self.loader.in_transaction
+                    and not self.config.verify_leader_replay
+                ):
+                    provenance = MetadataProvenance(
+                        last_offset=batch.last_offset,
+                        last_epoch=batch.epoch,
+                        last_append_ms=batch.append_timestamp_ms,
+                    )
+                    self.loader.adopt(written[1].with_provenance(provenance))
+                else:
+                    self.loader.handle_batch(
+                        batch.base_offset, batch.epoch, batch.append_timestamp_ms, batch.records
+                    )
+                    if written is not None and mine:
+                        self._check_replay_matches(written[1])
             except ReplayError as e:
                 # The committed log is the truth: an image that cannot follow it must not serve.
                 self.metrics.metadata_error_count += 1
@@ -244,6 +291,14 @@ class QuorumController:
             self._latest = self.loader.image
         if self.on_commit is not None:
             self.on_commit(self.loader.image)
+
+    def _check_replay_matches(self, written: MetadataImage) -> None:
+        if not image_equal(written, self.loader.image):
+            differences = "; ".join(image_differences(written, self.loader.image))
+            raise FatalError(
+                f"controller {self.node_id}: the image written at offset "
+                f"{written.provenance.last_offset} differs from its replay: {differences}"
+            )
 
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
         snapshot_id = reader.snapshot_id
@@ -295,7 +350,9 @@ class QuorumController:
         request = envelope.body
         assert isinstance(request, ControllerRequest)
         return ControllerEnvelope(
-            envelope.destination, envelope.source, envelope.correlation_id,
+            envelope.destination,
+            envelope.source,
+            envelope.correlation_id,
             ControllerResponse(request.api_key, request.api_version, body),
         )
 
@@ -307,14 +364,18 @@ class QuorumController:
             self._outbound.append(self._reply(envelope, self._read_only(key, version, body)))
             return True
         if not self.is_active or self._needs_activation:
-            self._outbound.append(self._reply(envelope, error_response(key, version, body, ErrorCode.NOT_CONTROLLER)))
+            self._outbound.append(
+                self._reply(envelope, error_response(key, version, body, ErrorCode.NOT_CONTROLLER))
+            )
             return True
         try:
             outcome = self._dispatch(key, version, body, now_ms)
         except _BufferFull:
             return False
         if outcome is None:
-            self._outbound.append(self._reply(envelope, error_response(key, version, body, ErrorCode.INVALID_REQUEST)))
+            self._outbound.append(
+                self._reply(envelope, error_response(key, version, body, ErrorCode.INVALID_REQUEST))
+            )
             return True
         if not outcome.records:
             self._outbound.append(self._reply(envelope, outcome.response))
@@ -366,21 +427,25 @@ class QuorumController:
         raise KraftError(f"API {key} is not read-only")
 
     def _update_features(self, image: MetadataImage, body: Any, version: int) -> ControllerResult[Any]:
-        cls = update_features.RESPONSE.cls
+        cls: Any = update_features.RESPONSE.cls
         updates = []
         for u in body.feature_updates:
             if version == 0:
                 kind = UpgradeType.SAFE_DOWNGRADE if u.allow_downgrade else UpgradeType.UPGRADE
             else:
                 kind = UpgradeType(u.upgrade_type) if u.upgrade_type in (1, 2, 3) else UpgradeType.UNKNOWN
-            updates.append(FeatureUpdate(u.feature, u.max_version_level if u.max_version_level > 0 else 0, kind))
+            updates.append(
+                FeatureUpdate(u.feature, u.max_version_level if u.max_version_level > 0 else 0, kind)
+            )
         outcome = validate_updates(image, self.node_id, updates)
         response = cls(
             throttle_time_ms=0,
             error_code=outcome.error_code,
             error_message=outcome.error_message,
-            results=[cls.UpdatableFeatureResult(feature=f, error_code=c, error_message=m)
-                     for f, c, m in outcome.per_feature],
+            results=[
+                cls.UpdatableFeatureResult(feature=f, error_code=c, error_message=m)
+                for f, c, m in outcome.per_feature
+            ],
         )
         records = () if getattr(body, "validate_only", False) else outcome.records
         return ControllerResult(tuple(records), response, {})
@@ -399,8 +464,7 @@ class QuorumController:
         base = self._next_offset()
         delta = MetadataDelta(self._latest)
         for i, r in enumerate(records):
-            if r.type in (MetadataRecordType.BEGIN_TRANSACTION, MetadataRecordType.END_TRANSACTION,
-                          MetadataRecordType.ABORT_TRANSACTION):
+            if r.type in _TRANSACTION_MARKERS:
                 continue  # one batch is atomic already; the loader handles the markers on commit
             delta.replay(r, base + i)
         encoded = [encode_record(r) for r in records]
@@ -412,7 +476,11 @@ class QuorumController:
             raise _BufferFull() from None
         if last != base + len(records) - 1:
             raise KraftError(f"append landed at {last - len(records) + 1}, expected {base}")
-        self._latest = delta.apply(MetadataProvenance(last_offset=last, last_epoch=self.active_epoch, last_append_ms=now_ms))
+        self._latest = delta.apply(
+            MetadataProvenance(last_offset=last, last_epoch=self.active_epoch, last_append_ms=now_ms)
+        )
+        markers = any(r.type in _TRANSACTION_MARKERS for r in records)
+        self._written.append((last, self._latest, not markers))
         self.metrics.last_applied_offset = last
         return last
 
@@ -426,12 +494,19 @@ class QuorumController:
         self.metrics.new_active_controllers += 1
         self._latest = self.loader.image
         self._pending.clear()
+        self._written.clear()
         self.heartbeats.start_sessions(self._latest, now_ms)
-        self._next_noop_ms = now_ms + self.config.max_idle_interval_ms if self.config.max_idle_interval_ms else None
+        self._next_noop_ms = (
+            now_ms + self.config.max_idle_interval_ms if self.config.max_idle_interval_ms else None
+        )
         self._next_rebalance_ms = now_ms + self.config.leader_imbalance_check_interval_ms
         self._next_unclean_check_ms = now_ms + self.config.unclean_election_interval_ms
-        log.info("controller %d: active in epoch %s at offset %d", self.node_id, self.active_epoch,
-                 self._committed_offset)
+        log.info(
+            "controller %d: active in epoch %s at offset %d",
+            self.node_id,
+            self.active_epoch,
+            self._committed_offset,
+        )
         records: list[Record] = []
         if self.loader.in_transaction:
             records.append(make_record(MetadataRecordType.ABORT_TRANSACTION, reason="Controller failover"))
@@ -449,29 +524,47 @@ class QuorumController:
         levels = [make_record(MetadataRecordType.FEATURE_LEVEL, name="metadata.version", feature_level=mv)]
         for name in sorted(features):
             if name != "metadata.version" and features[name] > 0:
-                levels.append(make_record(MetadataRecordType.FEATURE_LEVEL, name=name, feature_level=features[name]))
+                levels.append(
+                    make_record(MetadataRecordType.FEATURE_LEVEL, name=name, feature_level=features[name])
+                )
         levels.append(make_record(MetadataRecordType.ZK_MIGRATION_STATE, zk_migration_state=0))
         if mv >= MetadataVersion.IBP_3_6_IV1:
-            return [make_record(MetadataRecordType.BEGIN_TRANSACTION, name="Bootstrap records"), *levels,
-                    make_record(MetadataRecordType.END_TRANSACTION)]
+            return [
+                make_record(MetadataRecordType.BEGIN_TRANSACTION, name="Bootstrap records"),
+                *levels,
+                make_record(MetadataRecordType.END_TRANSACTION),
+            ]
         return levels
 
     def _deactivate(self, reason: str) -> None:
-        log.info("controller %d: no longer active (%s); %d request(s) get NOT_CONTROLLER", self.node_id, reason,
-                 len(self._pending))
+        log.info(
+            "controller %d: no longer active (%s); %d request(s) get NOT_CONTROLLER",
+            self.node_id,
+            reason,
+            len(self._pending),
+        )
         self.active_epoch = None
         self._needs_activation = False
         for p in self._pending:
             body = p.envelope.body
             assert isinstance(body, ControllerResponse)
             # The original request is gone; answer with the API's NOT_CONTROLLER shape.
-            self._outbound.append(ControllerEnvelope(
-                p.envelope.source, p.envelope.destination, p.envelope.correlation_id,
-                ControllerResponse(body.api_key, body.api_version,
-                                   error_response(body.api_key, body.api_version, None, ErrorCode.NOT_CONTROLLER,
-                                                  like=body.body)),
-            ))
+            self._outbound.append(
+                ControllerEnvelope(
+                    p.envelope.source,
+                    p.envelope.destination,
+                    p.envelope.correlation_id,
+                    ControllerResponse(
+                        body.api_key,
+                        body.api_version,
+                        error_response(
+                            body.api_key, body.api_version, None, ErrorCode.NOT_CONTROLLER, like=body.body
+                        ),
+                    ),
+                )
+            )
         self._pending.clear()
+        self._written.clear()
         self._latest = self.loader.image
 
     # ---------------------------------------------------------------------------------- timers
@@ -495,10 +588,8 @@ class QuorumController:
         if self._next_noop_ms is not None:
             if now_ms >= self._next_noop_ms:
                 if self._latest.metadata_version >= MetadataVersion.IBP_3_3_IV1 and not self._pending:
-                    try:
+                    with contextlib.suppress(_BufferFull):  # the next tick writes one
                         self._append([make_record(MetadataRecordType.NO_OP)], now_ms)
-                    except _BufferFull:
-                        pass
                 self._next_noop_ms = now_ms + self.config.max_idle_interval_ms
             wake.append(self._next_noop_ms)
         if self._next_rebalance_ms is not None and self.config.auto_leader_rebalance_enable:
@@ -512,7 +603,9 @@ class QuorumController:
                         self.metrics.add_stats(stats.as_dict())
                     except _BufferFull:
                         capped = True
-                self._next_rebalance_ms = now_ms + (10 if capped else self.config.leader_imbalance_check_interval_ms)
+                self._next_rebalance_ms = now_ms + (
+                    10 if capped else self.config.leader_imbalance_check_interval_ms
+                )
             wake.append(self._next_rebalance_ms)
         if self._next_unclean_check_ms is not None:
             if now_ms >= self._next_unclean_check_ms:
@@ -541,8 +634,11 @@ class QuorumController:
         if self._last_snapshot_ms is None:
             self._last_snapshot_ms = now_ms
         by_bytes = self._bytes_since_snapshot >= self.config.snapshot_max_bytes
-        by_time = (self.config.snapshot_interval_ms > 0 and self._bytes_since_snapshot > 0
-                   and now_ms - self._last_snapshot_ms >= self.config.snapshot_interval_ms)
+        by_time = (
+            self.config.snapshot_interval_ms > 0
+            and self._bytes_since_snapshot > 0
+            and now_ms - self._last_snapshot_ms >= self.config.snapshot_interval_ms
+        )
         if not (by_bytes or by_time):
             return
         self.write_snapshot(now_ms)
@@ -562,7 +658,7 @@ class QuorumController:
             return None  # a snapshot with this id exists already
         data = snapshot_records_bytes(image)
         for i in range(0, len(data), 1000):
-            writer.append(data[i:i + 1000])
+            writer.append(data[i : i + 1000])
         writer.freeze()
         self.metrics.snapshots_written += 1
         log.info("controller %d: wrote snapshot %s (%d records)", self.node_id, snapshot_id, len(data))
@@ -570,6 +666,15 @@ class QuorumController:
 
     def supported_features(self) -> dict[str, tuple[int, int]]:
         return dict(SUPPORTED_FEATURES)
+
+
+_TRANSACTION_MARKERS = frozenset(
+    {
+        MetadataRecordType.BEGIN_TRANSACTION,
+        MetadataRecordType.END_TRANSACTION,
+        MetadataRecordType.ABORT_TRANSACTION,
+    }
+)
 
 
 class _BufferFull(Exception):

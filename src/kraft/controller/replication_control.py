@@ -62,7 +62,7 @@ def topic_name_problem(name: str) -> str | None:
     if not name:
         return "Topic name is illegal, it can't be empty"
     if name in (".", ".."):
-        return "Topic name cannot be \".\" or \"..\""
+        return 'Topic name cannot be "." or ".."'
     if len(name) > MAX_TOPIC_NAME_LENGTH:
         return (
             f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, "
@@ -70,7 +70,7 @@ def topic_name_problem(name: str) -> str | None:
         )
     if not _LEGAL_TOPIC_CHARS.match(name):
         return (
-            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, "
+            f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
             "'.', '_' and '-'"
         )
     return None
@@ -230,8 +230,13 @@ class ReplicationControl:
     # ------------------------------------------------------------------------------ broker events
 
     def remove_broker_from_isrs(
-        self, image: MetadataImage, broker_id: int, records: list[Record], stats: ChangeStats,
-        *, is_active: Callable[[int], bool],
+        self,
+        image: MetadataImage,
+        broker_id: int,
+        records: list[Record],
+        stats: ChangeStats,
+        *,
+        is_active: Callable[[int], bool],
     ) -> dict[TopicIdPartition, PartitionRegistration]:
         """Fence, controlled shutdown, dir failure: ISR - b, b never acceptable (spec 4.3)."""
         work = _Working(image, {})
@@ -240,15 +245,23 @@ class ReplicationControl:
             if part is None:
                 continue
             self.change_partition(
-                work, tp, records, stats,
+                work,
+                tp,
+                records,
+                stats,
                 is_acceptable=lambda r: r != broker_id and is_active(r),
                 target_isr=[r for r in part.isr if r != broker_id],
             )
         return work.changed
 
     def handle_unclean_reregistration(
-        self, image: MetadataImage, broker_id: int, records: list[Record], stats: ChangeStats,
-        *, is_active: Callable[[int], bool],
+        self,
+        image: MetadataImage,
+        broker_id: int,
+        records: list[Record],
+        stats: ChangeStats,
+        *,
+        is_active: Callable[[int], bool],
     ) -> None:
         """Spec 2.5: b leaves every ISR and ELR, never acceptable (U = {b})."""
         work = _Working(image, {})
@@ -259,15 +272,23 @@ class ReplicationControl:
             if part is None:
                 continue
             self.change_partition(
-                work, tp, records, stats,
+                work,
+                tp,
+                records,
+                stats,
                 is_acceptable=lambda r: r != broker_id and is_active(r),
                 target_isr=[r for r in part.isr if r != broker_id],
                 unclean_shutdown=(broker_id,),
             )
 
     def elect_for_unfenced_broker(
-        self, image: MetadataImage, broker_id: int, records: list[Record], stats: ChangeStats,
-        *, is_active: Callable[[int], bool],
+        self,
+        image: MetadataImage,
+        broker_id: int,
+        records: list[Record],
+        stats: ChangeStats,
+        *,
+        is_active: Callable[[int], bool],
     ) -> None:
         """Unfence of b: an election on every leaderless partition, b acceptable (spec 4.3)."""
         work = _Working(image, {})
@@ -316,7 +337,11 @@ class ReplicationControl:
             key = _collision_key(name)
             other = existing_keys.get(key) or created_keys.get(key)
             if other is not None:
-                fail(name, ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {other}")
+                fail(
+                    name,
+                    ErrorCode.INVALID_TOPIC_EXCEPTION,
+                    f"Topic '{name}' collides with existing topic: {other}",
+                )
                 continue
             configs: dict[str, str] = {}
             config_error = None
@@ -324,7 +349,9 @@ class ReplicationControl:
                 try:
                     validate_value(TOPIC, c.name, c.value)
                 except InvalidConfigError as e:
-                    config_error = f"Invalid config value for resource ConfigResource(type=TOPIC, name='{name}'): {e}"
+                    config_error = (
+                        f"Invalid config value for resource ConfigResource(type=TOPIC, name='{name}'): {e}"
+                    )
                     break
                 configs[c.name] = c.value
             if config_error is not None:
@@ -336,11 +363,18 @@ class ReplicationControl:
                 continue
             rf = len(placement[0]) if placement else 0
             topic_id = random_uuid(self.rng)
-            topic_records: list[Record] = [make_record(MetadataRecordType.TOPIC, name=name, topic_id=topic_id)]
+            topic_records: list[Record] = [
+                make_record(MetadataRecordType.TOPIC, name=name, topic_id=topic_id)
+            ]
             for k in sorted(configs):
                 topic_records.append(
-                    make_record(MetadataRecordType.CONFIG, resource_type=TOPIC, resource_name=name, name=k,
-                                value=configs[k])
+                    make_record(
+                        MetadataRecordType.CONFIG,
+                        resource_type=TOPIC,
+                        resource_name=name,
+                        name=k,
+                        value=configs[k],
+                    )
                 )
             fenced_partition = None
             for pid, replicas in enumerate(placement):
@@ -349,19 +383,29 @@ class ReplicationControl:
                     fenced_partition = pid
                     break
                 part = PartitionRegistration(
-                    replicas=tuple(replicas), isr=tuple(isr), leader=isr[0], leader_epoch=0, partition_epoch=0,
+                    replicas=tuple(replicas),
+                    isr=tuple(isr),
+                    leader=isr[0],
+                    leader_epoch=0,
+                    partition_epoch=0,
                     directories=tuple(self._directory_of(image, r) for r in replicas),
                 )
                 topic_records.append(partition_record(topic_id, pid, part, mv))
             if fenced_partition is not None:
-                fail(name, ErrorCode.INVALID_REPLICATION_FACTOR,
-                     f"Unable to replicate the partition {rf} time(s): All brokers are currently fenced or in "
-                     "controlled shutdown.")
+                fail(
+                    name,
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {rf} time(s): All brokers are currently fenced or in "
+                    "controlled shutdown.",
+                )
                 continue
             if len(records) + len(topic_records) > MAX_RECORDS_PER_USER_OP:
-                fail(name, ErrorCode.POLICY_VIOLATION,
-                     f"Excessively large number of partitions per request: one request may create at most "
-                     f"{MAX_RECORDS_PER_USER_OP} records.")
+                fail(
+                    name,
+                    ErrorCode.POLICY_VIOLATION,
+                    f"Excessively large number of partitions per request: one request may create at most "
+                    f"{MAX_RECORDS_PER_USER_OP} records.",
+                )
                 continue
             records.extend(topic_records)
             created_keys[key] = name
@@ -375,10 +419,13 @@ class ReplicationControl:
                     num_partitions=len(placement),
                     replication_factor=rf,
                     configs=[
-                        cls.CreatableTopicResult.CreatableTopicConfigs(name=n, value=v, read_only=False, config_source=src,
-                                                  is_sensitive=False)
+                        cls.CreatableTopicResult.CreatableTopicConfigs(
+                            name=n, value=v, read_only=False, config_source=src, is_sensitive=False
+                        )
                         for n, v, src in effective
-                    ] if version >= 5 else [],
+                    ]
+                    if version >= 5
+                    else [],
                 )
             )
         if validate_only:
@@ -412,28 +459,36 @@ class ReplicationControl:
         """Replica lists for a new topic, or (error code, message). Spec 3.1 steps 5-6, 3.3."""
         if t.assignments:
             if t.num_partitions != -1 or t.replication_factor != -1:
-                return (ErrorCode.INVALID_REQUEST,
-                        "Both numPartitions or replicationFactor and replicasAssignments were set. "
-                        "Both cannot be used at the same time.")
+                return (
+                    ErrorCode.INVALID_REQUEST,
+                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                    "Both cannot be used at the same time.",
+                )
             by_index: dict[int, list[int]] = {}
             for a in t.assignments:
                 if a.partition_index in by_index:
-                    return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                            f"Found multiple manual partition assignments for partition {a.partition_index}")
+                    return (
+                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        f"Found multiple manual partition assignments for partition {a.partition_index}",
+                    )
                 by_index[a.partition_index] = list(a.broker_ids)
             out: list[list[int]] = []
             size = None
             for i in range(len(by_index)):
                 if i not in by_index:
-                    return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                            f"partitions should be a consecutive 0-based integer sequence, but {i} is missing")
+                    return (
+                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        f"partitions should be a consecutive 0-based integer sequence, but {i} is missing",
+                    )
                 replicas = by_index[i]
                 problem = self._check_replicas(image, replicas, is_active)
                 if problem is not None:
                     return (ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
                 if size is not None and len(replicas) != size:
-                    return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                            "All partitions must have the same number of replicas")
+                    return (
+                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        "All partitions must have the same number of replicas",
+                    )
                 size = len(replicas)
                 out.append(replicas)
             return out
@@ -442,12 +497,17 @@ class ReplicationControl:
         if rf == -1:
             rf = self.default_replication_factor
         elif rf <= 0:
-            return (ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1 to use "
-                    "the default value.")
+            return (
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                "Replication factor must be larger than 0, or -1 to use the default value.",
+            )
         if n == -1:
             n = self.default_num_partitions
         elif n <= 0:
-            return (ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+            return (
+                ErrorCode.INVALID_PARTITIONS,
+                "Number of partitions was set to an invalid non-positive value.",
+            )
         return self.place(image, n, rf, active)
 
     def place(
@@ -456,15 +516,22 @@ class ReplicationControl:
         """Spec 3.3 (DECISION, plus racks): active brokers, rack-interleaved when racks are set, each
         rack's brokers by id; partition p takes ``list[(s + p + i) mod n]`` from a seeded start s."""
         if not active:
-            return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Unable to replicate the partition {rf} time(s): All brokers are currently fenced.")
+            return (
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {rf} time(s): All brokers are currently fenced.",
+            )
         if rf > len(active):
             registered = len(image.brokers)
-            detail = (f"only {registered} broker(s) are registered" if registered < rf
-                      else f"only {len(active)} broker(s) are unfenced and not in controlled shutdown")
-            return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} "
-                    f"cannot be reached because {detail}.")
+            detail = (
+                f"only {registered} broker(s) are registered"
+                if registered < rf
+                else f"only {len(active)} broker(s) are unfenced and not in controlled shutdown"
+            )
+            return (
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} "
+                f"cannot be reached because {detail}.",
+            )
         ring = self._rack_interleaved(image, active)
         n = len(ring)
         start = self.rng.randrange(n)
@@ -508,17 +575,23 @@ class ReplicationControl:
         return out
 
     @staticmethod
-    def _check_replicas(image: MetadataImage, replicas: Sequence[int], is_active: Callable[[int], bool]) -> str | None:
+    def _check_replicas(
+        image: MetadataImage, replicas: Sequence[int], is_active: Callable[[int], bool]
+    ) -> str | None:
         if not replicas:
             return "The manual partition assignment includes an empty replica list."
         if len(set(replicas)) != len(replicas):
             return f"The manual partition assignment includes duplicate replicas: {list(replicas)}"
         for r in replicas:
             if r not in image.brokers:
-                return f"The manual partition assignment includes broker {r}, but no such broker is registered."
+                return (
+                    f"The manual partition assignment includes broker {r}, but no such broker is registered."
+                )
         if not any(is_active(r) for r in replicas):
-            return (f"All brokers specified in the manual partition assignment {list(replicas)} are fenced or in "
-                    "controlled shutdown.")
+            return (
+                f"All brokers specified in the manual partition assignment {list(replicas)} are fenced or in "
+                "controlled shutdown."
+            )
         return None
 
     # ------------------------------------------------------------------------------ CreatePartitions
@@ -534,7 +607,9 @@ class ReplicationControl:
         mv = image.metadata_version
 
         def fail(name: str, code: ErrorCode, message: str) -> None:
-            results.append(cls.CreatePartitionsTopicResult(name=name, error_code=int(code), error_message=message))
+            results.append(
+                cls.CreatePartitionsTopicResult(name=name, error_code=int(code), error_message=message)
+            )
 
         for t in request.topics:
             if names.count(t.name) > 1:
@@ -546,8 +621,12 @@ class ReplicationControl:
                 continue
             current = len(topic.partitions)
             if t.count < current:
-                fail(t.name, ErrorCode.INVALID_PARTITIONS,
-                     f"The topic {t.name} currently has {current} partition(s); {t.count} would not be an increase.")
+                fail(
+                    t.name,
+                    ErrorCode.INVALID_PARTITIONS,
+                    f"The topic {t.name} currently has {current} partition(s); "
+                    f"{t.count} would not be an increase.",
+                )
                 continue
             if t.count == current:
                 fail(t.name, ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
@@ -557,18 +636,23 @@ class ReplicationControl:
             placement: list[list[int]] | tuple[ErrorCode, str]
             if t.assignments is not None:
                 if len(t.assignments) != added:
-                    fail(t.name, ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                         f"Attempted to add {added} additional partition(s), but only {len(t.assignments)} "
-                         "assignment(s) were specified.")
+                    fail(
+                        t.name,
+                        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        f"Attempted to add {added} additional partition(s), but only {len(t.assignments)} "
+                        "assignment(s) were specified.",
+                    )
                     continue
                 placement = []
                 problem = None
                 for a in t.assignments:
                     problem = self._check_replicas(image, a.broker_ids, is_active)
                     if problem is None and len(a.broker_ids) != rf:
-                        problem = (f"The manual partition assignment includes a partition with {len(a.broker_ids)} "
-                                   f"replica(s), but this is not consistent with previous partitions, which have "
-                                   f"{rf} replica(s).")
+                        problem = (
+                            f"The manual partition assignment includes a partition with {len(a.broker_ids)} "
+                            f"replica(s), but this is not consistent with previous partitions, which have "
+                            f"{rf} replica(s)."
+                        )
                     if problem is not None:
                         break
                     placement.append(list(a.broker_ids))
@@ -588,17 +672,26 @@ class ReplicationControl:
                     ok = False
                     break
                 part = PartitionRegistration(
-                    replicas=tuple(replicas), isr=tuple(isr), leader=isr[0], leader_epoch=0, partition_epoch=0,
+                    replicas=tuple(replicas),
+                    isr=tuple(isr),
+                    leader=isr[0],
+                    leader_epoch=0,
+                    partition_epoch=0,
                     directories=tuple(self._directory_of(image, r) for r in replicas),
                 )
                 new_records.append(partition_record(topic.id, current + i, part, mv))
             if not ok:
-                fail(t.name, ErrorCode.INVALID_REPLICATION_FACTOR,
-                     f"Unable to replicate the partition {rf} time(s): All brokers are currently fenced or in "
-                     "controlled shutdown.")
+                fail(
+                    t.name,
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {rf} time(s): All brokers are currently fenced or in "
+                    "controlled shutdown.",
+                )
                 continue
             if len(records) + len(new_records) > MAX_RECORDS_PER_USER_OP:
-                fail(t.name, ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+                fail(
+                    t.name, ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request."
+                )
                 continue
             records.extend(new_records)
             results.append(cls.CreatePartitionsTopicResult(name=t.name, error_code=0, error_message=None))
@@ -621,16 +714,31 @@ class ReplicationControl:
         seen_ids = [i for n, i in wanted if n is None and i != zero]
         removed: set[uuid.UUID] = set()
         for name, topic_id in wanted:
-            def fail(code: ErrorCode, message: str, name: str | None = name, topic_id: uuid.UUID = topic_id) -> None:
-                results.append(cls.DeletableTopicResult(name=name, topic_id=topic_id, error_code=int(code),
-                                                        error_message=message))
+
+            def fail(
+                code: ErrorCode, message: str, name: str | None = name, topic_id: uuid.UUID = topic_id
+            ) -> None:
+                results.append(
+                    cls.DeletableTopicResult(
+                        name=name, topic_id=topic_id, error_code=int(code), error_message=message
+                    )
+                )
 
             if (name is not None and topic_id != zero) or (name is None and topic_id == zero):
-                fail(ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified."
-                     if name is None else "You may not specify both topic name and topic id.")
+                fail(
+                    ErrorCode.INVALID_REQUEST,
+                    "Neither topic name nor id were specified."
+                    if name is None
+                    else "You may not specify both topic name and topic id.",
+                )
                 continue
-            if (name is not None and seen_names.count(name) > 1) or (name is None and seen_ids.count(topic_id) > 1):
-                fail(ErrorCode.INVALID_REQUEST, "Duplicate topic name." if name is not None else "Duplicate topic id.")
+            if (name is not None and seen_names.count(name) > 1) or (
+                name is None and seen_ids.count(topic_id) > 1
+            ):
+                fail(
+                    ErrorCode.INVALID_REQUEST,
+                    "Duplicate topic name." if name is not None else "Duplicate topic id.",
+                )
                 continue
             if not self.delete_topic_enable:
                 fail(ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled.")
@@ -638,7 +746,10 @@ class ReplicationControl:
             if name is not None:
                 topic = image.topics_by_name.get(name)
                 if topic is None:
-                    fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
+                    fail(
+                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        "This server does not host this topic-partition.",
+                    )
                     continue
             else:
                 topic = image.topics_by_id.get(topic_id)
@@ -650,8 +761,14 @@ class ReplicationControl:
                 continue
             removed.add(topic.id)
             records.append(make_record(MetadataRecordType.REMOVE_TOPIC, topic_id=topic.id))
-            results.append(cls.DeletableTopicResult(name=topic.name, topic_id=topic.id if version >= 6 else zero,
-                                                    error_code=0, error_message=None))
+            results.append(
+                cls.DeletableTopicResult(
+                    name=topic.name,
+                    topic_id=topic.id if version >= 6 else zero,
+                    error_code=0,
+                    error_message=None,
+                )
+            )
         return result(records, cls(throttle_time_ms=0, responses=results))
 
     # ------------------------------------------------------------------------------ AlterPartition
@@ -663,7 +780,9 @@ class ReplicationControl:
         cls = _cls(alter_partition.RESPONSE)
         broker = image.brokers.get(request.broker_id)
         if broker is None or broker.epoch != request.broker_epoch:
-            return result([], cls(throttle_time_ms=0, error_code=int(ErrorCode.STALE_BROKER_EPOCH), topics=[]))
+            return result(
+                [], cls(throttle_time_ms=0, error_code=int(ErrorCode.STALE_BROKER_EPOCH), topics=[])
+            )
         records: list[Record] = []
         stats = ChangeStats()
         work = _Working(image, {})
@@ -677,15 +796,30 @@ class ReplicationControl:
                 unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             parts_out: list[Any] = []
             for p in t.partitions:
-                def answer(code: ErrorCode, part: PartitionRegistration | None = None, pid: int = p.partition_index) -> None:
+                # answer() runs within this iteration only, so binding parts_out late is safe.
+
+                def answer(
+                    code: ErrorCode,
+                    part: PartitionRegistration | None = None,
+                    pid: int = p.partition_index,
+                    rows: list[Any] = parts_out,
+                ) -> None:
                     if part is None:
-                        parts_out.append(cls.TopicData.PartitionData(partition_index=pid, error_code=int(code)))
+                        rows.append(
+                            cls.TopicData.PartitionData(partition_index=pid, error_code=int(code))
+                        )
                     else:
-                        parts_out.append(cls.TopicData.PartitionData(
-                            partition_index=pid, error_code=int(code), leader_id=part.leader,
-                            leader_epoch=part.leader_epoch, isr=list(part.isr),
-                            leader_recovery_state=part.leader_recovery_state, partition_epoch=part.partition_epoch,
-                        ))
+                        rows.append(
+                            cls.TopicData.PartitionData(
+                                partition_index=pid,
+                                error_code=int(code),
+                                leader_id=part.leader,
+                                leader_epoch=part.leader_epoch,
+                                isr=list(part.isr),
+                                leader_recovery_state=part.leader_recovery_state,
+                                partition_epoch=part.partition_epoch,
+                            )
+                        )
 
                 if topic is None:
                     answer(unknown)
@@ -701,12 +835,17 @@ class ReplicationControl:
                 else:
                     new_isr = list(p.new_isr)
                     epochs = {}
-                code = self._check_alter_partition(image, request.broker_id, part, p, new_isr, epochs, version)
+                code = self._check_alter_partition(
+                    image, request.broker_id, part, p, new_isr, epochs, version
+                )
                 if code is not None:
                     answer(code)
                     continue
                 outcome = self.change_partition(
-                    work, tp, records, stats,
+                    work,
+                    tp,
+                    records,
+                    stats,
                     is_acceptable=is_active,
                     target_isr=new_isr,
                     target_lrs=p.leader_recovery_state if version >= 1 else None,
@@ -717,14 +856,22 @@ class ReplicationControl:
                     answer(ErrorCode.NEW_LEADER_ELECTED if version >= 2 else ErrorCode.FENCED_LEADER_EPOCH)
                     continue
                 answer(ErrorCode.NONE, after)
-            topics_out.append(cls.TopicData(topic_name=getattr(t, "topic_name", ""), topic_id=t.topic_id,
-                                            partitions=parts_out))
+            topics_out.append(
+                cls.TopicData(
+                    topic_name=getattr(t, "topic_name", ""), topic_id=t.topic_id, partitions=parts_out
+                )
+            )
         return result(records, cls(throttle_time_ms=0, error_code=0, topics=topics_out), stats.as_dict())
 
     @staticmethod
     def _check_alter_partition(
-        image: MetadataImage, sender: int, part: PartitionRegistration, p: Any, new_isr: list[int],
-        epochs: dict[int, int], version: int,
+        image: MetadataImage,
+        sender: int,
+        part: PartitionRegistration,
+        p: Any,
+        new_isr: list[int],
+        epochs: dict[int, int],
+        version: int,
     ) -> ErrorCode | None:
         if p.leader_epoch > part.leader_epoch or p.partition_epoch > part.partition_epoch:
             return ErrorCode.NOT_CONTROLLER
@@ -734,7 +881,11 @@ class ReplicationControl:
             return ErrorCode.INVALID_REQUEST
         if p.partition_epoch < part.partition_epoch:
             return ErrorCode.INVALID_UPDATE_VERSION
-        if len(set(new_isr)) != len(new_isr) or any(r not in part.replicas for r in new_isr) or sender not in new_isr:
+        if (
+            len(set(new_isr)) != len(new_isr)
+            or any(r not in part.replicas for r in new_isr)
+            or sender not in new_isr
+        ):
             return ErrorCode.INVALID_REQUEST
         lrs = p.leader_recovery_state if version >= 1 else 0
         if lrs == 1 and len(new_isr) > 1:
@@ -766,41 +917,81 @@ class ReplicationControl:
         out: dict[str, list[Any]] = {}
         explicit = request.topic_partitions is not None
         if explicit:
-            wanted: list[tuple[str, int]] = [(t.topic, p) for t in request.topic_partitions for p in t.partitions]
+            wanted: list[tuple[str, int]] = [
+                (t.topic, p) for t in request.topic_partitions for p in t.partitions
+            ]
         else:
-            wanted = [(topic.name, pid) for topic in sorted(image.topics_by_name.values(), key=lambda x: x.name)
-                      for pid in sorted(topic.partitions)]
+            wanted = [
+                (topic.name, pid)
+                for topic in sorted(image.topics_by_name.values(), key=lambda x: x.name)
+                for pid in sorted(topic.partitions)
+            ]
         for name, pid in wanted:
             topic = image.topics_by_name.get(name)
             part = None if topic is None else work.get(TopicIdPartition(topic.id, pid))
             rows = out.setdefault(name, [])
             if topic is None or part is None:
-                rows.append(cls.ReplicaElectionResult.PartitionResult(partition_id=pid, error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                                                error_message=f"No such topic partition {name}-{pid}"))
+                rows.append(
+                    cls.ReplicaElectionResult.PartitionResult(
+                        partition_id=pid,
+                        error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                        error_message=f"No such topic partition {name}-{pid}",
+                    )
+                )
                 continue
             if (election is Election.PREFERRED and part.leader == part.preferred_leader) or (
                 election is Election.UNCLEAN and part.leader != -1
             ):
                 if explicit:
-                    rows.append(cls.ReplicaElectionResult.PartitionResult(partition_id=pid, error_code=int(ErrorCode.ELECTION_NOT_NEEDED),
-                                                    error_message="Leader election not needed for topic partition"))
+                    rows.append(
+                        cls.ReplicaElectionResult.PartitionResult(
+                            partition_id=pid,
+                            error_code=int(ErrorCode.ELECTION_NOT_NEEDED),
+                            error_message="Leader election not needed for topic partition",
+                        )
+                    )
                 continue
             tp = TopicIdPartition(topic.id, pid)
-            outcome = self.change_partition(work, tp, records, stats, is_acceptable=is_active, election=election)
+            outcome = self.change_partition(
+                work, tp, records, stats, is_acceptable=is_active, election=election
+            )
             after = work.get(tp)
-            elected = (outcome is not None and outcome.change is not None and after is not None and (
-                (election is Election.PREFERRED and after.leader == after.preferred_leader)
-                or (election is Election.UNCLEAN and after.leader != -1)))
+            elected = (
+                outcome is not None
+                and outcome.change is not None
+                and after is not None
+                and (
+                    (election is Election.PREFERRED and after.leader == after.preferred_leader)
+                    or (election is Election.UNCLEAN and after.leader != -1)
+                )
+            )
             if not elected:
-                code = (ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election is Election.PREFERRED
-                        else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE)
-                msg = ("Failed to elect leader for partition " f"{name}-{pid} under strategy "
-                       f"{'PreferredReplicaPartitionLeaderElectionStrategy' if election is Election.PREFERRED else 'UncleanLeaderElection'}")
-                rows.append(cls.ReplicaElectionResult.PartitionResult(partition_id=pid, error_code=int(code), error_message=msg))
+                code = (
+                    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+                    if election is Election.PREFERRED
+                    else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+                )
+                strategy = (
+                    "PreferredReplicaPartitionLeaderElectionStrategy"
+                    if election is Election.PREFERRED
+                    else "UncleanLeaderElection"
+                )
+                msg = f"Failed to elect leader for partition {name}-{pid} under strategy {strategy}"
+                rows.append(
+                    cls.ReplicaElectionResult.PartitionResult(
+                        partition_id=pid, error_code=int(code), error_message=msg
+                    )
+                )
                 continue
-            rows.append(cls.ReplicaElectionResult.PartitionResult(partition_id=pid, error_code=0, error_message=None))
-        results = [cls.ReplicaElectionResult(topic=name, partition_result=rows) for name, rows in out.items() if rows]
-        return result(records, cls(throttle_time_ms=0, error_code=0, replica_election_results=results), stats.as_dict())
+            rows.append(
+                cls.ReplicaElectionResult.PartitionResult(partition_id=pid, error_code=0, error_message=None)
+            )
+        results = [
+            cls.ReplicaElectionResult(topic=name, partition_result=rows) for name, rows in out.items() if rows
+        ]
+        return result(
+            records, cls(throttle_time_ms=0, error_code=0, replica_election_results=results), stats.as_dict()
+        )
 
     def rebalance_imbalanced(
         self, image: MetadataImage, *, is_active: Callable[[int], bool], limit: int = 1000
@@ -815,7 +1006,9 @@ class ReplicationControl:
             part = work.get(tp)
             if part is None or not is_active(part.preferred_leader):
                 continue
-            self.change_partition(work, tp, records, stats, is_acceptable=is_active, election=Election.PREFERRED)
+            self.change_partition(
+                work, tp, records, stats, is_acceptable=is_active, election=Election.PREFERRED
+            )
         return records, len(candidates) > limit, stats
 
     def unclean_check(
@@ -829,5 +1022,7 @@ class ReplicationControl:
             topic = image.topics_by_id[tp.topic_id]
             if not self.resolver.topic_unclean_enabled(image, topic.name):
                 continue
-            self.change_partition(work, tp, records, stats, is_acceptable=is_active, election=Election.UNCLEAN)
+            self.change_partition(
+                work, tp, records, stats, is_acceptable=is_active, election=Election.UNCLEAN
+            )
         return records, stats

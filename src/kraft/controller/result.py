@@ -23,6 +23,9 @@ class ControllerResult(Generic[R]):
     stats: dict[str, int] = field(default_factory=dict)
 
 
-def result(records: list[ApiMessageAndVersion] | tuple[ApiMessageAndVersion, ...], response: Any,
-           stats: dict[str, int] | None = None) -> ControllerResult[Any]:
+def result(
+    records: list[ApiMessageAndVersion] | tuple[ApiMessageAndVersion, ...],
+    response: Any,
+    stats: dict[str, int] | None = None,
+) -> ControllerResult[Any]:
     return ControllerResult(tuple(records), response, stats or {})

@@ -454,7 +454,8 @@ def decode_record(value: bytes | bytearray | memoryview) -> ApiMessageAndVersion
             record_type = MetadataRecordType(type_id)
         except ValueError:
             if type_id in IGNORED_RECORD_TYPES:
-                raise UnmodelledRecordError(UnmodelledRecord(type_id, version, bytes(r.raw(r.remaining)))) from None
+                skipped = UnmodelledRecord(type_id, version, bytes(r.raw(r.remaining)))
+                raise UnmodelledRecordError(skipped) from None
             raise CorruptRecordError(f"unknown metadata record type {type_id}") from None
         schema = SCHEMAS[record_type]
         if version not in schema.versions:

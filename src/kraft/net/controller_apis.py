@@ -32,11 +32,11 @@ from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
 from kraft.common.errors import RemoteProtocolError
+from kraft.controller.quorum_controller import CONTROLLER_APIS, ControllerRequest, ControllerResponse
 from kraft.net import raft_codec
 from kraft.net.server import InboundRequest
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode as Code
-from kraft.controller.quorum_controller import CONTROLLER_APIS, ControllerRequest, ControllerResponse
 from kraft.protocol.messages import (
     alter_partition,
     api_versions,

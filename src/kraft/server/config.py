@@ -17,8 +17,8 @@ from pathlib import Path
 
 from kraft.common.config import get_bool, get_int, get_list, get_str, load_properties
 from kraft.common.errors import ConfigError
-from kraft.protocol.framing import DEFAULT_MAX_FRAME_BYTES
 from kraft.controller.quorum_controller import ControllerConfig
+from kraft.protocol.framing import DEFAULT_MAX_FRAME_BYTES
 from kraft.raft.config import QuorumConfig
 from kraft.raft.types import Endpoint
 
@@ -239,7 +239,8 @@ def parse_controller_config(props: Mapping[str, str]) -> ControllerConfig:
     heartbeat = get_int(props, "broker.heartbeat.interval.ms", 2000, minimum=1)
     if heartbeat >= session:
         raise ConfigError(
-            f"broker.heartbeat.interval.ms ({heartbeat}) must be less than broker.session.timeout.ms ({session})"
+            f"broker.heartbeat.interval.ms ({heartbeat}) must be less than "
+            f"broker.session.timeout.ms ({session})"
         )
     return ControllerConfig(
         session_timeout_ms=session,
@@ -250,7 +251,9 @@ def parse_controller_config(props: Mapping[str, str]) -> ControllerConfig:
         auto_leader_rebalance_enable=get_bool(props, "auto.leader.rebalance.enable", True),
         leader_imbalance_check_interval_ms=1000
         * get_int(props, "leader.imbalance.check.interval.seconds", 300, minimum=1),
-        unclean_election_interval_ms=get_int(props, "unclean.leader.election.interval.ms", 300_000, minimum=1),
+        unclean_election_interval_ms=get_int(
+            props, "unclean.leader.election.interval.ms", 300_000, minimum=1
+        ),
         max_idle_interval_ms=get_int(props, "metadata.max.idle.interval.ms", 500, minimum=0),
         snapshot_max_bytes=get_int(
             props, "metadata.log.max.record.bytes.between.snapshots", 20 * 1024 * 1024, minimum=1

@@ -32,8 +32,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kraft.common.errors import ConfigError, StorageError
-from kraft.net.channel import PeerAddress, PeerChannel
-from kraft.net.controller_apis import ControllerApis, served_apis
 from kraft.controller.features import SUPPORTED_FEATURES
 from kraft.controller.node import ControllerNode
 from kraft.controller.quorum_controller import (
@@ -42,6 +40,8 @@ from kraft.controller.quorum_controller import (
     ControllerResponse,
     QuorumController,
 )
+from kraft.net.channel import PeerAddress, PeerChannel
+from kraft.net.controller_apis import ControllerApis, served_apis
 from kraft.net.server import FeatureInfo, KafkaServer
 from kraft.raft.messages import Envelope, RaftRequest, RaftResponse
 from kraft.raft.types import Endpoint, LeaderAndEpoch
@@ -108,18 +108,21 @@ class _Gateway:
         self._server.driver.deliver([Envelope(source, self.node_id, correlation_id, request)])
         return future
 
-    def submit_controller(self, source: int, request: ControllerRequest) -> asyncio.Future[ControllerResponse]:
+    def submit_controller(
+        self, source: int, request: ControllerRequest
+    ) -> asyncio.Future[ControllerResponse]:
         correlation_id = next(self._ids) & 0x7FFFFFFF
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[correlation_id] = future
         future.add_done_callback(lambda _: self.pending.pop(correlation_id, None))
-        self._server.driver.deliver([ControllerEnvelope(source, self.node_id, correlation_id, request)])
+        envelope = ControllerEnvelope(source, self.node_id, correlation_id, request)
+        self._server.driver.deliver([envelope])  # type: ignore[list-item]  # ControllerNode routes it
         return future
 
     def complete(self, envelope: Envelope) -> None:
         future = self.pending.pop(envelope.correlation_id, None)
         if future is not None and not future.done():
-            future.set_result(envelope.body)  # type: ignore[arg-type]
+            future.set_result(envelope.body)
 
     def fail_all(self, reason: str) -> None:
         for future in list(self.pending.values()):

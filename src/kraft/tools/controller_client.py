@@ -43,7 +43,9 @@ def _not_controller(response: Any) -> bool:
 
 
 class ControllerClient:
-    def __init__(self, controllers: Sequence[Address], *, timeout_s: float = 10.0, client_id: str = "kraft-ctl") -> None:
+    def __init__(
+        self, controllers: Sequence[Address], *, timeout_s: float = 10.0, client_id: str = "kraft-ctl"
+    ) -> None:
         self.controllers = list(controllers)
         self.timeout_s = timeout_s
         self.client_id = client_id
@@ -101,7 +103,9 @@ class ControllerClient:
         for _ in range(len(self.controllers)):
             address = self.controllers[self._index % len(self.controllers)]
             try:
-                self._conn = Connection(address, max(0.1, min(2.0, deadline - time.monotonic())), self.client_id)
+                self._conn = Connection(
+                    address, max(0.1, min(2.0, deadline - time.monotonic())), self.client_id
+                )
                 return self._conn
             except (RetriableError, AdminError):
                 self._index += 1
@@ -110,47 +114,107 @@ class ControllerClient:
     # ------------------------------------------------------------------------------ broker side
 
     def register_broker(
-        self, broker_id: int, cluster_id: str, *, incarnation_id: uuid.UUID, log_dir: uuid.UUID,
-        port: int = 9092, rack: str | None = None, previous_broker_epoch: int = -1,
+        self,
+        broker_id: int,
+        cluster_id: str,
+        *,
+        incarnation_id: uuid.UUID,
+        log_dir: uuid.UUID,
+        port: int = 9092,
+        rack: str | None = None,
+        previous_broker_epoch: int = -1,
     ) -> Any:
-        cls = broker_registration.REQUEST.cls
+        cls: Any = broker_registration.REQUEST.cls
         body = cls(
-            broker_id=broker_id, cluster_id=cluster_id, incarnation_id=incarnation_id,
+            broker_id=broker_id,
+            cluster_id=cluster_id,
+            incarnation_id=incarnation_id,
             listeners=[cls.Listener(name="PLAINTEXT", host="127.0.0.1", port=port, security_protocol=0)],
-            features=[cls.Feature(name="metadata.version", min_supported_version=1, max_supported_version=25),
-                      cls.Feature(name="eligible.leader.replicas.version", min_supported_version=0,
-                                  max_supported_version=1)],
-            rack=rack, log_dirs=[log_dir], previous_broker_epoch=previous_broker_epoch,
+            features=[
+                cls.Feature(name="metadata.version", min_supported_version=1, max_supported_version=25),
+                cls.Feature(
+                    name="eligible.leader.replicas.version", min_supported_version=0, max_supported_version=1
+                ),
+            ],
+            rack=rack,
+            log_dirs=[log_dir],
+            previous_broker_epoch=previous_broker_epoch,
         )
         return self.call(broker_registration.API, body)
 
-    def heartbeat(self, broker_id: int, epoch: int, offset: int, *, want_fence: bool = False,
-                  want_shut_down: bool = False) -> Any:
-        body = broker_heartbeat.REQUEST.cls(broker_id=broker_id, broker_epoch=epoch, current_metadata_offset=offset,
-                                            want_fence=want_fence, want_shut_down=want_shut_down)
+    def heartbeat(
+        self,
+        broker_id: int,
+        epoch: int,
+        offset: int,
+        *,
+        want_fence: bool = False,
+        want_shut_down: bool = False,
+    ) -> Any:
+        body = broker_heartbeat.REQUEST.cls(
+            broker_id=broker_id,
+            broker_epoch=epoch,
+            current_metadata_offset=offset,
+            want_fence=want_fence,
+            want_shut_down=want_shut_down,
+        )
         return self.call(broker_heartbeat.API, body)
 
-    def alter_partition(self, broker_id: int, epoch: int, topic_id: uuid.UUID, partition: int, new_isr: list[int],
-                        *, leader_epoch: int, partition_epoch: int) -> Any:
-        cls = alter_partition.REQUEST.cls
+    def alter_partition(
+        self,
+        broker_id: int,
+        epoch: int,
+        topic_id: uuid.UUID,
+        partition: int,
+        new_isr: list[int],
+        *,
+        leader_epoch: int,
+        partition_epoch: int,
+    ) -> Any:
+        cls: Any = alter_partition.REQUEST.cls
         p = cls.TopicData.PartitionData(
-            partition_index=partition, leader_epoch=leader_epoch, partition_epoch=partition_epoch,
-            new_isr_with_epochs=[cls.TopicData.PartitionData.BrokerState(broker_id=b, broker_epoch=-1)
-                                 for b in new_isr],
+            partition_index=partition,
+            leader_epoch=leader_epoch,
+            partition_epoch=partition_epoch,
+            new_isr_with_epochs=[
+                cls.TopicData.PartitionData.BrokerState(broker_id=b, broker_epoch=-1) for b in new_isr
+            ],
         )
-        return self.call(alter_partition.API, cls(broker_id=broker_id, broker_epoch=epoch,
-                                                  topics=[cls.TopicData(topic_id=topic_id, partitions=[p])]))
+        return self.call(
+            alter_partition.API,
+            cls(
+                broker_id=broker_id,
+                broker_epoch=epoch,
+                topics=[cls.TopicData(topic_id=topic_id, partitions=[p])],
+            ),
+        )
 
     # ------------------------------------------------------------------------------ admin side
 
-    def create_topics(self, topics: Sequence[tuple[str, int, int, dict[str, str]]], *,
-                      validate_only: bool = False, timeout_s: float | None = None) -> Any:
-        cls = create_topics.REQUEST.cls
-        body = cls(topics=[
-            cls.CreatableTopic(name=n, num_partitions=p, replication_factor=rf, assignments=[], configs=[
-                cls.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in configs.items()])
-            for n, p, rf, configs in topics
-        ], timeout_ms=30_000, validate_only=validate_only)
+    def create_topics(
+        self,
+        topics: Sequence[tuple[str, int, int, dict[str, str]]],
+        *,
+        validate_only: bool = False,
+        timeout_s: float | None = None,
+    ) -> Any:
+        cls: Any = create_topics.REQUEST.cls
+        body = cls(
+            topics=[
+                cls.CreatableTopic(
+                    name=n,
+                    num_partitions=p,
+                    replication_factor=rf,
+                    assignments=[],
+                    configs=[
+                        cls.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in configs.items()
+                    ],
+                )
+                for n, p, rf, configs in topics
+            ],
+            timeout_ms=30_000,
+            validate_only=validate_only,
+        )
         return self.call(create_topics.API, body, timeout_s=timeout_s)
 
     def delete_topics(self, names: Sequence[str]) -> Any:
@@ -158,20 +222,37 @@ class ControllerClient:
         return self.call(delete_topics.API, body, version=5)
 
     def set_topic_config(self, topic: str, key: str, value: str | None) -> Any:
-        cls = incremental_alter_configs.REQUEST.cls
-        body = cls(resources=[cls.AlterConfigsResource(resource_type=2, resource_name=topic, configs=[
-            cls.AlterConfigsResource.AlterableConfig(name=key, config_operation=0 if value is not None else 1,
-                                                     value=value)])], validate_only=False)
+        cls: Any = incremental_alter_configs.REQUEST.cls
+        body = cls(
+            resources=[
+                cls.AlterConfigsResource(
+                    resource_type=2,
+                    resource_name=topic,
+                    configs=[
+                        cls.AlterConfigsResource.AlterableConfig(
+                            name=key, config_operation=0 if value is not None else 1, value=value
+                        )
+                    ],
+                )
+            ],
+            validate_only=False,
+        )
         return self.call(incremental_alter_configs.API, body)
 
     def elect_preferred(self, topic: str, partitions: list[int]) -> Any:
-        cls = elect_leaders.REQUEST.cls
-        body = cls(election_type=0, topic_partitions=[cls.TopicPartitions(topic=topic, partitions=partitions)],
-                   timeout_ms=30_000)
+        cls: Any = elect_leaders.REQUEST.cls
+        body = cls(
+            election_type=0,
+            topic_partitions=[cls.TopicPartitions(topic=topic, partitions=partitions)],
+            timeout_ms=30_000,
+        )
         return self.call(elect_leaders.API, body)
 
     def describe_topic_configs(self, topic: str) -> Any:
-        cls = describe_configs.REQUEST.cls
-        body = cls(resources=[cls.DescribeConfigsResource(resource_type=2, resource_name=topic,
-                                                          configuration_keys=None)])
+        cls: Any = describe_configs.REQUEST.cls
+        body = cls(
+            resources=[
+                cls.DescribeConfigsResource(resource_type=2, resource_name=topic, configuration_keys=None)
+            ]
+        )
         return self.call(describe_configs.API, body)

@@ -36,12 +36,19 @@ CLIENT = -1000
 
 
 class ControllerCluster:
-    def __init__(self, voters: int = 1, *, seed: int = 0, config: ControllerConfig | None = None,
-                 bootstrap: dict[str, int] | None = None, **quorum: Any) -> None:
+    def __init__(
+        self,
+        voters: int = 1,
+        *,
+        seed: int = 0,
+        config: ControllerConfig | None = None,
+        bootstrap: dict[str, int] | None = None,
+        **quorum: Any,
+    ) -> None:
         quorum.setdefault("fetch_max_wait_ms", 50)
         quorum.setdefault("append_linger_ms", 5)
         self.quorum = QuorumConfig(voters={v: () for v in range(1, voters + 1)}, **quorum)
-        self.config = config or ControllerConfig(max_idle_interval_ms=0)
+        self.config = config or ControllerConfig(max_idle_interval_ms=0, verify_leader_replay=True)
         self.bootstrap = bootstrap
         self.seed = seed
         self.now_ms = 0
@@ -57,12 +64,23 @@ class ControllerCluster:
 
     def start(self, n: int) -> None:
         raft = RaftNode(
-            node_id=n, directory_id=uuid.UUID(int=n), cluster_id=CLUSTER_ID, config=self.quorum,
-            log=self.logs[n], store=self.stores[n], rng=random.Random(f"{self.seed}:{n}"), now_ms=self.now_ms,
+            node_id=n,
+            directory_id=uuid.UUID(int=n),
+            cluster_id=CLUSTER_ID,
+            config=self.quorum,
+            log=self.logs[n],
+            store=self.stores[n],
+            rng=random.Random(f"{self.seed}:{n}"),
+            now_ms=self.now_ms,
         )
-        controller = QuorumController(node_id=n, cluster_id=CLUSTER_ID, raft=raft,
-                                      rng=random.Random(f"{self.seed}:c{n}"), config=self.config,
-                                      bootstrap_features=self.bootstrap)
+        controller = QuorumController(
+            node_id=n,
+            cluster_id=CLUSTER_ID,
+            raft=raft,
+            rng=random.Random(f"{self.seed}:c{n}"),
+            config=self.config,
+            bootstrap_features=self.bootstrap,
+        )
         self.nodes[n] = ControllerNode(raft, controller)
         self.down.discard(n)
 
@@ -107,7 +125,9 @@ class ControllerCluster:
             self.step()
 
     def wait_active(self) -> QuorumController:
-        self.run_until(lambda: self.active() is not None and "metadata.version" in self.active().image.features)
+        self.run_until(
+            lambda: self.active() is not None and "metadata.version" in self.active().image.features
+        )
         c = self.active()
         assert c is not None
         return c
@@ -132,26 +152,57 @@ class ControllerCluster:
 
     # ---------------------------------------------------------------- a scripted broker
 
-    def register(self, broker_id: int, *, incarnation: uuid.UUID | None = None, rack: str | None = None,
-                 previous_epoch: int = -1, version: int = 4, log_dir: uuid.UUID | None = None) -> Any:
+    def register(
+        self,
+        broker_id: int,
+        *,
+        incarnation: uuid.UUID | None = None,
+        rack: str | None = None,
+        previous_epoch: int = -1,
+        version: int = 4,
+        log_dir: uuid.UUID | None = None,
+    ) -> Any:
         cls = broker_registration.REQUEST.cls
         return self.call(
-            broker_registration, version,
-            broker_id=broker_id, cluster_id=CLUSTER_ID,
+            broker_registration,
+            version,
+            broker_id=broker_id,
+            cluster_id=CLUSTER_ID,
             incarnation_id=incarnation or uuid.UUID(int=1000 + broker_id),
-            listeners=[cls.Listener(name="PLAINTEXT", host="127.0.0.1", port=9092 + broker_id, security_protocol=0)],
-            features=[cls.Feature(name="metadata.version", min_supported_version=1, max_supported_version=25),
-                      cls.Feature(name="eligible.leader.replicas.version", min_supported_version=0,
-                                  max_supported_version=1)],
-            rack=rack, log_dirs=[log_dir or uuid.UUID(int=(broker_id << 64) | 7)], previous_broker_epoch=previous_epoch,
+            listeners=[
+                cls.Listener(name="PLAINTEXT", host="127.0.0.1", port=9092 + broker_id, security_protocol=0)
+            ],
+            features=[
+                cls.Feature(name="metadata.version", min_supported_version=1, max_supported_version=25),
+                cls.Feature(
+                    name="eligible.leader.replicas.version", min_supported_version=0, max_supported_version=1
+                ),
+            ],
+            rack=rack,
+            log_dirs=[log_dir or uuid.UUID(int=(broker_id << 64) | 7)],
+            previous_broker_epoch=previous_epoch,
         )
 
-    def heartbeat(self, broker_id: int, epoch: int, *, offset: int | None = None, want_fence: bool = False,
-                  want_shutdown: bool = False) -> Any:
+    def heartbeat(
+        self,
+        broker_id: int,
+        epoch: int,
+        *,
+        offset: int | None = None,
+        want_fence: bool = False,
+        want_shutdown: bool = False,
+    ) -> Any:
         if offset is None:
             offset = self.image().provenance.last_offset
-        return self.call(broker_heartbeat, 1, broker_id=broker_id, broker_epoch=epoch,
-                         current_metadata_offset=offset, want_fence=want_fence, want_shut_down=want_shutdown)
+        return self.call(
+            broker_heartbeat,
+            1,
+            broker_id=broker_id,
+            broker_epoch=epoch,
+            current_metadata_offset=offset,
+            want_fence=want_fence,
+            want_shut_down=want_shutdown,
+        )
 
     def start_brokers(self, ids: list[int]) -> dict[int, int]:
         """Register and unfence ``ids``; returns broker id -> epoch."""
@@ -165,44 +216,93 @@ class ControllerCluster:
             assert r.error_code == 0 and not r.is_fenced, r
         return epochs
 
-    def create_topic(self, name: str, partitions: int = 1, rf: int = 1, configs: dict[str, str] | None = None,
-                     assignments: dict[int, list[int]] | None = None, version: int = 7) -> Any:
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        rf: int = 1,
+        configs: dict[str, str] | None = None,
+        assignments: dict[int, list[int]] | None = None,
+        version: int = 7,
+    ) -> Any:
         cls = create_topics.REQUEST.cls
         t = cls.CreatableTopic(
-            name=name, num_partitions=-1 if assignments else partitions,
+            name=name,
+            num_partitions=-1 if assignments else partitions,
             replication_factor=-1 if assignments else rf,
-            assignments=[cls.CreatableTopic.CreatableReplicaAssignment(partition_index=i, broker_ids=b)
-                         for i, b in (assignments or {}).items()],
-            configs=[cls.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()],
+            assignments=[
+                cls.CreatableTopic.CreatableReplicaAssignment(partition_index=i, broker_ids=b)
+                for i, b in (assignments or {}).items()
+            ],
+            configs=[
+                cls.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()
+            ],
         )
         return self.call(create_topics, version, topics=[t]).topics[0]
 
     def delete_topic(self, name: str) -> Any:
         return self.call(delete_topics, 5, topic_names=[name], timeout_ms=1000).responses[0]
 
-    def alter_partition(self, broker_id: int, epoch: int, topic_id: uuid.UUID, partition: int, new_isr: list[int],
-                        *, leader_epoch: int, partition_epoch: int, version: int = 3, lrs: int = 0) -> Any:
+    def alter_partition(
+        self,
+        broker_id: int,
+        epoch: int,
+        topic_id: uuid.UUID,
+        partition: int,
+        new_isr: list[int],
+        *,
+        leader_epoch: int,
+        partition_epoch: int,
+        version: int = 3,
+        lrs: int = 0,
+    ) -> Any:
         cls = alter_partition.REQUEST.cls
-        p = cls.TopicData.PartitionData(partition_index=partition, leader_epoch=leader_epoch, partition_epoch=partition_epoch,
-                              leader_recovery_state=lrs)
+        p = cls.TopicData.PartitionData(
+            partition_index=partition,
+            leader_epoch=leader_epoch,
+            partition_epoch=partition_epoch,
+            leader_recovery_state=lrs,
+        )
         if version >= 3:
-            p.new_isr_with_epochs = [cls.TopicData.PartitionData.BrokerState(broker_id=b, broker_epoch=-1) for b in new_isr]
+            p.new_isr_with_epochs = [
+                cls.TopicData.PartitionData.BrokerState(broker_id=b, broker_epoch=-1) for b in new_isr
+            ]
         else:
             p.new_isr = new_isr
-        return self.call(alter_partition, version, broker_id=broker_id, broker_epoch=epoch,
-                         topics=[cls.TopicData(topic_id=topic_id, partitions=[p])])
+        return self.call(
+            alter_partition,
+            version,
+            broker_id=broker_id,
+            broker_epoch=epoch,
+            topics=[cls.TopicData(topic_id=topic_id, partitions=[p])],
+        )
 
     def set_config(self, resource_type: int, name: str, key: str, value: str | None, op: int = 0) -> Any:
         cls = incremental_alter_configs.REQUEST.cls
-        return self.call(incremental_alter_configs, 1, resources=[cls.AlterConfigsResource(
-            resource_type=resource_type, resource_name=name,
-            configs=[cls.AlterConfigsResource.AlterableConfig(name=key, config_operation=op, value=value)])],
-            validate_only=False).responses[0]
+        return self.call(
+            incremental_alter_configs,
+            1,
+            resources=[
+                cls.AlterConfigsResource(
+                    resource_type=resource_type,
+                    resource_name=name,
+                    configs=[
+                        cls.AlterConfigsResource.AlterableConfig(name=key, config_operation=op, value=value)
+                    ],
+                )
+            ],
+            validate_only=False,
+        ).responses[0]
 
     def elect(self, election_type: int, topic: str, partitions: list[int]) -> Any:
         cls = elect_leaders.REQUEST.cls
-        return self.call(elect_leaders, 2, election_type=election_type,
-                         topic_partitions=[cls.TopicPartitions(topic=topic, partitions=partitions)], timeout_ms=1000)
+        return self.call(
+            elect_leaders,
+            2,
+            election_type=election_type,
+            topic_partitions=[cls.TopicPartitions(topic=topic, partitions=partitions)],
+            timeout_ms=1000,
+        )
 
 
 def wire(envelope: Envelope) -> Envelope:

@@ -41,7 +41,11 @@ def test_first_active_controller_writes_bootstrap_records_in_one_transaction() -
     ctl = c.wait_active()
     assert dict(ctl.image.features) == {"metadata.version": 25, "eligible.leader.replicas.version": 1}
     assert committed_record_types(c) == [
-        "BEGIN_TRANSACTION", "FEATURE_LEVEL", "FEATURE_LEVEL", "ZK_MIGRATION_STATE", "END_TRANSACTION",
+        "BEGIN_TRANSACTION",
+        "FEATURE_LEVEL",
+        "FEATURE_LEVEL",
+        "ZK_MIGRATION_STATE",
+        "END_TRANSACTION",
     ]
 
 
@@ -71,13 +75,30 @@ def test_registration_errors() -> None:
     # another incarnation while the first one's session is live
     assert c.register(1, incarnation=uuid.UUID(int=99)).error_code == ErrorCode.DUPLICATE_BROKER_REGISTRATION
     # wrong cluster id
-    bad = c.call(broker_registration, 4, broker_id=2, cluster_id="other", incarnation_id=uuid.UUID(int=5),
-                 listeners=[], features=[], rack=None, log_dirs=[uuid.UUID(int=77)])
+    bad = c.call(
+        broker_registration,
+        4,
+        broker_id=2,
+        cluster_id="other",
+        incarnation_id=uuid.UUID(int=5),
+        listeners=[],
+        features=[],
+        rack=None,
+        log_dirs=[uuid.UUID(int=77)],
+    )
     assert bad.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
     # a broker that does not support the finalized metadata.version
-    old = c.call(broker_registration, 4, broker_id=2, cluster_id=CLUSTER_ID, incarnation_id=uuid.UUID(int=5),
-                 listeners=[], rack=None, log_dirs=[uuid.UUID(int=77)],
-                 features=[cls.Feature(name="metadata.version", min_supported_version=1, max_supported_version=20)])
+    old = c.call(
+        broker_registration,
+        4,
+        broker_id=2,
+        cluster_id=CLUSTER_ID,
+        incarnation_id=uuid.UUID(int=5),
+        listeners=[],
+        rack=None,
+        log_dirs=[uuid.UUID(int=77)],
+        features=[cls.Feature(name="metadata.version", min_supported_version=1, max_supported_version=20)],
+    )
     assert old.error_code == ErrorCode.UNSUPPORTED_VERSION
     # reserved or someone else's log directory
     assert c.register(2, log_dir=uuid.UUID(int=1)).error_code == ErrorCode.INVALID_REGISTRATION
@@ -153,8 +174,15 @@ def test_clean_restart_keeps_elr_membership_and_unclean_restart_drops_it() -> No
     t = c.image().topics_by_name["t"]
     p = t.partitions[0]
     # the leader drops both followers: below min ISR, so they enter ELR
-    r = c.alter_partition(p.leader, epochs[p.leader], t.id, 0, [p.leader], leader_epoch=p.leader_epoch,
-                          partition_epoch=p.partition_epoch)
+    r = c.alter_partition(
+        p.leader,
+        epochs[p.leader],
+        t.id,
+        0,
+        [p.leader],
+        leader_epoch=p.leader_epoch,
+        partition_epoch=p.partition_epoch,
+    )
     assert r.topics[0].partitions[0].error_code == 0
     p = c.image().topics_by_name["t"].partitions[0]
     followers = [b for b in p.replicas if b != p.leader]
@@ -182,11 +210,16 @@ def test_create_topics_validation_errors() -> None:
     assert c.create_topic("o_k").error_code == ErrorCode.INVALID_TOPIC_EXCEPTION  # collides with o.k
     assert c.create_topic("three", 1, 3).error_code == ErrorCode.INVALID_REPLICATION_FACTOR
     assert c.create_topic("zero", 0, 1).error_code == ErrorCode.INVALID_PARTITIONS
-    assert c.create_topic("cfg", 1, 1, configs={"min.insync.replicas": "0"}).error_code == ErrorCode.INVALID_CONFIG
+    assert (
+        c.create_topic("cfg", 1, 1, configs={"min.insync.replicas": "0"}).error_code
+        == ErrorCode.INVALID_CONFIG
+    )
     assert c.create_topic("cfg", 1, 1, configs={"no.such.key": "1"}).error_code == ErrorCode.INVALID_CONFIG
     assert c.create_topic("__cluster_metadata").error_code == ErrorCode.INVALID_REQUEST
     assert c.create_topic("man", assignments={0: [1, 1]}).error_code == ErrorCode.INVALID_REPLICA_ASSIGNMENT
-    assert c.create_topic("man", assignments={0: [1], 2: [2]}).error_code == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+    assert (
+        c.create_topic("man", assignments={0: [1], 2: [2]}).error_code == ErrorCode.INVALID_REPLICA_ASSIGNMENT
+    )
     assert c.create_topic("man", assignments={0: [9]}).error_code == ErrorCode.INVALID_REPLICA_ASSIGNMENT
     made = c.create_topic("man", assignments={0: [2, 1], 1: [1, 2]})
     assert made.error_code == 0
@@ -202,8 +235,12 @@ def test_create_topics_validate_only_writes_nothing_and_names_the_topic_id_from_
     from kraft.protocol.messages import create_topics
 
     cls = create_topics.REQUEST.cls
-    r = c.call(create_topics, 7, topics=[cls.CreatableTopic(name="v", num_partitions=3, replication_factor=1)],
-               validate_only=True)
+    r = c.call(
+        create_topics,
+        7,
+        topics=[cls.CreatableTopic(name="v", num_partitions=3, replication_factor=1)],
+        validate_only=True,
+    )
     assert r.topics[0].error_code == 0 and r.topics[0].num_partitions == 3
     assert "v" not in c.image().topics_by_name and c.image().provenance.last_offset == before
     made = c.create_topic("v", 1, 1)
@@ -230,20 +267,34 @@ def test_create_partitions_and_delete_topics() -> None:
     c.start_brokers([1, 2])
     c.create_topic("t", 2, 2)
     cls = create_partitions.REQUEST.cls
-    r = c.call(create_partitions, 3, topics=[cls.CreatePartitionsTopic(name="t", count=4, assignments=None)],
-               timeout_ms=1000, validate_only=False)
+    r = c.call(
+        create_partitions,
+        3,
+        topics=[cls.CreatePartitionsTopic(name="t", count=4, assignments=None)],
+        timeout_ms=1000,
+        validate_only=False,
+    )
     assert r.results[0].error_code == 0
     assert len(c.image().topics_by_name["t"].partitions) == 4
-    r = c.call(create_partitions, 3, topics=[cls.CreatePartitionsTopic(name="t", count=3, assignments=None)],
-               timeout_ms=1000, validate_only=False)
+    r = c.call(
+        create_partitions,
+        3,
+        topics=[cls.CreatePartitionsTopic(name="t", count=3, assignments=None)],
+        timeout_ms=1000,
+        validate_only=False,
+    )
     assert r.results[0].error_code == ErrorCode.INVALID_PARTITIONS
     assert c.delete_topic("nope").error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     topic_id = c.image().topics_by_name["t"].id
     dcls = delete_topics.REQUEST.cls
-    by_id = c.call(delete_topics, 6, topics=[dcls.DeleteTopicState(name=None, topic_id=topic_id)], timeout_ms=1000)
+    by_id = c.call(
+        delete_topics, 6, topics=[dcls.DeleteTopicState(name=None, topic_id=topic_id)], timeout_ms=1000
+    )
     assert by_id.responses[0].error_code == 0 and by_id.responses[0].name == "t"
     assert "t" not in c.image().topics_by_name
-    unknown = c.call(delete_topics, 6, topics=[dcls.DeleteTopicState(name=None, topic_id=topic_id)], timeout_ms=1)
+    unknown = c.call(
+        delete_topics, 6, topics=[dcls.DeleteTopicState(name=None, topic_id=topic_id)], timeout_ms=1
+    )
     assert unknown.responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_ID
 
 
@@ -253,7 +304,7 @@ def test_alter_partition_checks_in_kafkas_order() -> None:
     c.create_topic("t", 1, 3, assignments=None)
     t = c.image().topics_by_name["t"]
     p = t.partitions[0]
-    leader, follower = p.leader, [b for b in p.replicas if b != p.leader][0]
+    leader, follower = p.leader, next(b for b in p.replicas if b != p.leader)
 
     def ap(sender: int, isr: list[int], **kw: int) -> int:
         args = {"leader_epoch": p.leader_epoch, "partition_epoch": p.partition_epoch, **kw}
@@ -262,8 +313,12 @@ def test_alter_partition_checks_in_kafkas_order() -> None:
             return int(r.error_code)
         return int(r.topics[0].partitions[0].error_code)
 
-    assert c.alter_partition(leader, epochs[leader] + 1, t.id, 0, [leader], leader_epoch=0,
-                             partition_epoch=0).error_code == ErrorCode.STALE_BROKER_EPOCH
+    assert (
+        c.alter_partition(
+            leader, epochs[leader] + 1, t.id, 0, [leader], leader_epoch=0, partition_epoch=0
+        ).error_code
+        == ErrorCode.STALE_BROKER_EPOCH
+    )
     assert ap(leader, [leader], leader_epoch=p.leader_epoch + 1) == ErrorCode.NOT_CONTROLLER
     assert ap(follower, [follower]) == ErrorCode.INVALID_REQUEST
     assert ap(leader, [follower]) == ErrorCode.INVALID_REQUEST  # ISR without the leader
@@ -287,15 +342,24 @@ def test_preferred_leader_election() -> None:
     # move leadership away, then bring the preferred leader back
     c.heartbeat(preferred, epochs[preferred], want_fence=True)
     assert c.image().topics_by_name["t"].partitions[0].leader != preferred
-    assert c.elect(0, "t", [0]).replica_election_results[0].partition_result[0].error_code == \
-        ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+    assert (
+        c.elect(0, "t", [0]).replica_election_results[0].partition_result[0].error_code
+        == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+    )
     c.register(preferred, incarnation=uuid.UUID(int=700), previous_epoch=epochs[preferred])
     new_epoch = c.image().brokers[preferred].epoch
     c.heartbeat(preferred, new_epoch)
     q = c.image().topics_by_name["t"].partitions[0]
     leader = q.leader
-    c.alter_partition(leader, epochs[leader], c.image().topics_by_name["t"].id, 0, sorted(set(q.isr) | {preferred}),
-                      leader_epoch=q.leader_epoch, partition_epoch=q.partition_epoch)
+    c.alter_partition(
+        leader,
+        epochs[leader],
+        c.image().topics_by_name["t"].id,
+        0,
+        sorted(set(q.isr) | {preferred}),
+        leader_epoch=q.leader_epoch,
+        partition_epoch=q.partition_epoch,
+    )
     r = c.elect(0, "t", [0])
     assert r.replica_election_results[0].partition_result[0].error_code == 0
     assert c.image().topics_by_name["t"].partitions[0].leader == preferred
@@ -309,11 +373,21 @@ def test_min_isr_change_clears_elr_and_bad_values_are_refused() -> None:
     c.create_topic("t", 1, 3, configs={"min.insync.replicas": "2"})
     t = c.image().topics_by_name["t"]
     p = t.partitions[0]
-    c.alter_partition(p.leader, epochs[p.leader], t.id, 0, [p.leader], leader_epoch=p.leader_epoch,
-                      partition_epoch=p.partition_epoch)
+    c.alter_partition(
+        p.leader,
+        epochs[p.leader],
+        t.id,
+        0,
+        [p.leader],
+        leader_epoch=p.leader_epoch,
+        partition_epoch=p.partition_epoch,
+    )
     assert c.image().topics_by_name["t"].partitions[0].elr
     assert c.set_config(TOPIC, "t", "min.insync.replicas", "zero").error_code == ErrorCode.INVALID_CONFIG
-    assert c.set_config(TOPIC, "nope", "min.insync.replicas", "1").error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert (
+        c.set_config(TOPIC, "nope", "min.insync.replicas", "1").error_code
+        == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    )
     assert c.set_config(TOPIC, "t", "min.insync.replicas", "1").error_code == 0
     after = c.image().topics_by_name["t"].partitions[0]
     assert after.elr == () and after.last_known_elr == ()
@@ -324,13 +398,20 @@ def test_min_isr_change_clears_elr_and_bad_values_are_refused() -> None:
 
 
 def test_describe_configs_reports_sources() -> None:
-    c = ControllerCluster(1, config=ControllerConfig(max_idle_interval_ms=0,
-                                                     static_configs={"min.insync.replicas": "2"}))
+    c = ControllerCluster(
+        1, config=ControllerConfig(max_idle_interval_ms=0, static_configs={"min.insync.replicas": "2"})
+    )
     c.start_brokers([1])
     c.create_topic("t", 1, 1, configs={"retention.ms": "1000"})
     cls = describe_configs.REQUEST.cls
-    r = c.call(describe_configs, 4, resources=[cls.DescribeConfigsResource(
-        resource_type=TOPIC, resource_name="t", configuration_keys=None)], include_synonyms=False)
+    r = c.call(
+        describe_configs,
+        4,
+        resources=[
+            cls.DescribeConfigsResource(resource_type=TOPIC, resource_name="t", configuration_keys=None)
+        ],
+        include_synonyms=False,
+    )
     rows = {x.name: x for x in r.results[0].configs}
     assert rows["retention.ms"].value == "1000" and rows["retention.ms"].config_source == 1
     assert rows["min.insync.replicas"].value == "2" and rows["min.insync.replicas"].config_source == 4
@@ -343,8 +424,13 @@ def test_update_features_rules() -> None:
     cls = update_features.REQUEST.cls
 
     def update(name: str, level: int, kind: int) -> object:
-        return c.call(update_features, 1, timeout_ms=1000, validate_only=False, feature_updates=[
-            cls.FeatureUpdateKey(feature=name, max_version_level=level, upgrade_type=kind)])
+        return c.call(
+            update_features,
+            1,
+            timeout_ms=1000,
+            validate_only=False,
+            feature_updates=[cls.FeatureUpdateKey(feature=name, max_version_level=level, upgrade_type=kind)],
+        )
 
     assert update("eligible.leader.replicas.version", 0, 1).error_code == ErrorCode.INVALID_UPDATE_VERSION
     assert update("eligible.leader.replicas.version", 0, 2).error_code == 0
@@ -359,13 +445,24 @@ def test_standby_controllers_answer_not_controller() -> None:
     c = ControllerCluster(3)
     active = c.wait_active()
     standby = next(n for n in c.nodes if n != active.node_id)
-    r = c.call(broker_registration, 4, to=standby, broker_id=1, cluster_id=CLUSTER_ID,
-               incarnation_id=uuid.UUID(int=3), listeners=[], features=[], rack=None, log_dirs=[uuid.UUID(int=88)])
+    r = c.call(
+        broker_registration,
+        4,
+        to=standby,
+        broker_id=1,
+        cluster_id=CLUSTER_ID,
+        incarnation_id=uuid.UUID(int=3),
+        listeners=[],
+        features=[],
+        rack=None,
+        log_dirs=[uuid.UUID(int=88)],
+    )
     assert r.error_code == ErrorCode.NOT_CONTROLLER
 
 
-def test_failover_keeps_every_topic_and_the_new_active_controller_serves_at_once() -> None:
-    c = ControllerCluster(3)
+@pytest.mark.parametrize("verify", [True, False], ids=["replay-own-batches", "adopt-own-batches"])
+def test_failover_keeps_every_topic_and_the_new_active_controller_serves_at_once(verify: bool) -> None:
+    c = ControllerCluster(3, config=ControllerConfig(max_idle_interval_ms=0, verify_leader_replay=verify))
     epochs = c.start_brokers([1, 2, 3])
     for i in range(5):
         assert c.create_topic(f"t{i}", 2, 3).error_code == 0
@@ -381,8 +478,12 @@ def test_failover_keeps_every_topic_and_the_new_active_controller_serves_at_once
     assert c.create_topic("after", 1, 3).error_code == 0
     # every controller (the restarted one too) converges on the same committed image
     c.start(old.node_id)
-    c.run_until(lambda: all(n.controller.image.provenance.last_offset == new.image.provenance.last_offset
-                            for n in c.nodes.values()))
+    c.run_until(
+        lambda: all(
+            n.controller.image.provenance.last_offset == new.image.provenance.last_offset
+            for n in c.nodes.values()
+        )
+    )
     for n in c.nodes.values():
         assert image_equal(n.controller.image, new.image)
 
@@ -397,15 +498,21 @@ def test_pending_requests_get_not_controller_when_leadership_is_lost() -> None:
     from kraft.protocol.messages import create_topics
 
     cls = create_topics.REQUEST.cls
-    body = create_topics.REQUEST.cls(topics=[cls.CreatableTopic(name="lost", num_partitions=1,
-                                                                replication_factor=1)])
+    body = create_topics.REQUEST.cls(
+        topics=[cls.CreatableTopic(name="lost", num_partitions=1, replication_factor=1)]
+    )
     c.in_flight.append(ControllerEnvelope(-1000, active.node_id, 4242, ControllerRequest(19, 7, body)))
     real_step = c.step
 
     def isolated_step(ms: int = 5) -> None:
-        c.in_flight = [e for e in c.in_flight if not (
-            (e.source == active.node_id and e.destination in others)
-            or (e.destination == active.node_id and e.source in others))]
+        c.in_flight = [
+            e
+            for e in c.in_flight
+            if not (
+                (e.source == active.node_id and e.destination in others)
+                or (e.destination == active.node_id and e.source in others)
+            )
+        ]
         real_step(ms)
 
     c.step = isolated_step  # type: ignore[method-assign]

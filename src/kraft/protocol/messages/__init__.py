@@ -26,8 +26,8 @@ from kraft.protocol.messages import (
     incremental_alter_configs,
     metadata,
     remove_raft_voter,
-    update_features,
     unregister_broker,
+    update_features,
     update_raft_voter,
     vote,
 )
