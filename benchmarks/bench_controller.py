@@ -257,7 +257,7 @@ def heartbeat_loop(client: ControllerClient, epochs: dict[int, int], stop: threa
         stop.wait(1.0)
 
 
-def bench_processes(root: Path, partitions: int, per_request: int) -> dict[str, Any]:
+def bench_processes(root: Path, partitions: int, per_request: int, clients: int) -> dict[str, Any]:
     cluster = Cluster(root)
     for n in cluster.spec.nodes:
         cluster.start(n.id)
@@ -281,21 +281,37 @@ def bench_processes(root: Path, partitions: int, per_request: int) -> dict[str, 
             target=heartbeat_loop, args=(ControllerClient(boot, timeout_s=5), epochs, stop), daemon=True
         )
         hb.start()
-        made = 0
+        # ``clients`` connections send CreateTopics concurrently, so the active controller handles
+        # the next request while the previous batch replicates and commits.
+        names = [f"bench-{i:07d}" for i in range(0, partitions, PARTITIONS_PER_TOPIC)]
+        per = per_request // PARTITIONS_PER_TOPIC
+        requests = [names[i : i + per] for i in range(0, len(names), per)]
+        failures: list[str] = []
+
+        def worker(chunks: list[list[str]]) -> None:
+            own = ControllerClient(boot, timeout_s=60)
+            for chunk in chunks:
+                r = own.create_topics([(n, PARTITIONS_PER_TOPIC, 3, {}) for n in chunk], timeout_s=60)
+                failures.extend(
+                    f"{t.name}: {t.error_code} {t.error_message}" for t in r.topics if t.error_code
+                )
+            own.close()
+
         t0 = time.perf_counter()
-        while made < partitions:
-            topics = [
-                (f"bench-{made + i * PARTITIONS_PER_TOPIC:07d}", PARTITIONS_PER_TOPIC, 3, {})
-                for i in range(per_request // PARTITIONS_PER_TOPIC)
-            ]
-            r = client.create_topics(topics, timeout_s=60)
-            bad = [t for t in r.topics if t.error_code]
-            if bad:
-                raise RuntimeError(f"CreateTopics failed: {bad[0]}")
-            made += per_request
+        threads = [
+            threading.Thread(target=worker, args=(requests[i::clients],), daemon=True) for i in range(clients)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
         elapsed = time.perf_counter() - t0
+        if failures:
+            raise RuntimeError(f"CreateTopics failed: {failures[0]}")
+        made = len(names) * PARTITIONS_PER_TOPIC
         out["create"] = {
             "partitions": made,
+            "clients": clients,
             "seconds": elapsed,
             "partitions_per_s": made / elapsed,
             "records_per_s": (made + made // PARTITIONS_PER_TOPIC) / elapsed,
@@ -326,6 +342,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--partitions", type=int, default=100_000)
     ap.add_argument("--per-request", type=int, default=5_000, help="partitions per CreateTopics request")
+    ap.add_argument("--clients", type=int, default=2, help="concurrent CreateTopics connections")
     ap.add_argument("--quick", action="store_true", help="10,000 partitions")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--workdir", type=Path)
@@ -337,7 +354,7 @@ def main() -> int:
     report["handler_ceiling"] = bench_handler_ceiling(partitions, args.per_request)
     if not args.skip_processes:
         with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-            report.update(bench_processes(Path(tmp), partitions, args.per_request))
+            report.update(bench_processes(Path(tmp), partitions, args.per_request, args.clients))
         report["create"]["vs_handler_ceiling"] = (
             report["create"]["partitions_per_s"] / report["handler_ceiling"]["partitions_per_s"]
         )

@@ -21,6 +21,8 @@ No I/O here: this module is shared by the controller, the brokers, the tools and
 from __future__ import annotations
 
 import enum
+import struct as _struct
+import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -423,6 +425,10 @@ def encode_record(record: ApiMessageAndVersion) -> bytes:
     Raises:
         ValueError: a field set that its version cannot carry (as Kafka's serializer refuses).
     """
+    if record.type is MetadataRecordType.PARTITION:
+        fast = _encode_partition_record_fast(record)
+        if fast is not None:
+            return fast
     schema = SCHEMAS[record.type]
     if record.version not in schema.versions:
         raise ValueError(f"{record.type.record_name} has no version {record.version}")
@@ -457,6 +463,10 @@ def decode_record(value: bytes | bytearray | memoryview) -> ApiMessageAndVersion
                 skipped = UnmodelledRecord(type_id, version, bytes(r.raw(r.remaining)))
                 raise UnmodelledRecordError(skipped) from None
             raise CorruptRecordError(f"unknown metadata record type {type_id}") from None
+        if record_type is MetadataRecordType.PARTITION and version >= 1:
+            fast = _decode_partition_record_fast(value, r.pos, version)
+            if fast is not None:
+                return ApiMessageAndVersion(record_type, version, fast)
         schema = SCHEMAS[record_type]
         if version not in schema.versions:
             raise CorruptRecordError(
@@ -523,3 +533,106 @@ def _json_value(ftype: Any, v: Any, version: int, uuid_text: Any) -> Any:
     if isinstance(v, _uuid.UUID):
         return uuid_text(v)
     return v
+
+
+# ---------------------------------------------------------------------------------------------------
+# Fast paths for the record a topic creation writes by the thousand (PartitionRecord v1-v2 with no
+# tagged field set and short lists). Anything else returns None and takes the generic codec above;
+# tests/unit/metadata/test_records_fast_path.py checks both give the same bytes and values.
+
+_I32 = _struct.Struct(">i")
+_HEAD = _struct.Struct(">i16s")
+_TAIL = _struct.Struct(">iii")
+_MAX_FAST_LIST = 126  # a list whose length + 1 fits one varint byte
+
+
+def _encode_partition_record_fast(record: ApiMessageAndVersion) -> bytes | None:
+    d = record.data
+    version = record.version
+    if (
+        version < 1
+        or d.leader_recovery_state != 0
+        or d.eligible_leader_replicas is not None
+        or d.last_known_elr is not None
+        or d._unknown_tags
+    ):
+        return None
+    lists = (d.replicas, d.isr, d.removing_replicas, d.adding_replicas)
+    if any(v is None or len(v) > _MAX_FAST_LIST for v in lists) or d.directories is None:
+        return None
+    if len(d.directories) > _MAX_FAST_LIST:
+        return None
+    try:
+        out = [bytes((FRAME_VERSION, int(MetadataRecordType.PARTITION), version)),
+               _HEAD.pack(d.partition_id, d.topic_id.bytes)]
+        for v in lists:
+            out.append(bytes((len(v) + 1,)))
+            out.append(_struct.pack(f">{len(v)}i", *v))
+        out.append(_TAIL.pack(d.leader, d.leader_epoch, d.partition_epoch))
+        out.append(bytes((len(d.directories) + 1,)))
+        out.append(b"".join(u.bytes for u in d.directories))
+        out.append(b"\x00")  # no tagged fields
+    except (_struct.error, AttributeError, TypeError):
+        return None  # let the generic codec report what is wrong
+    return b"".join(out)
+
+
+_UUIDS: dict[bytes, _uuid.UUID] = {}
+
+
+def _shared_uuid(raw: bytes) -> _uuid.UUID:
+    """One UUID object per distinct id (they are immutable): directory and topic ids repeat across
+    thousands of partition records, and building a UUID costs more than the rest of the record."""
+    found = _UUIDS.get(raw)
+    if found is None:
+        if len(_UUIDS) >= 65536:
+            _UUIDS.clear()
+        found = _UUIDS[raw] = _uuid.UUID(bytes=raw)
+    return found
+
+
+def _decode_partition_record_fast(
+    value: bytes | bytearray | memoryview, pos: int, version: int
+) -> Any | None:
+    data = bytes(value) if not isinstance(value, bytes) else value
+    end = len(data)
+    try:
+        partition_id, topic_raw = _HEAD.unpack_from(data, pos)
+        pos += 20
+        lists: list[list[int]] = []
+        for _ in range(4):
+            n = data[pos] - 1
+            if n < 0 or n > _MAX_FAST_LIST:
+                return None
+            pos += 1
+            lists.append(list(_struct.unpack_from(f">{n}i", data, pos)))
+            pos += 4 * n
+        leader, leader_epoch, partition_epoch = _TAIL.unpack_from(data, pos)
+        pos += 12
+        n = data[pos] - 1
+        if n < 0 or n > _MAX_FAST_LIST:
+            return None
+        pos += 1
+        if pos + 16 * n + 1 != end or data[pos + 16 * n] != 0:
+            return None  # tagged fields present (or trailing bytes): the generic path decides
+        directories = [_shared_uuid(data[pos + 16 * i : pos + 16 * i + 16]) for i in range(n)]
+    except (IndexError, _struct.error):
+        return None
+    cls = PARTITION_RECORD.cls
+    obj = cls.__new__(cls)
+    put = object.__setattr__
+    put(obj, "partition_id", partition_id)
+    put(obj, "topic_id", _shared_uuid(topic_raw))
+    put(obj, "replicas", lists[0])
+    put(obj, "isr", lists[1])
+    put(obj, "removing_replicas", lists[2])
+    put(obj, "adding_replicas", lists[3])
+    put(obj, "leader", leader)
+    put(obj, "leader_recovery_state", 0)
+    put(obj, "leader_epoch", leader_epoch)
+    put(obj, "partition_epoch", partition_epoch)
+    put(obj, "directories", directories)
+    put(obj, "eligible_leader_replicas", None)
+    put(obj, "last_known_elr", None)
+    put(obj, "_unknown_tags", [])
+    return obj
