@@ -216,7 +216,7 @@ class ConfigControl:
                         name=key,
                         value=r.value,
                         read_only=False,
-                        is_default=r.source == ConfigSource.DEFAULT_CONFIG,
+                        is_default=version == 0 and r.source == ConfigSource.DEFAULT_CONFIG,
                         config_source=int(r.source),
                         is_sensitive=False,
                         synonyms=synonyms,

@@ -140,11 +140,15 @@ class ControllerCluster:
             target = c.node_id
         self._ids += 1
         cid = self._ids
-        body = api.REQUEST.cls(**fields)
+        # Every request and response goes through the wire codec at ``version``, as on a socket.
+        flexible = api.API.is_flexible(version)
+        built = api.REQUEST.cls(**fields)
+        body = api.REQUEST.decode(api.REQUEST.encode(built, version, flexible), version, flexible)
         env = ControllerEnvelope(CLIENT, target, cid, ControllerRequest(api.API.key, version, body))
         self.in_flight.append(env)
         self.run_until(lambda: cid in self.responses)
-        return self.responses.pop(cid).body
+        response = self.responses.pop(cid).body
+        return api.RESPONSE.decode(api.RESPONSE.encode(response, version, flexible), version, flexible)
 
     def image(self) -> MetadataImage:
         c = self.wait_active()
