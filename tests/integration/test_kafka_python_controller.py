@@ -55,6 +55,18 @@ def test_kafka_python_creates_configures_and_deletes_topics(
         assert entry["value"] == "2" and entry["config_source"] == "DYNAMIC_TOPIC_CONFIG"
 
         admin.delete_topics(["audit"])
+
+        # Features through ApiVersions v3+ and UpdateFeatures (KIP-584) on the active controller.
+        features = admin.describe_features(send_request_to_controller=True)
+        assert features["metadata.version"]["finalized"] == (25, 25)
+        assert features["metadata.version"]["supported"] == (1, 25)
+        assert features["eligible.leader.replicas.version"]["finalized"] == (1, 1)
+        assert features["eligible.leader.replicas.version"]["supported"] == (0, 1)
+        assert features["metadata.version"]["finalized_epoch"] > 0
+        result = admin.update_features({"eligible.leader.replicas.version": ("SAFE_DOWNGRADE", 0)})
+        assert result == {"eligible.leader.replicas.version": "OK"}
+        after = admin.describe_features(send_request_to_controller=True)
+        assert "finalized" not in after["eligible.leader.replicas.version"]
     finally:
         admin.close()
     # The scripted broker sees the result in the controller's own answers.

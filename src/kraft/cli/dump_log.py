@@ -11,15 +11,28 @@ eyes trained on one read the other::
       compresscodec: none crc: 123 isvalid: true            (one line in the real output)
     | offset: 0 CreateTime: 1000 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] LeaderChange: {...}
 
+``--cluster-metadata-decoder`` (implies ``--print-records``) decodes each data record as a metadata
+record (``kraft.metadata.records``) and appends it as Kafka does (spec 8.3)::
+
+    | offset: 5 CreateTime: 1000 keySize: -1 valueSize: 30 sequence: -1 headerKeys: [] payload:
+      {"type":"PARTITION_CHANGE_RECORD","version":2,"data":{"partitionId":0,"topicId":"...",...}}
+
+Control records print as without the flag. A record of a type kraft does not model (ACLs, SCRAM,
+quotas, tokens) prints ``payload: <ACCESS_CONTROL_ENTRY_RECORD (type 18, version 0): 37-byte body
+not decoded>``; one that does not decode prints ``payload: <undecodable: reason>``, the dump goes
+on, and the exit status is 1. Works the same on segments, snapshots and ``bootstrap.checkpoint``.
+
 Differences from Kafka, all additive: LEADER_CHANGE records are decoded (Kafka prints only
 ``controlType: LEADER_CHANGE(2)``); a batch whose records cannot be decoded gets a ``| error:``
 line instead of a stack trace; a structurally broken batch (impossible length, wrong magic) ends
 the file with a message instead of an exception. ``--json`` prints one JSON object per batch per
-line on stdout (headers and notes go to stderr), with keys and values in base64.
+line on stdout (headers and notes go to stderr), with keys and values in base64; with
+``--cluster-metadata-decoder`` each data record also gets ``payload`` (the decoded record as
+above), ``payload_unmodelled`` (``{"type_id", "type", "version", "size"}``) or ``payload_error``.
 
 Only reads files; never writes. Exit status: 0 when every file was read (a torn tail or a bad CRC
 is reported, not failed), 1 when a file is missing, is a directory or could not be parsed to its
-end, 2 on bad arguments.
+end, or a metadata record could not be decoded, 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from kraft.common.errors import CorruptRecordError
+from kraft.metadata.records import UnmodelledRecord, UnmodelledRecordError, decode_record, record_to_json
 from kraft.records.batch import (
     BatchHeader,
     Record,
@@ -61,13 +75,23 @@ _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 # A progress bar is only worth drawing for files that take a noticeable time to read.
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 _INT32_MAX = 2**31 - 1
+# Kafka's MetadataRecordType names of the record types kraft reads past (IGNORED_RECORD_TYPES).
+UNMODELLED_RECORD_NAMES = {
+    10: "DELEGATION_TOKEN_RECORD",
+    11: "USER_SCRAM_CREDENTIAL_RECORD",
+    14: "CLIENT_QUOTA_RECORD",
+    18: "ACCESS_CONTROL_ENTRY_RECORD",
+    19: "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
+    22: "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+    26: "REMOVE_DELEGATION_TOKEN_RECORD",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="kraft dump-log",
-        description="Parse log segments (*.log) and snapshots (*.checkpoint) and print their batches and "
-        "records, like Kafka's kafka-dump-log.",
+        description="Parse log segments (*.log) and snapshots (*.checkpoint, bootstrap.checkpoint) and "
+        "print their batches and records, like Kafka's kafka-dump-log.",
     )
     p.add_argument("paths", nargs="*", metavar="FILE", help="log segment or snapshot files")
     p.add_argument(
@@ -84,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--print-data-log",
         action="store_true",
         help="also print record keys and values as text (implies --deep-iteration)",
+    )
+    p.add_argument(
+        "--cluster-metadata-decoder",
+        dest="metadata_decoder",
+        action="store_true",
+        help="decode data records as __cluster_metadata records and print each as "
+        '\'payload: {"type":...,"version":...,"data":{...}}\' (implies --print-records)',
     )
     p.add_argument("--skip-record-metadata", action="store_true", help="omit per-record metadata")
     p.add_argument(
@@ -103,12 +134,14 @@ class _Options:
     skip_metadata: bool
     max_bytes: int
     as_json: bool
+    metadata_decoder: bool = False
 
 
 @dataclass(slots=True)
 class _FileResult:
     ok: bool = True
     non_consecutive: list[tuple[int, int]] = field(default_factory=list)
+    undecodable: int = 0  # metadata records that did not decode (--cluster-metadata-decoder)
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -129,16 +162,24 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         print(f"kraft dump-log: --max-bytes must be positive, got {ns.max_bytes}", file=err)
         return 2
     opts = _Options(
-        deep=ns.deep or ns.print_data_log,
+        deep=ns.deep or ns.print_data_log or ns.metadata_decoder,
         print_data=ns.print_data_log,
         skip_metadata=ns.skip_record_metadata,
         max_bytes=ns.max_bytes,
         as_json=ns.json,
+        metadata_decoder=ns.metadata_decoder,
     )
     status = 0
     non_consecutive: dict[str, list[tuple[int, int]]] = {}
     for path in paths:
         result = _dump_path(path, opts, out, err)
+        if result.undecodable:
+            print(
+                f"kraft dump-log: {path}: {result.undecodable} record(s) could not be decoded "
+                "as metadata records",
+                file=err,
+            )
+            status = 1
         if not result.ok:
             status = 1
         if result.non_consecutive:
@@ -244,12 +285,16 @@ def _dump_data(
                     if last_offset != -1 and rec.offset != last_offset + 1:
                         result.non_consecutive.append((last_offset, rec.offset))
                     last_offset = rec.offset
+            payloads: list[_Payload] | None = None
+            if batch is not None and opts.metadata_decoder and not header.is_control:
+                payloads = [_decode_payload(rec) for rec in batch.records]
+                result.undecodable += sum(1 for p in payloads if p.error is not None)
             if opts.as_json:
-                _print_json_batch(path, pos, header, crc_ok, batch, decode_error, out)
+                _print_json_batch(path, pos, header, crc_ok, batch, decode_error, payloads, out)
             else:
                 _print_batch_line(pos, header, crc_ok, out)
                 if opts.deep:
-                    _print_records(header, batch, decode_error, opts, out)
+                    _print_records(header, batch, decode_error, payloads, opts, out)
             pos += size
             if progress is not None:
                 progress.update(size)
@@ -299,18 +344,59 @@ def _describe_control(rec: Record) -> str:
     return f" {CONTROL_MESSAGES[kind].display_name} {_compact_json(to_kafka_json(value))}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Payload:
+    """One data record seen through --cluster-metadata-decoder: exactly one field is set."""
+
+    decoded: dict[str, Any] | None = None
+    unmodelled: UnmodelledRecord | None = None
+    error: str | None = None
+
+    def text(self) -> str:
+        if self.decoded is not None:
+            # Kafka's Jackson output: compact, non-ASCII text as is (not \u escapes).
+            return json.dumps(self.decoded, separators=(",", ":"), ensure_ascii=False)
+        if self.unmodelled is not None:
+            u = self.unmodelled
+            return (
+                f"<{_unmodelled_name(u.type)} (type {u.type}, version {u.version}): "
+                f"{len(u.body)}-byte body not decoded>"
+            )
+        return f"<undecodable: {self.error}>"
+
+
+def _unmodelled_name(type_id: int) -> str:
+    return UNMODELLED_RECORD_NAMES.get(type_id, f"UNKNOWN_{type_id}")
+
+
+def _decode_payload(rec: Record) -> _Payload:
+    if rec.value is None:
+        return _Payload(error="the record has no value")
+    try:
+        return _Payload(decoded=record_to_json(decode_record(rec.value)))
+    except UnmodelledRecordError as e:
+        return _Payload(unmodelled=e.record)
+    except CorruptRecordError as e:
+        return _Payload(error=str(e))
+
+
 def _text(data: bytes) -> str:
     # Kafka's default StringDecoder: UTF-8, malformed input replaced.
     return data.decode("utf-8", errors="replace")
 
 
 def _print_records(
-    header: BatchHeader, batch: RecordBatch | None, decode_error: str | None, opts: _Options, out: TextIO
+    header: BatchHeader,
+    batch: RecordBatch | None,
+    decode_error: str | None,
+    payloads: list[_Payload] | None,
+    opts: _Options,
+    out: TextIO,
 ) -> None:
     if batch is None:
         out.write(f"| error: {decode_error}\n")
         return
-    for rec in batch.records:
+    for i, rec in enumerate(batch.records):
         line = "| "
         if not opts.skip_metadata:
             header_keys = "[" + ",".join(h.key for h in rec.headers) + "]"
@@ -324,7 +410,10 @@ def _print_records(
             sep = " "
         else:
             sep = ""
-        if opts.print_data and not header.is_control:
+        if payloads is not None:
+            # Kafka's ClusterMetadataLogMessageParser: metadata records have no key to print.
+            line += f" payload: {payloads[i].text()}"
+        elif opts.print_data and not header.is_control:
             if rec.key is not None:
                 line += f"{sep}key: {_text(rec.key)}"
                 sep = " "
@@ -358,6 +447,22 @@ def _record_json(header: BatchHeader, rec: Record) -> dict[str, Any]:
     return obj
 
 
+def _payload_json(payload: _Payload) -> dict[str, Any]:
+    if payload.decoded is not None:
+        return {"payload": payload.decoded}
+    if payload.unmodelled is not None:
+        u = payload.unmodelled
+        return {
+            "payload_unmodelled": {
+                "type_id": u.type,
+                "type": _unmodelled_name(u.type),
+                "version": u.version,
+                "size": len(u.body),
+            }
+        }
+    return {"payload_error": payload.error}
+
+
 def _print_json_batch(
     path: str,
     pos: int,
@@ -365,8 +470,14 @@ def _print_json_batch(
     crc_ok: bool,
     batch: RecordBatch | None,
     decode_error: str | None,
+    payloads: list[_Payload] | None,
     out: TextIO,
 ) -> None:
+    records: list[dict[str, Any]] | None = None
+    if batch is not None:
+        records = [_record_json(h, r) for r in batch.records]
+        for record_obj, payload in zip(records, payloads or ()):
+            record_obj.update(_payload_json(payload))
     obj: dict[str, Any] = {
         "file": path,
         "position": pos,
@@ -389,7 +500,7 @@ def _print_json_batch(
         "producer_epoch": h.producer_epoch,
         "base_sequence": h.base_sequence,
         "last_sequence": h.last_sequence,
-        "records": None if batch is None else [_record_json(h, r) for r in batch.records],
+        "records": records,
     }
     if decode_error is not None:
         obj["error"] = decode_error

@@ -1,13 +1,17 @@
 """``kraft storage``: Kafka's ``kafka-storage`` tool (random-uuid, format, info).
 
 * ``random-uuid`` prints a new cluster id (22-character base64url UUID).
-* ``format --config FILE --cluster-id ID [--ignore-formatted]`` writes ``meta.properties`` (with a
-  fresh ``directory.id``) into every directory of ``log.dirs``/``log.dir`` and ``metadata.log.dir``.
-  It refuses a directory already formatted (unless ``--ignore-formatted``), and always refuses one
-  formatted for another cluster or node. Nothing is written unless every check passes. Unlike Kafka
-  it writes no ``bootstrap.checkpoint`` (this implementation has no metadata.version records yet).
+* ``format --config FILE --cluster-id ID [--ignore-formatted] [--release-version V] [--feature
+  NAME=LEVEL]...`` writes ``bootstrap.checkpoint`` (the metadata.version and other feature levels a
+  new cluster starts with: ``kraft.metadata.bootstrap``) and then ``meta.properties`` (with a fresh
+  ``directory.id``) into every directory of ``log.dirs``/``log.dir`` and ``metadata.log.dir``, as
+  Kafka's ``Formatter`` does; the controller reads the one in ``metadata.log.dir``. It refuses
+  unknown features, levels out of range and broken dependencies, a directory already formatted
+  (unless ``--ignore-formatted``), and always one formatted for another cluster or node. Nothing is
+  written unless every check passes.
 * ``info --config FILE [--json]`` prints what Kafka prints: the directories found, the metadata of
-  the first formatted one, and any problems (exit status 1 if there are problems).
+  the first formatted one, and any problems (exit status 1 if there are problems); and, unlike
+  Kafka, the bootstrap metadata of ``metadata.log.dir`` if it has a ``bootstrap.checkpoint``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,19 @@ from typing import Any, TextIO
 
 from kraft.common.config import get_int, get_list, get_str, load_properties
 from kraft.common.errors import ConfigError, KraftError, StorageError
+from kraft.metadata.bootstrap import (
+    FEATURE_RANGES,
+    METADATA_VERSION,
+    BootstrapMetadata,
+    bootstrap_metadata,
+    parse_feature_flag,
+)
+from kraft.metadata.records import LATEST_METADATA_VERSION, MetadataVersion, parse_release_version
+from kraft.storage.bootstrap_file import (
+    bootstrap_checkpoint_path,
+    read_bootstrap_checkpoint,
+    write_bootstrap_checkpoint,
+)
 from kraft.storage.meta_properties import (
     META_PROPERTIES_FILE,
     MetaProperties,
@@ -30,7 +47,12 @@ from kraft.storage.meta_properties import (
 )
 from kraft.storage.uuids import random_uuid, uuid_from_base64, uuid_to_base64
 
-DEFAULT_RELEASE_VERSION = "3.9-IV0"
+
+def _known_features() -> str:
+    return ", ".join(
+        f"{name} ({lo}..{hi})" if lo < hi else f"{name} ({lo})"
+        for name, (lo, hi) in sorted(FEATURE_RANGES.items())
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,7 +71,23 @@ def _parser() -> argparse.ArgumentParser:
         help="Skip directories that are already formatted instead of failing.",
     )
     fmt.add_argument(
-        "--release-version", "-r", default=DEFAULT_RELEASE_VERSION, help="The metadata.version to report."
+        "--release-version",
+        "-r",
+        default=None,
+        metavar="VERSION",
+        help="The metadata.version to bootstrap the cluster at: a release (4.0), one of its levels "
+        f"(3.7-IV2) or a feature level (25). Default: the latest, {LATEST_METADATA_VERSION.release} "
+        f"({int(LATEST_METADATA_VERSION)}).",
+    )
+    fmt.add_argument(
+        "--feature",
+        "-f",
+        action="append",
+        default=[],
+        metavar="NAME=LEVEL",
+        help="A feature level to bootstrap the cluster with; repeatable. "
+        f"Known features: {_known_features()}. Default: eligible.leader.replicas.version=1 "
+        "when metadata.version is 24 or later, all others 0.",
     )
     info = sub.add_parser("info", help="Describe the log directories named by a server configuration.")
     info.add_argument("--config", "-c", required=True, help="The server properties file.")
@@ -88,6 +126,7 @@ def _format(args: argparse.Namespace, out: TextIO) -> int:
         raise ConfigError(
             f"Cluster ID string {args.cluster_id} does not appear to be a valid UUID: {e}"
         ) from None
+    bootstrap = _bootstrap_from_args(args)
     directories = config_log_dirs(props)
     if not directories:
         raise ConfigError("no log directories: set log.dirs or metadata.log.dir")
@@ -122,12 +161,44 @@ def _format(args: argparse.Namespace, out: TextIO) -> int:
             directory_id = random_uuid()
         used_ids.add(uuid_to_base64(directory_id))
         kind = "metadata directory" if directory == metadata_dir else "data directory"
-        print(f"Formatting {kind} {directory} with metadata.version {args.release_version}.", file=out)
+        print(
+            f"Formatting {kind} {directory} with {METADATA_VERSION} {_mv_text(bootstrap.metadata_version)}.",
+            file=out,
+        )
         Path(directory).mkdir(parents=True, exist_ok=True)
+        # As Kafka's Formatter: the bootstrap file first, so a directory with meta.properties
+        # always has it (a crash in between leaves an unformatted directory to format again).
+        write_bootstrap_checkpoint(directory, bootstrap)
         write_meta_properties(
             directory, MetaProperties(cluster_id=args.cluster_id, node_id=node_id, directory_id=directory_id)
         )
     return 0
+
+
+def _mv_text(level: int) -> str:
+    try:
+        return MetadataVersion(level).release
+    except ValueError:
+        return str(level)
+
+
+def _bootstrap_from_args(args: argparse.Namespace) -> BootstrapMetadata:
+    """--release-version and --feature, validated (``kraft.metadata.bootstrap``)."""
+    try:
+        release = None if args.release_version is None else parse_release_version(args.release_version)
+        requested = [parse_feature_flag(text) for text in args.feature]
+        return bootstrap_metadata(release, requested)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+
+
+def _bootstrap_report(bootstrap: BootstrapMetadata, directory: str) -> dict[str, Any]:
+    return {
+        "path": str(bootstrap_checkpoint_path(directory)),
+        "metadata_version": bootstrap.metadata_version,
+        "release_version": _mv_text(bootstrap.metadata_version),
+        "features": dict(bootstrap.features),
+    }
 
 
 def _info(args: argparse.Namespace, out: TextIO) -> int:
@@ -173,12 +244,20 @@ def _info(args: argparse.Namespace, out: TextIO) -> int:
             "The kafka configuration file appears to be for a legacy cluster, but "
             "the directories are formatted for a cluster in KRaft mode."
         )
+    bootstrap: BootstrapMetadata | None = None
+    metadata_dir = metadata_log_dir(props)
+    if metadata_dir is not None and metadata_dir in found:
+        try:
+            bootstrap = read_bootstrap_checkpoint(metadata_dir)
+        except StorageError as e:
+            problems.append(str(e))
 
     if args.json:
         report = {
             "log_dirs": found,
             "metadata": None if first is None else first.to_properties(),
             "directories": per_dir,
+            "bootstrap": None if bootstrap is None else _bootstrap_report(bootstrap, metadata_dir or ""),
             "problems": problems,
         }
         print(json.dumps(report, indent=2), file=out)
@@ -194,6 +273,13 @@ def _info(args: argparse.Namespace, out: TextIO) -> int:
     if first is not None:
         rendered = ", ".join(f"{k}={v}" for k, v in first.to_properties().items())
         print(f"Found metadata: {{{rendered}}}", file=out)
+        print("", file=out)
+    if bootstrap is not None:
+        levels = [
+            f"{name}={level} ({_mv_text(level)})" if name == METADATA_VERSION else f"{name}={level}"
+            for name, level in bootstrap.features.items()
+        ]
+        print(f"Found bootstrap metadata: {{{', '.join(levels)}}}", file=out)
         print("", file=out)
     if problems:
         print("Found problem:" if len(problems) == 1 else "Found problems:", file=out)

@@ -10,8 +10,8 @@ tags and defaults. A record's value in a batch is framed as (spec 1.2)::
 ``decode_record`` accepts every listed version of every known type and refuses anything else with
 ``CorruptRecordError`` (unknown frame version, unknown type, version out of range, trailing bytes):
 replay must never silently skip a record it cannot read. Record types that this project does not
-model (ACLs, SCRAM, quotas, tokens: keys 10, 11, 14, 18, 19, 22, 26) decode to ``UnknownRecord``-
-typed values so tools can show and skip them; the image ignores them.
+model (ACLs, SCRAM, quotas, tokens: keys 10, 11, 14, 18, 19, 22, 26) raise ``UnmodelledRecordError``
+(a ``CorruptRecordError`` carrying the raw ``UnmodelledRecord``): tools show them, the image skips them.
 
 Writers pick versions by metadata.version (``record_version``): spec 1.5.
 
@@ -140,7 +140,7 @@ REGISTER_BROKER_RECORD = struct("RegisterBrokerRecord", [
     f("BrokerEpoch", INT64, "0+"),
     f("EndPoints", array(_endpoint("BrokerEndpoint")), "0+"),
     f("Features", array(_feature("BrokerFeature")), "0+"),
-    f("Rack", STRING, "0+", nullable="0+", default=None),
+    f("Rack", STRING, "0+", nullable="0+"),
     f("Fenced", BOOL, "0+", default=True),
     f("InControlledShutdown", BOOL, "1+", default=False),
     f("LogDirs", array(UUID), "3+", tag=0, tagged="3+"),
@@ -176,7 +176,7 @@ CONFIG_RECORD = struct("ConfigRecord", [
     f("ResourceType", INT8, "0+"),
     f("ResourceName", STRING, "0+"),
     f("Name", STRING, "0+"),
-    f("Value", STRING, "0+", nullable="0+", default=None),
+    f("Value", STRING, "0+", nullable="0+"),
 ])
 
 PARTITION_CHANGE_RECORD = struct("PartitionChangeRecord", [
@@ -214,7 +214,7 @@ FEATURE_LEVEL_RECORD = struct("FeatureLevelRecord", [
 
 PRODUCER_IDS_RECORD = struct("ProducerIdsRecord", [
     f("BrokerId", INT32, "0+"),
-    f("BrokerEpoch", INT64, "0+"),
+    f("BrokerEpoch", INT64, "0+", default=-1),
     f("NextProducerId", INT64, "0+"),
 ])
 
@@ -288,11 +288,15 @@ class MetadataVersion(enum.IntEnum):
     """The metadata.version feature levels that change what the controller writes."""
 
     IBP_3_0_IV1 = 1  # the minimum KRaft level
+    IBP_3_1_IV0 = 2
     IBP_3_2_IV0 = 3  # leader recovery state honoured
+    IBP_3_3_IV0 = 4  # the minimum level a cluster can be bootstrapped at (Kafka's BootstrapMetadata)
     IBP_3_3_IV1 = 5  # NoOpRecord
     IBP_3_3_IV2 = 6  # BrokerRegistrationChangeRecord replaces Fence/Unfence
     IBP_3_3_IV3 = 7  # InControlledShutdown, RegisterBrokerRecord v1
     IBP_3_4_IV0 = 8  # RegisterBrokerRecord v2
+    IBP_3_5_IV0 = 9
+    IBP_3_5_IV1 = 10
     IBP_3_5_IV2 = 11
     IBP_3_6_IV0 = 12  # ISR shrink stops bumping the leader epoch
     IBP_3_6_IV1 = 13  # metadata transactions
@@ -321,6 +325,9 @@ LATEST_METADATA_VERSION = MetadataVersion.IBP_4_0_IV3
 
 # Releases the storage tool accepts for --release-version (the last level of each release line).
 RELEASE_VERSIONS: dict[str, MetadataVersion] = {
+    "3.0": MetadataVersion.IBP_3_0_IV1,
+    "3.1": MetadataVersion.IBP_3_1_IV0,
+    "3.2": MetadataVersion.IBP_3_2_IV0,
     "3.3": MetadataVersion.IBP_3_3_IV3,
     "3.4": MetadataVersion.IBP_3_4_IV0,
     "3.5": MetadataVersion.IBP_3_5_IV2,
@@ -425,13 +432,13 @@ def encode_record(record: ApiMessageAndVersion) -> bytes:
     Raises:
         ValueError: a field set that its version cannot carry (as Kafka's serializer refuses).
     """
+    schema = SCHEMAS[record.type]
+    if record.version not in schema.versions:
+        raise ValueError(f"{record.type.record_name} has no version {record.version}")
     if record.type is MetadataRecordType.PARTITION:
         fast = _encode_partition_record_fast(record)
         if fast is not None:
             return fast
-    schema = SCHEMAS[record.type]
-    if record.version not in schema.versions:
-        raise ValueError(f"{record.type.record_name} has no version {record.version}")
     w = Writer()
     w.unsigned_varint(FRAME_VERSION)
     w.unsigned_varint(int(record.type))
@@ -463,15 +470,15 @@ def decode_record(value: bytes | bytearray | memoryview) -> ApiMessageAndVersion
                 skipped = UnmodelledRecord(type_id, version, bytes(r.raw(r.remaining)))
                 raise UnmodelledRecordError(skipped) from None
             raise CorruptRecordError(f"unknown metadata record type {type_id}") from None
-        if record_type is MetadataRecordType.PARTITION and version >= 1:
-            fast = _decode_partition_record_fast(value, r.pos, version)
-            if fast is not None:
-                return ApiMessageAndVersion(record_type, version, fast)
         schema = SCHEMAS[record_type]
         if version not in schema.versions:
             raise CorruptRecordError(
                 f"{record_type.record_name} version {version} is not supported (valid: {schema.versions})"
             )
+        if record_type is MetadataRecordType.PARTITION and version >= 1:
+            fast = _decode_partition_record_fast(value, r.pos, version)
+            if fast is not None:
+                return ApiMessageAndVersion(record_type, version, fast)
         data = schema.struct.decode(r, version, True)
     except MalformedMessageError as e:
         raise CorruptRecordError(f"malformed metadata record: {e}") from None

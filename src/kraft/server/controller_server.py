@@ -247,12 +247,10 @@ class ControllerServer:
             local_endpoints=(advertised,),
         )
         if hasattr(node, "register"):
-            try:  # TEMP until bootstrap_file lands
-                from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
+            from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
 
-                bootstrap = await loop.run_in_executor(None, read_bootstrap_checkpoint, config.metadata_log_dir)
-            except ImportError:
-                bootstrap = None
+            # The features `kraft storage format` chose; None: the controller's defaults.
+            bootstrap = await loop.run_in_executor(None, read_bootstrap_checkpoint, config.metadata_log_dir)
             self.controller = QuorumController(
                 node_id=config.node_id,
                 cluster_id=meta.cluster_id,

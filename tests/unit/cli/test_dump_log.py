@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import struct
@@ -13,6 +14,8 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kraft.cli import dump_log
+from kraft.metadata.bootstrap import bootstrap_metadata
+from kraft.metadata.records import ApiMessageAndVersion, MetadataRecordType, encode_record, make_record
 from kraft.records.batch import Header, SimpleRecord, assign_offsets_and_epoch, build_batch, crc32c
 from kraft.records.control import (
     ControlType,
@@ -29,6 +32,7 @@ from kraft.records.control import (
     snapshot_header_record,
     voters_record,
 )
+from kraft.storage.bootstrap_file import write_bootstrap_checkpoint
 
 SEGMENT = "00000000000000000000.log"
 
@@ -350,3 +354,230 @@ def test_progress_bar_goes_to_stderr_and_leaves_stdout_alone(
     assert dump_log.main([str(segment)], out=out, err=err) == 0
     assert out.getvalue() == run(str(segment))[1]
     assert "B" in err.getvalue()  # tqdm drew something
+
+
+# ---------------------------------------------------------------------------------------------------
+# --cluster-metadata-decoder (spec 8.3)
+
+TOPIC_ID = uuid.UUID(int=1)  # AAAAAAAAAAAAAAAAAAAAAQ
+DIR_ID = uuid.UUID(int=2)  # AAAAAAAAAAAAAAAAAAAAAg
+
+
+def metadata_records() -> list[ApiMessageAndVersion]:
+    return [
+        make_record(MetadataRecordType.TOPIC, name="orders", topic_id=TOPIC_ID),
+        make_record(
+            MetadataRecordType.PARTITION,
+            partition_id=0,
+            topic_id=TOPIC_ID,
+            replicas=[1, 2],
+            isr=[1, 2],
+            leader=1,
+            leader_epoch=0,
+            partition_epoch=0,
+            directories=[DIR_ID, DIR_ID],
+        ),
+        make_record(
+            MetadataRecordType.PARTITION_CHANGE,
+            2,
+            partition_id=0,
+            topic_id=TOPIC_ID,
+            isr=[2],
+            leader=2,
+            eligible_leader_replicas=[0, 3],
+        ),
+    ]
+
+
+def metadata_segment(tmp_path: Path, extra_values: tuple[bytes, ...] = ()) -> Path:
+    values = [encode_record(r) for r in metadata_records()] + list(extra_values)
+    path = tmp_path / SEGMENT
+    path.write_bytes(
+        leader_change_batch()
+        + data_batch(1, values, epoch=1)
+        + data_batch(1 + len(values), [encode_record(make_record(MetadataRecordType.NO_OP))])
+    )
+    return path
+
+
+def payload_lines(out: str) -> list[str]:
+    return [line.split(" payload: ", 1)[1] for line in out.splitlines() if " payload: " in line]
+
+
+def test_cluster_metadata_decoder_prints_each_record_as_kafka_does(tmp_path: Path) -> None:
+    path = metadata_segment(tmp_path)
+    code, out, err = run("--cluster-metadata-decoder", str(path))
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[:2] == [f"Dumping {path}", "Log starting offset: 0"]
+    # The control record prints as without the flag; data records get their payload.
+    assert (
+        lines[3].startswith("| offset: 0 CreateTime: 1000 keySize: 4 valueSize: 34 ")
+        and " LeaderChange " in lines[3]
+    )
+    assert " payload: " not in lines[3]
+    change_size = len(encode_record(metadata_records()[2]))
+    assert lines[5:8] == [
+        "| offset: 1 CreateTime: 2001 keySize: -1 valueSize: 27 sequence: -1 headerKeys: [] payload: "
+        '{"type":"TOPIC_RECORD","version":0,"data":{"name":"orders","topicId":"AAAAAAAAAAAAAAAAAAAAAQ"}}',
+        "| offset: 2 CreateTime: 2001 keySize: -1 valueSize: 89 sequence: -1 headerKeys: [] payload: "
+        '{"type":"PARTITION_RECORD","version":2,"data":{"partitionId":0,"topicId":"AAAAAAAAAAAAAAAAAAAAAQ",'
+        '"replicas":[1,2],"isr":[1,2],"removingReplicas":[],"addingReplicas":[],"leader":1,"leaderEpoch":0,'
+        '"partitionEpoch":0,"directories":["AAAAAAAAAAAAAAAAAAAAAg","AAAAAAAAAAAAAAAAAAAAAg"]}}',
+        f"| offset: 3 CreateTime: 2001 keySize: -1 valueSize: {change_size} sequence: -1 headerKeys: [] "
+        "payload: "
+        '{"type":"PARTITION_CHANGE_RECORD","version":2,"data":{"partitionId":0,'
+        '"topicId":"AAAAAAAAAAAAAAAAAAAAAQ","isr":[2],"leader":2,"eligibleLeaderReplicas":[0,3]}}',
+    ]
+    assert lines[-1].endswith(' payload: {"type":"NO_OP_RECORD","version":0,"data":{}}')
+
+
+def test_cluster_metadata_decoder_with_skip_record_metadata(tmp_path: Path) -> None:
+    path = metadata_segment(tmp_path)
+    _, out, _ = run("--cluster-metadata-decoder", "--skip-record-metadata", str(path))
+    records = [line for line in out.splitlines() if line.startswith("|")]
+    assert records[1] == (
+        '|  payload: {"type":"TOPIC_RECORD","version":0,'
+        '"data":{"name":"orders","topicId":"AAAAAAAAAAAAAAAAAAAAAQ"}}'
+    )
+
+
+def test_cluster_metadata_decoder_wins_over_print_data_log(tmp_path: Path) -> None:
+    path = metadata_segment(tmp_path)
+    _, out, _ = run("--print-data-log", "--cluster-metadata-decoder", str(path))
+    assert payload_lines(out)[0].startswith('{"type":"TOPIC_RECORD"')
+
+
+def test_non_ascii_names_print_as_text_like_kafkas_jackson(tmp_path: Path) -> None:
+    path = tmp_path / SEGMENT
+    record = make_record(MetadataRecordType.TOPIC, name="tópic", topic_id=TOPIC_ID)
+    path.write_bytes(data_batch(0, [encode_record(record)]))
+    _, out, _ = run("--cluster-metadata-decoder", str(path))
+    assert payload_lines(out) == [
+        '{"type":"TOPIC_RECORD","version":0,"data":{"name":"tópic","topicId":"AAAAAAAAAAAAAAAAAAAAAQ"}}'
+    ]
+
+
+def test_unmodelled_records_print_their_type_and_size(tmp_path: Path) -> None:
+    acl = bytes((1, 18, 0)) + b"\x07opaque-acl-body"
+    path = metadata_segment(tmp_path, (acl,))
+    code, out, err = run("--cluster-metadata-decoder", str(path))
+    assert code == 0 and err == ""
+    assert (
+        payload_lines(out)[3]
+        == "<ACCESS_CONTROL_ENTRY_RECORD (type 18, version 0): 16-byte body not decoded>"
+    )
+
+
+def test_an_undecodable_record_is_shown_and_the_dump_goes_on_then_fails(tmp_path: Path) -> None:
+    truncated = encode_record(metadata_records()[0])[:-3]
+    unknown = bytes((1, 99, 0, 0))
+    path = metadata_segment(tmp_path, (truncated, unknown, b"\x00\x14\x00\x00"))
+    code, out, err = run("--cluster-metadata-decoder", str(path))
+    assert code == 1
+    payloads = payload_lines(out)
+    assert payloads[3].startswith("<undecodable: malformed metadata record: ")
+    assert payloads[4] == "<undecodable: unknown metadata record type 99>"
+    assert payloads[5] == "<undecodable: metadata record frame version 0; only 1 is valid>"
+    assert payloads[6] == '{"type":"NO_OP_RECORD","version":0,"data":{}}'  # the records after are still read
+    assert f"kraft dump-log: {path}: 3 record(s) could not be decoded as metadata records" in err
+
+
+def test_a_record_without_a_value_is_undecodable(tmp_path: Path) -> None:
+    path = tmp_path / SEGMENT
+    path.write_bytes(build_batch([SimpleRecord(key=b"k", value=None)]))
+    code, out, _ = run("--cluster-metadata-decoder", str(path))
+    assert code == 1 and payload_lines(out) == ["<undecodable: the record has no value>"]
+
+
+def test_cluster_metadata_decoder_reads_snapshots(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000000042-0000000007.checkpoint"
+    values = [encode_record(r) for r in metadata_records()]
+    path.write_bytes(
+        build_control_batch(
+            ControlType.SNAPSHOT_HEADER,
+            snapshot_header_record(99),
+            base_offset=0,
+            partition_leader_epoch=7,
+            timestamp_ms=5,
+        )
+        + data_batch(1, values, epoch=7)
+        + build_control_batch(
+            ControlType.SNAPSHOT_FOOTER,
+            snapshot_footer_record(),
+            base_offset=4,
+            partition_leader_epoch=7,
+            timestamp_ms=5,
+        )
+    )
+    code, out, _ = run("--cluster-metadata-decoder", str(path))
+    assert code == 0
+    assert "Snapshot end offset: 42, epoch: 7" in out
+    assert ' SnapshotHeader {"version":0,"lastContainedLogTimestamp":99}' in out
+    assert [json.loads(p)["type"] for p in payload_lines(out)] == [
+        "TOPIC_RECORD",
+        "PARTITION_RECORD",
+        "PARTITION_CHANGE_RECORD",
+    ]
+    assert out.rstrip().endswith(' SnapshotFooter {"version":0}')
+
+
+def test_cluster_metadata_decoder_reads_the_bootstrap_checkpoint_kraft_storage_format_writes(
+    tmp_path: Path,
+) -> None:
+    write_bootstrap_checkpoint(tmp_path, bootstrap_metadata(), timestamp_ms=7)
+    code, out, err = run("--cluster-metadata-decoder", str(tmp_path / "bootstrap.checkpoint"))
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[1] == "KRaft bootstrap snapshot"
+    assert payload_lines(out) == [
+        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":25}}',
+        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":'
+        '{"name":"eligible.leader.replicas.version","featureLevel":1}}',
+    ]
+    assert [line.split(" lastOffset:")[0] for line in lines if line.startswith("baseOffset")] == [
+        "baseOffset: 0",
+        "baseOffset: 1",
+        "baseOffset: 3",
+    ]
+    assert all("partitionLeaderEpoch: 0 " in line for line in lines if line.startswith("baseOffset"))
+
+
+def test_cluster_metadata_decoder_in_json_mode(tmp_path: Path) -> None:
+    acl = bytes((1, 18, 1)) + b"\x00" * 5
+    path = metadata_segment(tmp_path, (acl, b"\x01\x02"))
+    code, out, err = run("--json", "--cluster-metadata-decoder", str(path))
+    assert code == 1 and "1 record(s) could not be decoded" in err
+    control, data, noop = [json.loads(line) for line in out.splitlines()]
+    assert "payload" not in control["records"][0] and control["records"][0]["control_type"] == "LEADER_CHANGE"
+    records = data["records"]
+    assert records[0]["payload"] == {
+        "type": "TOPIC_RECORD",
+        "version": 0,
+        "data": {"name": "orders", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"},
+    }
+    assert records[2]["payload"]["data"]["eligibleLeaderReplicas"] == [0, 3]
+    assert base64.b64decode(records[0]["value"]) == encode_record(metadata_records()[0])  # raw value kept
+    assert records[3]["payload_unmodelled"] == {
+        "type_id": 18,
+        "type": "ACCESS_CONTROL_ENTRY_RECORD",
+        "version": 1,
+        "size": 5,
+    }
+    assert records[4]["payload_error"].startswith("malformed metadata record: ")
+    assert noop["records"][0]["payload"] == {"type": "NO_OP_RECORD", "version": 0, "data": {}}
+
+
+def test_json_without_the_decoder_has_no_payload_keys(tmp_path: Path) -> None:
+    path = metadata_segment(tmp_path)
+    _, out, _ = run("--json", str(path))
+    assert all("payload" not in r for line in out.splitlines() for r in json.loads(line)["records"])
+
+
+def test_help_describes_the_cluster_metadata_decoder() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert dump_log.main(["--help"]) == 0
+    text = " ".join(out.getvalue().split())
+    assert "--cluster-metadata-decoder" in text and "implies --print-records" in text
+    assert "bootstrap.checkpoint" in text

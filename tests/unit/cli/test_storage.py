@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from kraft.cli.storage import main
+from kraft.metadata.bootstrap import BootstrapMetadata
+from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
 from kraft.storage.meta_properties import read_meta_properties
 from kraft.storage.uuids import uuid_from_base64
 
@@ -145,3 +147,191 @@ def test_info_json_lists_every_directory_id(tmp_path: Path) -> None:
         meta = read_meta_properties(d["path"])
         assert meta is not None and meta.directory_id is not None
         uuid_from_base64(d["directory_id"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bootstrap metadata: --release-version, --feature and bootstrap.checkpoint
+
+
+def entries(tmp_path: Path) -> list[str]:
+    return sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+
+
+def test_format_writes_the_default_bootstrap_checkpoint_into_every_formatted_directory(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path)
+    code, out, err = run("format", "-c", str(config), "-t", CLUSTER)
+    assert (code, err) == (0, "")
+    assert f"Formatting metadata directory {tmp_path / 'meta'} with metadata.version 4.0-IV3." in out
+    assert f"Formatting data directory {tmp_path / 'a'} with metadata.version 4.0-IV3." in out
+    expected = BootstrapMetadata({"metadata.version": 25, "eligible.leader.replicas.version": 1})
+    for d in ("a", "b", "meta"):
+        # In the log directory itself (beside meta.properties), as Kafka's Formatter writes it.
+        assert sorted(p.name for p in (tmp_path / d).iterdir()) == ["bootstrap.checkpoint", "meta.properties"]
+        assert read_bootstrap_checkpoint(tmp_path / d) == expected
+
+
+@pytest.mark.parametrize(
+    ("flags", "printed", "features"),
+    [
+        (["--release-version", "3.7"], "3.7-IV4", {"metadata.version": 19}),
+        (["-r", "3.7-IV2"], "3.7-IV2", {"metadata.version": 17}),
+        (["-r", "24"], "4.0-IV2", {"metadata.version": 24, "eligible.leader.replicas.version": 1}),
+        (["-r", "4.0-IV1"], "4.0-IV1", {"metadata.version": 23}),
+        (["--feature", "metadata.version=21"], "3.9-IV0", {"metadata.version": 21}),
+        (
+            ["-r", "4.0", "--feature", "eligible.leader.replicas.version=0"],
+            "4.0-IV3",
+            {"metadata.version": 25},
+        ),
+        (
+            [
+                "-r",
+                "4.0",
+                "-f",
+                "group.version=1",
+                "--feature",
+                "transaction.version=2",
+                "-f",
+                "kraft.version=0",
+            ],
+            "4.0-IV3",
+            {
+                "metadata.version": 25,
+                "eligible.leader.replicas.version": 1,
+                "group.version": 1,
+                "transaction.version": 2,
+            },
+        ),
+        (
+            ["-r", "4.0-IV3", "-f", "metadata.version=25"],
+            "4.0-IV3",
+            {"metadata.version": 25, "eligible.leader.replicas.version": 1},
+        ),
+    ],
+)
+def test_format_bootstraps_the_release_version_and_features_given(
+    tmp_path: Path, flags: list[str], printed: str, features: dict[str, int]
+) -> None:
+    code, out, err = run("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER, *flags)
+    assert (code, err) == (0, "")
+    assert f"with metadata.version {printed}." in out
+    bootstrap = read_bootstrap_checkpoint(tmp_path / "meta")
+    assert bootstrap is not None and bootstrap.features == features
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["-f", "share.version=1"],
+            "unknown feature 'share.version'; known features: eligible.leader.replicas",
+        ),
+        (["-f", "group.version"], "--feature 'group.version' is not of the form NAME=LEVEL"),
+        (["-f", "=1"], "is not of the form NAME=LEVEL"),
+        (["-f", "group.version=x"], "the level of group.version must be a whole number"),
+        (["-f", "group.version=2"], "group.version=2 is out of range; valid levels are 0 to 1"),
+        (["-f", "transaction.version=3"], "transaction.version=3 is out of range; valid levels are 0 to 2"),
+        (["-f", "eligible.leader.replicas.version=5"], "valid levels are 0 to 1"),
+        (
+            ["-f", "metadata.version=26"],
+            "metadata.version=26 is out of range; valid levels are 4 (3.3-IV0) to 25",
+        ),
+        (["-r", "3.0"], "metadata.version 1 (3.0-IV1) is too old to bootstrap a cluster"),
+        (
+            ["-f", "kraft.version=1"],
+            "kraft.version=1 is not supported: it enables KIP-853 dynamic controller",
+        ),
+        (
+            ["-r", "4.0-IV1", "-f", "eligible.leader.replicas.version=1"],
+            "eligible.leader.replicas.version=1 needs metadata.version 24 (4.0-IV2) or later, "
+            "but it is 23 (4.0-IV1)",
+        ),
+        (["-r", "4.0", "-f", "metadata.version=24"], "--release-version 4.0-IV3 (level 25) and --feature"),
+        (["-f", "group.version=1", "-f", "group.version=0"], "--feature group.version is given twice"),
+        (["-r", "5.1"], "unknown metadata.version '5.1'; known: 3.0, 3.1"),
+    ],
+)
+def test_format_refuses_bad_features_and_writes_nothing(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    config = write_config(tmp_path)
+    code, out, err = run("format", "-c", str(config), "-t", CLUSTER, *flags)
+    assert code == 1 and out == ""
+    assert err.startswith("kraft storage format: ") and message in err, err
+    assert entries(tmp_path) == ["server.properties"]  # no directory, no meta.properties, no bootstrap
+
+
+def test_bad_features_are_refused_before_touching_formatted_directories(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert run("format", "-c", str(config), "-t", CLUSTER, "-r", "3.9")[0] == 0
+    (tmp_path / "b" / "meta.properties").unlink()
+    (tmp_path / "b" / "bootstrap.checkpoint").unlink()
+    before = {p: (tmp_path / p).read_bytes() for p in entries(tmp_path) if (tmp_path / p).is_file()}
+    code, _, err = run("format", "-c", str(config), "-t", CLUSTER, "-g", "-f", "kraft.version=1")
+    assert code == 1 and "kraft.version=1" in err
+    after = {p: (tmp_path / p).read_bytes() for p in entries(tmp_path) if (tmp_path / p).is_file()}
+    assert after == before
+
+
+def test_ignore_formatted_leaves_existing_bootstrap_files_alone(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert run("format", "-c", str(config), "-t", CLUSTER, "-r", "3.9")[0] == 0
+    old = (tmp_path / "meta" / "bootstrap.checkpoint").read_bytes()
+    config.write_text(config.read_text() + f"log.dirs={tmp_path / 'a'},{tmp_path / 'c'}\n")
+    code, out, _ = run("format", "-c", str(config), "-t", CLUSTER, "-g")
+    assert code == 0 and f"Formatting data directory {tmp_path / 'c'} with metadata.version 4.0-IV3." in out
+    assert (tmp_path / "meta" / "bootstrap.checkpoint").read_bytes() == old
+    bootstrap = read_bootstrap_checkpoint(tmp_path / "c")
+    assert bootstrap is not None and bootstrap.metadata_version == 25
+
+
+def test_format_help_describes_release_version_and_features(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["format", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--release-version VERSION" in text and "Default: the latest, 4.0-IV3 (25)" in text
+    assert "--feature NAME=LEVEL" in text and "repeatable" in text
+    assert "eligible.leader.replicas.version (0..1)" in text and "kraft.version (0)" in text
+    assert "metadata.version (4..25)" in text and "transaction.version (0..2)" in text
+
+
+def test_info_shows_the_bootstrap_metadata(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert run("format", "-c", str(config), "-t", CLUSTER, "-f", "group.version=1")[0] == 0
+    code, out, _ = run("info", "-c", str(config))
+    assert code == 0
+    assert (
+        "Found bootstrap metadata: {metadata.version=25 (4.0-IV3), eligible.leader.replicas.version=1, "
+        "group.version=1}"
+    ) in out.splitlines()
+    code, out, _ = run("info", "-c", str(config), "--json")
+    assert code == 0
+    assert json.loads(out)["bootstrap"] == {
+        "path": str(tmp_path / "meta" / "bootstrap.checkpoint"),
+        "metadata_version": 25,
+        "release_version": "4.0-IV3",
+        "features": {"metadata.version": 25, "eligible.leader.replicas.version": 1, "group.version": 1},
+    }
+
+
+def test_info_without_a_bootstrap_file_shows_none(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert run("format", "-c", str(config), "-t", CLUSTER)[0] == 0
+    (tmp_path / "meta" / "bootstrap.checkpoint").unlink()
+    code, out, _ = run("info", "-c", str(config))
+    assert code == 0 and "Found bootstrap metadata" not in out
+    assert json.loads(run("info", "-c", str(config), "--json")[1])["bootstrap"] is None
+
+
+def test_info_reports_a_corrupt_bootstrap_file_as_a_problem(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert run("format", "-c", str(config), "-t", CLUSTER)[0] == 0
+    path = tmp_path / "meta" / "bootstrap.checkpoint"
+    path.write_bytes(path.read_bytes()[:-3])
+    code, out, _ = run("info", "-c", str(config))
+    assert code == 1
+    assert f"  {path} is not a valid bootstrap checkpoint: " in out
+    report = json.loads(run("info", "-c", str(config), "--json")[1])
+    assert report["bootstrap"] is None and any(str(path) in p for p in report["problems"])
