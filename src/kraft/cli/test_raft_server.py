@@ -1,5 +1,6 @@
-"""``kraft test-raft-server``: a controller node that, while it leads, appends records at a fixed
-rate and reports committed throughput and commit latency (Kafka's ``TestRaftServer``).
+"""``kraft test-raft-server``: a raft node that, while it leads, appends records at a fixed rate
+and reports committed throughput and commit latency (Kafka's ``TestRaftServer``). No quorum
+controller runs on it: its records are test payloads, not metadata.
 
     kraft test-raft-server --config server.properties --throughput 1000 --record-size 100 \\
         [--duration-s 30] [--report-interval-s 5] [--json] [--override KEY=VALUE]...
@@ -283,7 +284,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         tasks.append(asyncio.get_running_loop().create_task(drive(server)))
 
     try:
-        code = run_server(config, on_started=on_started, use_uvloop=not ns.no_uvloop)
+        # A bare raft node: the workload's records are not metadata, so no controller replays them.
+        code = run_server(config, on_started=on_started, use_uvloop=not ns.no_uvloop, with_controller=False)
     except (ConfigError, KraftError, OSError) as e:
         print(f"error: {e}", file=err)
         return 1

@@ -169,22 +169,24 @@ class ControllerServer:
         cls,
         config: ServerConfig,
         *,
-        node_factory: Callable[..., Any] | None = None,
+        with_controller: bool = True,
         log_prefix: str | None = None,
     ) -> ControllerServer:
         """Check the log directory, open storage, bind the listeners and start the raft thread.
 
-        ``node_factory`` (tests) replaces ``RaftNode`` and receives the same keyword arguments.
+        ``with_controller=False`` runs the bare raft core with no quorum controller on it (Kafka's
+        TestRaftServer): its log holds test records, not metadata, so nothing may replay them.
         """
         server = cls(config, log_prefix=log_prefix)
         try:
-            await server._start(node_factory)
+            await server._start(with_controller)
         except BaseException:
             await server._close_resources()
             raise
         return server
 
-    async def _start(self, node_factory: Callable[..., Any] | None) -> None:
+    async def _start(self, with_controller: bool) -> None:
+        from kraft.raft.node import RaftNode
         from kraft.storage.file_log import FileLog, metadata_partition_dir
         from kraft.storage.quorum_state_file import QUORUM_STATE_FILE, FileQuorumStateStore
 
@@ -231,11 +233,7 @@ class ControllerServer:
             partition_dir / QUORUM_STATE_FILE, version=0, voters=sorted(config.voters) or None
         )
         clock = WallClock()
-        if node_factory is None:
-            from kraft.raft.node import RaftNode
-
-            node_factory = RaftNode
-        node = node_factory(
+        node: Any = RaftNode(
             node_id=config.node_id,
             directory_id=meta.directory_id or uuid.UUID(int=0),
             cluster_id=meta.cluster_id,
@@ -246,7 +244,7 @@ class ControllerServer:
             now_ms=clock(),
             local_endpoints=(advertised,),
         )
-        if hasattr(node, "register"):
+        if with_controller:
             from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
 
             # The features `kraft storage format` chose; None: the controller's defaults.
@@ -453,6 +451,7 @@ def run_server(
     *,
     on_started: Callable[[ControllerServer], Any] | None = None,
     use_uvloop: bool = True,
+    with_controller: bool = True,
 ) -> int:
     """Run one node in the foreground until SIGTERM/SIGINT or a fatal error; returns the exit code.
 
@@ -461,7 +460,7 @@ def run_server(
     """
 
     async def main() -> int:
-        server = await ControllerServer.start(config)
+        server = await ControllerServer.start(config, with_controller=with_controller)
         install_signal_handlers(server)
         if on_started is not None:
             result = on_started(server)
