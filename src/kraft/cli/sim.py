@@ -2,7 +2,8 @@
 
     kraft sim run --scenario NAME --seed N [--voters 3|5] [--observers K] [--duration-ms T]
                   [--no-prevote] [--json]
-    kraft sim sweep --scenario NAME|all --seeds A..B [--workers K] [--no-prevote] [--voters N] [--json]
+    kraft sim sweep --scenario NAME|all|raft|controller --seeds A..B [--workers K] [--no-prevote]
+                    [--voters N] [--json]
     kraft sim list
 
 ``run`` exits 1 if any invariant was violated. ``sweep`` prints a per-scenario table, a reproduce
@@ -49,7 +50,9 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true")
 
     sweep = sub.add_parser("sweep", help="run many seeds and summarise")
-    sweep.add_argument("--scenario", required=True, help="a scenario name or 'all'")
+    sweep.add_argument(
+        "--scenario", required=True, help="a scenario name, 'all', 'raft' or 'controller' (the controller-*)"
+    )
     sweep.add_argument("--seeds", type=_parse_seeds, required=True, help="A..B inclusive")
     sweep.add_argument("--workers", type=int, default=1)
     sweep.add_argument("--voters", type=int, choices=(1, 2, 3, 4, 5), default=None)
@@ -88,6 +91,18 @@ def _print_run(result: dict[str, Any], out: TextIO) -> None:
     for key in ("majority_epoch_increase", "leader_deposed_on_rejoin", "zombie_step_down_ms"):
         if key in result:
             print(f"  {key}: {result[key]}", file=out)
+    controller = result.get("controller")
+    if controller is not None:
+        c = controller
+        print(
+            f"  controller: {c['brokers']} brokers; partition elections {c['partition_elections']} "
+            f"({c['elr_elections']} from ELR, {c['last_known_leader_elections']} last-known-leader); "
+            f"fenced {c['fenced_brokers']}, unfenced {c['unfenced_brokers']}; controlled shutdowns "
+            f"{c['controlled_shutdowns']}; unclean registrations {c['unclean_registrations']}; topics "
+            f"+{c['topics_created']}/-{c['topics_deleted']}; snapshots {c['snapshots_written']} written, "
+            f"{c['snapshot_loads']} loaded; committed offset {c['committed_offset']}",
+            file=out,
+        )
     for v in result["violations"]:
         print(
             f"  VIOLATION {v['invariant']} at step {v['step']} (t={v['at_ms']} ms): {v['detail']}", file=out
@@ -132,21 +147,32 @@ def _sweep(args: argparse.Namespace, out: TextIO) -> int:
         out.write("\n")
     else:
         header = (
-            f"{'scenario':<20} {'seeds':>5} {'viol':>5} {'epoch mean/max':>15} {'elections':>9} "
+            f"{'scenario':<30} {'seeds':>5} {'viol':>5} {'epoch mean/max':>15} {'elections':>9} "
             f"{'leader chg':>10} {'unavail p50/p99 ms':>19}"
         )
         print(header, file=out)
         for scenario, row in table.items():
             print(
-                f"{scenario:<20} {row['seeds']:>5} {row['violations']:>5} "
+                f"{scenario:<30} {row['seeds']:>5} {row['violations']:>5} "
                 f"{row['mean_max_epoch']:>9}/{row['max_epoch']:<5} {row['mean_elections']:>9} "
                 f"{row['mean_leader_changes']:>10} "
                 f"{row['unavailable_ms_p50']:>9}/{row['unavailable_ms_p99']:<9}",
                 file=out,
             )
+            if "controller" in row:
+                c = row["controller"]
+                print(
+                    f"{'':<30} partition elections {c['partition_elections']} "
+                    f"({c['elr_elections']} from ELR, {c['last_known_leader_elections']} last-known-leader), "
+                    "fenced brokers "
+                    f"{c['fenced_brokers']}, controlled shutdowns {c['controlled_shutdowns']}, unclean "
+                    f"registrations {c['unclean_registrations']}, snapshots {c['snapshots_written']} written "
+                    f"/ {c['snapshot_loads']} loaded",
+                    file=out,
+                )
             if "mean_majority_epoch_increase" in row:
                 print(
-                    f"{'':<20} majority epoch rose in {row['seeds_majority_epoch_rose']}/{row['seeds']} "
+                    f"{'':<30} majority epoch rose in {row['seeds_majority_epoch_rose']}/{row['seeds']} "
                     "seeds "
                     f"(mean +{row['mean_majority_epoch_increase']}); leader deposed on rejoin in "
                     f"{row['seeds_leader_deposed']}/{row['seeds']}",
@@ -171,11 +197,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out if out is not None else sys.stdout
     args = _build_parser().parse_args(argv)
     if args.command == "list":
-        from kraft.sim.scenarios import SCENARIOS
+        from kraft.sim.scenarios import all_scenarios
 
-        for s in SCENARIOS.values():
+        for s in all_scenarios().values():
             print(
-                f"{s.name:<20} {s.voters} voters, {s.observers} observers, {s.duration_ms} ms: "
+                f"{s.name:<30} {s.voters} voters, {s.observers} observers, {s.duration_ms} ms: "
                 + s.description,
                 file=out,
             )
@@ -186,12 +212,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             return 2
         return _sweep(args, out)
     from kraft.sim.runner import run_seed
-    from kraft.sim.scenarios import SCENARIOS
+    from kraft.sim.scenarios import all_scenarios
 
-    if args.scenario not in SCENARIOS:
-        print(
-            f"kraft sim: unknown scenario {args.scenario!r}; known: {', '.join(SCENARIOS)}", file=sys.stderr
-        )
+    known = all_scenarios()
+    if args.scenario not in known:
+        print(f"kraft sim: unknown scenario {args.scenario!r}; known: {', '.join(known)}", file=sys.stderr)
         return 2
     if args.observers is not None and args.observers < 0:
         print("kraft sim: --observers must be >= 0", file=sys.stderr)

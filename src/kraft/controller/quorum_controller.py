@@ -287,7 +287,10 @@ class QuorumController:
         self.metrics.last_applied_offset = batch.last_offset
         self.metrics.last_applied_timestamp_ms = batch.append_timestamp_ms
         self._release_committed()
-        if self.is_active and not self._pending:
+        if self.is_active and not self._written:
+            # Every write of ours is committed: the committed image is the latest one. Not when
+            # only the responses are released: timer writes (session-expiry fencing, rebalance,
+            # NoOp, bootstrap) have no pending response but are in ``_latest`` until they commit.
             self._latest = self.loader.image
         if self.on_commit is not None:
             self.on_commit(self.loader.image)
@@ -313,7 +316,10 @@ class QuorumController:
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
         self.leader = leader
-        if leader.leader_id == self.node_id:
+        # The core names this node leader once its listener has caught up to the epoch start, but
+        # also when a former leader restarts: it is then resigned in that epoch and can never append
+        # in it (``next_append_offset`` is None). Only a core that can append makes us active.
+        if leader.leader_id == self.node_id and self.raft.next_append_offset() is not None:
             if self.active_epoch != leader.epoch:
                 self.active_epoch = leader.epoch
                 self._needs_activation = True

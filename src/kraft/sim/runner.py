@@ -11,6 +11,8 @@
 * ``unavailable_ms``: the sum of the commit stalls longer than ``stall_threshold_ms`` (250 ms:
   ten client append intervals), start-up included: time in which no leader could commit.
 * ``events``: handled events (polls, deliveries, actions); each one was followed by every check.
+* ``controller`` (controller scenarios only): ``kraft.sim.controller_invariants.ControllerFigures``
+  plus broker figures: partition elections, ELR elections, fenced brokers, snapshots, ...
 """
 
 from __future__ import annotations
@@ -19,7 +21,25 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from kraft.sim.scenarios import SCENARIOS, build_world
+from kraft.sim.scenarios import build_world, scenario_group
+
+# Controller figures (``controller`` in a run's JSON) a sweep adds up over its seeds.
+CONTROLLER_TOTALS = (
+    "partition_elections",
+    "elr_elections",
+    "last_known_leader_elections",
+    "fenced_brokers",
+    "unfenced_brokers",
+    "controlled_shutdowns",
+    "unclean_registrations",
+    "topics_created",
+    "topics_deleted",
+    "activations",
+    "snapshots_written",
+    "snapshot_loads",
+    "image_checks",
+    "deep_checks",
+)
 
 
 def reproduce_command(scenario: str, seed: int, *, pre_vote: bool = True, voters: int | None = None) -> str:
@@ -93,11 +113,8 @@ def _run_args(args: tuple[str, int, int | None, bool]) -> dict[str, Any]:
 
 
 def expand_scenarios(name: str) -> list[str]:
-    if name == "all":
-        return list(SCENARIOS)
-    if name not in SCENARIOS:
-        raise KeyError(f"unknown scenario {name!r}; known: all, {', '.join(SCENARIOS)}")
-    return [name]
+    """``all``, ``raft`` (the raft scenarios), ``controller`` (the controller ones) or one name."""
+    return scenario_group(name)
 
 
 def percentile(values: list[int], q: float) -> int:
@@ -128,6 +145,13 @@ def summarise(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "unavailable_ms_p99": percentile(unavailable, 99),
             "events": sum(r["events"] for r in rs),
         }
+        controller = [r["controller"] for r in rs if "controller" in r]
+        if controller:
+            row["controller"] = {
+                key: sum(c[key] for c in controller)
+                for key in CONTROLLER_TOTALS
+                if all(key in c for c in controller)
+            }
         increases = [r["majority_epoch_increase"] for r in rs if "majority_epoch_increase" in r]
         if increases:
             row["mean_majority_epoch_increase"] = round(sum(increases) / len(increases), 3)

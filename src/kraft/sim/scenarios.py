@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kraft.sim.disk import DiskProfile
 from kraft.sim.network import LinkProfile
@@ -28,6 +29,9 @@ class Scenario:
     duration_ms: int
     setup: Callable[[World], None]
     timing: Timing = field(default_factory=Timing)
+    # Builds the world (keyword arguments: seed, voters, observers, timing, pre_vote, end_ms);
+    # None: a plain ``World`` of raft nodes with the replicated counter.
+    make_world: Callable[..., World] | None = None
 
 
 def _leader_lost_bound(world: World) -> int:
@@ -469,6 +473,31 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+def all_scenarios() -> dict[str, Scenario]:
+    """Every scenario: the raft ones above, then the controller ones (``kraft.sim.controller_scenarios``)."""
+    from kraft.sim.controller_scenarios import CONTROLLER_SCENARIOS
+
+    return {**SCENARIOS, **CONTROLLER_SCENARIOS}
+
+
+def scenario_group(name: str) -> list[str]:
+    """The scenario names ``name`` stands for: ``all``, ``raft``, ``controller`` or one scenario.
+
+    Raises:
+        KeyError: an unknown name (the message names the known ones).
+    """
+    every = all_scenarios()
+    if name == "all":
+        return list(every)
+    if name == "raft":
+        return list(SCENARIOS)
+    if name == "controller":
+        return [n for n in every if n not in SCENARIOS]
+    if name not in every:
+        raise KeyError(f"unknown scenario {name!r}; known: all, raft, controller, {', '.join(every)}")
+    return [name]
+
+
 def build_world(
     name: str,
     seed: int,
@@ -483,17 +512,19 @@ def build_world(
 
     ``timing`` replaces the scenario's timing (tests use it, e.g. to switch snapshots off).
     """
-    scenario = SCENARIOS.get(name)
+    every = all_scenarios()
+    scenario = every.get(name)
     if scenario is None:
-        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
-    world = World(
-        seed=seed,
-        voters=voters if voters is not None else scenario.voters,
-        observers=observers if observers is not None else scenario.observers,
-        timing=timing if timing is not None else scenario.timing,
-        pre_vote=pre_vote,
-        end_ms=duration_ms if duration_ms is not None else scenario.duration_ms,
-    )
+        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(every)}")
+    options: dict[str, Any] = {
+        "seed": seed,
+        "voters": voters if voters is not None else scenario.voters,
+        "observers": observers if observers is not None else scenario.observers,
+        "timing": timing if timing is not None else scenario.timing,
+        "pre_vote": pre_vote,
+        "end_ms": duration_ms if duration_ms is not None else scenario.duration_ms,
+    }
+    world = scenario.make_world(**options) if scenario.make_world is not None else World(**options)
     world.extra["scenario"] = name
     world.start()
     scenario.setup(world)

@@ -13,6 +13,11 @@ Event loop (STYLE.md section 2)::
 Events: ``POLL`` (a node's ``wake_at_ms`` came, or a message arrived), ``DELIVER`` (a message
 reaches its destination), ``ACTION`` (scenario steps, client appends, liveness checks).
 
+Actors: participants that are not raft nodes (the controller simulation's brokers and admin client,
+``kraft.sim.brokers``) register with ``add_actor``. They send through ``send`` like a node, get
+their envelopes from the world (``Actor.receive``, with the same partition, loss and incarnation
+rules) and run their own timers through ``schedule_actor``; they never call into a node.
+
 Determinism: all randomness comes from ``random.Random(seed)`` (network, faults, scenario choices)
 and per-node ``random.Random(f"{seed}:{node_id}")`` handed to the core; nothing iterates a set;
 the trace hash covers every handled event, so two runs of a seed can be compared.
@@ -104,6 +109,22 @@ class RaftNodeLike(Protocol):
 
 
 NodeFactory = Callable[["World", "SimNode"], Any]
+
+
+class Actor(Protocol):
+    """A simulated participant that is not a raft node (a broker, an admin client).
+
+    ``incarnation`` changes when the actor restarts: messages to or from an earlier incarnation are
+    dropped on arrival, as for nodes. ``receive`` must not call into any node (it may ``send``)."""
+
+    @property
+    def actor_id(self) -> int: ...
+    @property
+    def incarnation(self) -> int: ...
+    @property
+    def up(self) -> bool: ...
+
+    def receive(self, envelope: Any) -> None: ...
 
 
 _ROLE_NAMES: dict[Any, str] = {}  # role value -> its name; roles are a handful of enum members
@@ -209,6 +230,7 @@ class World:
         stop_on_violation: bool = True,
         link: LinkProfile | None = None,
         full_checks: bool = False,
+        client_workload: bool = True,
     ) -> None:
         if voters < 1:
             raise ValueError(f"need at least one voter, got {voters}")
@@ -227,6 +249,10 @@ class World:
         # could have changed: slower, same verdicts (tests compare the two).
         self.full_checks = full_checks
         self.node_factory: NodeFactory = node_factory if node_factory is not None else default_node_factory
+        # The replicated counter (a state machine on every node plus the client appends). Off when
+        # the nodes run their own state machine (the controller simulation).
+        self.client_workload = client_workload
+        self.actors: dict[int, Actor] = {}
         self.network = Network(self.rng, link)
         self.ledger = StateLedger()
         # Every node's listener decodes the same committed batches: decode each once per world.
@@ -279,12 +305,25 @@ class World:
         """Boot every node at time 0 and start the client workload."""
         for node in self.nodes.values():
             self._boot(node)
-        self.schedule(self.rng.randint(0, self.timing.append_interval_max_ms), "client", self._client_tick)
+        if self.client_workload:
+            self.schedule(
+                self.rng.randint(0, self.timing.append_interval_max_ms), "client", self._client_tick
+            )
+
+    def add_actor(self, actor: Actor) -> None:
+        """Let ``actor`` send and receive on the network under its own id."""
+        actor_id = actor.actor_id
+        if actor_id in self.nodes or actor_id in self.actors:
+            raise ValueError(f"id {actor_id} is taken")
+        self.actors[actor_id] = actor
 
     def _boot(self, node: SimNode) -> None:
-        node.sm = CounterStateMachine(node.node_id, self.ledger, snapshot_every=self.timing.snapshot_every)
         node.raft = self.node_factory(self, node)
-        node.raft.register(node.sm)
+        if self.client_workload:
+            node.sm = CounterStateMachine(
+                node.node_id, self.ledger, snapshot_every=self.timing.snapshot_every
+            )
+            node.raft.register(node.sm)
         node.busy_until_ms = self.now_ms
         node.shutting_down = False
         self.request_poll(node, self.now_ms)
@@ -298,6 +337,16 @@ class World:
     def schedule(self, at_ms: int, label: str, action: Callable[[], None]) -> None:
         """Run ``action`` at virtual time ``at_ms`` (never in the past)."""
         self._push(max(at_ms, self.now_ms), EV_ACTION, label, action)
+
+    def schedule_actor(self, at_ms: int, label: str, action: Callable[[], None]) -> None:
+        """Run an actor's own step at ``at_ms``: it calls into no node (it may read them and
+        ``send``), so the checker has nothing to re-check after it."""
+
+        def step() -> None:
+            action()
+            self._action_scope = []
+
+        self.schedule(at_ms, label, step)
 
     def request_poll(self, node: SimNode, at_ms: int) -> None:
         """Make sure ``node`` is polled no later than ``at_ms`` (and not before its disk is idle)."""
@@ -372,6 +421,10 @@ class World:
     def _trace_event(self, text: str) -> None:
         self._trace.update(f"{self.now_ms}|{text}\n".encode())
 
+    def trace(self, text: str) -> None:
+        """Add an actor's or scenario's own step to the trace hash (one line, at the current time)."""
+        self._trace_event(text)
+
     # -- polling and delivery ------------------------------------------------------------------
 
     def _handle_poll(self, node_id: int, incarnation: int) -> bool:
@@ -407,20 +460,33 @@ class World:
         self.request_poll(node, max(int(result.wake_at_ms), self.now_ms + 1))
         return True
 
-    def send(self, envelope: Envelope, depart_ms: int) -> None:
+    def send(self, envelope: Any, depart_ms: int) -> None:
+        source = self.nodes.get(envelope.source)
+        destination = self.nodes.get(envelope.destination)
+        if destination is not None:
+            dst_inc = destination.incarnation
+        else:
+            actor = self.actors.get(envelope.destination)
+            if actor is None:
+                return  # unknown destination: nobody listens in the simulation
+            dst_inc = actor.incarnation
+        src_inc = source.incarnation if source is not None else self._actor_incarnation(envelope.source)
+        for arrival in self.network.route(envelope.source, envelope.destination, depart_ms):
+            self._push(arrival, EV_DELIVER, envelope, (src_inc, dst_inc))
+
+    def _actor_incarnation(self, actor_id: int) -> int:
+        actor = self.actors.get(actor_id)
+        return actor.incarnation if actor is not None else -1
+
+    def _handle_deliver(self, envelope: Any, incarnations: tuple[int, int]) -> bool:
         source = self.nodes.get(envelope.source)
         destination = self.nodes.get(envelope.destination)
         if destination is None:
-            return  # admin or unknown destination: nobody listens in the simulation
-        src_inc = source.incarnation if source is not None else -1
-        for arrival in self.network.route(envelope.source, envelope.destination, depart_ms):
-            self._push(arrival, EV_DELIVER, envelope, (src_inc, destination.incarnation))
-
-    def _handle_deliver(self, envelope: Envelope, incarnations: tuple[int, int]) -> bool:
-        source = self.nodes.get(envelope.source)
-        destination = self.nodes[envelope.destination]
-        stale = (source is not None and source.incarnation != incarnations[0]) or (
-            destination.incarnation != incarnations[1]
+            return self._deliver_to_actor(envelope, incarnations)
+        stale = (
+            (source is not None and source.incarnation != incarnations[0])
+            or destination.incarnation != incarnations[1]
+            or (source is None and self._actor_incarnation(envelope.source) != incarnations[0])
         )
         if stale or not destination.up:
             self.network.stats.dropped_dead += 1
@@ -434,6 +500,23 @@ class World:
             f"D|{envelope.source}>{envelope.destination}|{type(envelope.body).__name__}|{envelope.correlation_id}"
         )
         self.request_poll(destination, self.now_ms)
+        return True
+
+    def _deliver_to_actor(self, envelope: Any, incarnations: tuple[int, int]) -> bool:
+        actor = self.actors[envelope.destination]
+        source = self.nodes.get(envelope.source)
+        src_inc = source.incarnation if source is not None else self._actor_incarnation(envelope.source)
+        if src_inc != incarnations[0] or actor.incarnation != incarnations[1] or not actor.up:
+            self.network.stats.dropped_dead += 1
+            return False
+        if self.network.is_blocked(envelope.source, envelope.destination):
+            self.network.stats.dropped_partition += 1
+            return False
+        self.network.stats.delivered += 1
+        self._trace_event(
+            f"D|{envelope.source}>{envelope.destination}|{type(envelope.body).__name__}|{envelope.correlation_id}"
+        )
+        actor.receive(envelope)
         return True
 
     # -- client workload and snapshots ---------------------------------------------------------

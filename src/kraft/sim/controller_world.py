@@ -1,0 +1,142 @@
+"""The controller simulation's world: three quorum controllers on the simulator, plus brokers.
+
+``ControllerWorld`` is a ``World`` whose node factory builds a ``ControllerNode`` (a real
+``RaftNode`` and a real ``QuorumController`` driven by one ``poll``) from the node's durable log and
+election store, so crashes (unflushed bytes lost), restarts, graceful shutdowns, slow disks and
+partitions apply to the controllers exactly as to plain raft nodes. The world's replicated-counter
+workload is off: the metadata log is the controllers' own. Brokers and the admin client are
+actors (``kraft.sim.brokers``) on the same network. ``ControllerChecker`` replaces the raft checker
+(it extends it).
+
+Determinism: each controller incarnation gets its own ``random.Random`` (seed, node id, restart
+count), so a restarted controller does not replay its predecessor's topic ids.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+from kraft.controller.node import ControllerNode
+from kraft.controller.quorum_controller import ControllerConfig, QuorumController
+from kraft.sim.brokers import BROKER_ID_BASE, ClientTiming, SimAdmin, SimBroker
+from kraft.sim.controller_invariants import ControllerChecker
+from kraft.sim.network import LinkProfile
+from kraft.sim.world import CLUSTER_ID, SimNode, Timing, World, default_node_factory, role_name
+
+# The simulation's controller settings: Kafka's defaults scaled like the quorum timing (spec 11).
+SIM_CONTROLLER_CONFIG = ControllerConfig(
+    session_timeout_ms=3000,
+    heartbeat_interval_ms=500,
+    max_idle_interval_ms=500,
+    leader_imbalance_check_interval_ms=5000,
+)
+
+
+def controller_node_factory(world: World, node: SimNode) -> ControllerNode:
+    """A ``ControllerNode`` on the node's log and store (``World(node_factory=...)``)."""
+    assert isinstance(world, ControllerWorld)
+    raft = default_node_factory(world, node)
+    controller = QuorumController(
+        node_id=node.node_id,
+        cluster_id=CLUSTER_ID,
+        raft=raft,
+        rng=random.Random(f"{world.seed}:{node.node_id}:controller:{node.restarts}"),
+        config=world.controller_config,
+    )
+    controller_node = ControllerNode(raft, controller)
+    world.controller_checker.attach_controller(node, controller_node)
+    return controller_node
+
+
+class ControllerWorld(World):
+    """Three (or ``voters``) controllers, ``brokers`` simulated brokers and one admin client.
+
+    ``checker`` and ``controller_checker`` are one ``ControllerChecker`` (the second typed as such).
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        voters: int = 3,
+        observers: int = 0,
+        brokers: int | tuple[int, int] = (3, 6),
+        timing: Timing | None = None,
+        pre_vote: bool = True,
+        end_ms: int = 20_000,
+        config: ControllerConfig | None = None,
+        client_timing: ClientTiming | None = None,
+        link: LinkProfile | None = None,
+        stop_on_violation: bool = True,
+        full_checks: bool = False,
+        deep_every: int = 4000,
+    ) -> None:
+        if observers:
+            raise ValueError("the controller simulation has no observers")
+        self.controller_config = config if config is not None else SIM_CONTROLLER_CONFIG
+        super().__init__(
+            seed=seed,
+            voters=voters,
+            timing=timing,
+            pre_vote=pre_vote,
+            end_ms=end_ms,
+            node_factory=controller_node_factory,
+            stop_on_violation=stop_on_violation,
+            link=link,
+            full_checks=full_checks,
+            client_workload=False,
+        )
+        self.controller_checker = ControllerChecker(self, deep_every=deep_every)
+        self.checker = self.controller_checker
+        count = brokers if isinstance(brokers, int) else self.rng.randint(*brokers)
+        # Brokers heartbeat at the controllers' broker.heartbeat.interval.ms.
+        self.client_timing = dataclasses.replace(
+            client_timing if client_timing is not None else ClientTiming(),
+            heartbeat_interval_ms=self.controller_config.heartbeat_interval_ms,
+        )
+        self.brokers: dict[int, SimBroker] = {}
+        for i in range(1, count + 1):
+            broker = SimBroker(self, BROKER_ID_BASE + i, self.client_timing)
+            self.brokers[broker.broker_id] = broker
+            self.add_actor(broker)
+        self.admin = SimAdmin(self, self.client_timing)
+        self.add_actor(self.admin)
+
+    def start(self) -> None:
+        """Boot the controllers, then start every broker within 500 ms and the admin client."""
+        super().start()
+        for broker in self.brokers.values():
+            self.schedule_actor(self.rng.randint(0, 500), f"start:{broker.broker_id}", broker.start)
+        self.schedule_actor(self.rng.randint(500, 1500), "start:admin", self.admin.start)
+
+    def crash(self, node_id: int) -> None:
+        node = self.nodes[node_id]
+        if node.up:
+            self.controller_checker.before_crash(node)
+        super().crash(node_id)
+
+    # -- observation ---------------------------------------------------------------------------
+
+    def controller(self, node_id: int) -> QuorumController | None:
+        node = self.nodes[node_id]
+        return node.raft.controller if node.up else None
+
+    def active_controller(self) -> SimNode | None:
+        """The up node whose controller is active and whose core leads, highest epoch first."""
+        best: SimNode | None = None
+        for node in self.nodes.values():
+            if not node.up or role_name(node.raft) != "LEADER":
+                continue
+            if not node.raft.controller.is_active:
+                continue
+            if best is None or node.raft.epoch > best.raft.epoch:
+                best = node
+        return best
+
+    def running_brokers(self) -> list[SimBroker]:
+        return [b for b in self.brokers.values() if b.up]
+
+    def describe(self) -> dict[str, Any]:
+        return {"brokers": len(self.brokers), "controllers": len(self.voter_ids)}
