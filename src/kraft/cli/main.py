@@ -18,6 +18,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "test-raft-server": ("kraft.cli.test_raft_server", "run a node that appends at a set rate while leader"),
     "cluster": ("kraft.cli.cluster", "start or stop a local cluster of controller processes"),
     "metadata-quorum": ("kraft.cli.metadata_quorum", "describe the quorum (--status, --replication)"),
+    "metadata-shell": ("kraft.cli.metadata_shell", "browse the metadata image of a snapshot or a log dir"),
+    "features": ("kraft.cli.features", "describe, upgrade, downgrade or disable feature levels"),
     "sim": ("kraft.cli.sim", "run the deterministic fault-injecting simulator"),
 }
 

@@ -1,7 +1,9 @@
 """A small blocking admin client for the operator tools, speaking our own wire codec.
 
-It does what Kafka's admin client does for ``kafka-metadata-quorum``: negotiate versions with
-ApiVersions (KIP-511), send DescribeQuorum to the quorum leader, and learn the cluster id. The
+It does what Kafka's admin client does for ``kafka-metadata-quorum`` and ``kafka-features``:
+negotiate versions with ApiVersions (KIP-511), send DescribeQuorum to the quorum leader, learn the
+cluster id, read feature levels (ApiVersions v3+, KIP-584) and send UpdateFeatures to the active
+controller. The
 leader is found by asking any reachable bootstrap node: a non-leader answers
 NOT_LEADER_OR_FOLLOWER, and the client then follows the ``LeaderId`` hint (DescribeQuorum v2 with a
 known epoch, or DescribeCluster's ``ControllerId``), else tries the other known nodes, backing off
@@ -27,6 +29,7 @@ from kraft.protocol.messages import api_versions as api_versions_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import describe_quorum as describe_quorum_msg
 from kraft.protocol.messages import metadata as metadata_msg
+from kraft.protocol.messages import update_features as update_features_msg
 from kraft.tools.quorum_info import METADATA_PARTITION, METADATA_TOPIC, QuorumInfo
 
 T = TypeVar("T")
@@ -46,6 +49,15 @@ _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 def error_name(code: int) -> str:
     known = ErrorCode.from_wire(code)
     return f"error code {code}" if known is None else known.name
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureMetadata:
+    """What ApiVersions v3+ says about features (Kafka's ``FeatureMetadata``)."""
+
+    supported: dict[str, tuple[int, int]]  # name -> (min, max) this node supports
+    finalized: dict[str, int]  # name -> finalized level (max version level); level-0 ones absent
+    epoch: int | None  # FinalizedFeaturesEpoch; None when the node did not say (-1)
 
 
 class AdminError(KraftError):
@@ -119,6 +131,7 @@ class Connection:
             raise RetriableError(f"cannot connect: {e.strerror or e}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.versions: dict[int, tuple[int, int]] = {}
+        self.features: FeatureMetadata | None = None  # set when ApiVersions v3+ answered
         try:
             self._negotiate()
         except BaseException:
@@ -143,6 +156,12 @@ class Connection:
             # KIP-511: a server that does not know v3 answers in v0 with UNSUPPORTED_VERSION,
             # which does not decode as v3; ask again in v0.
             response = None
+        if response is not None and response.error_code == NONE:
+            self.features = FeatureMetadata(
+                supported={f.name: (f.min_version, f.max_version) for f in response.supported_features},
+                finalized={f.name: f.max_version_level for f in response.finalized_features},
+                epoch=response.finalized_features_epoch if response.finalized_features_epoch >= 0 else None,
+            )
         if response is None or response.error_code == UNSUPPORTED_VERSION:
             response = self.send(api, 0, api.request())
         if response.error_code != NONE:
@@ -249,6 +268,39 @@ class AdminClient:
         """
         return self._any_node("the cluster id", self._try_cluster_id)
 
+    def describe_features(self) -> FeatureMetadata:
+        """Supported and finalized features from any node's ApiVersions v3+ answer.
+
+        Raises:
+            AdminError: no node answered before the deadline, or one answered only ApiVersions v0.
+        """
+
+        def attempt(conn: Connection) -> FeatureMetadata:
+            if conn.features is None:
+                raise AdminError(f"{conn.address} does not report features (it answered ApiVersions v0)")
+            return conn.features
+
+        return self._any_node("the feature metadata", attempt)
+
+    def update_features(
+        self, updates: dict[str, tuple[int, int]], *, validate_only: bool = False
+    ) -> dict[str, tuple[int, str] | None]:
+        """UpdateFeatures on the active controller: ``updates`` maps a feature to (level, upgrade
+        type: 1 upgrade, 2 safe downgrade, 3 unsafe downgrade). NOT_CONTROLLER is followed to the
+        active controller (DescribeCluster ControllerId, else DescribeQuorum LeaderId).
+
+        Returns:
+            Per feature: None when it succeeded (or would, with ``validate_only``), else
+            (error code, message). A top-level error fails every feature with its message, as
+            Kafka's admin client does.
+
+        Raises:
+            AdminError: no active controller answered before the deadline.
+        """
+        return self._with_leader_retries(
+            "UpdateFeatures", lambda conn: self._try_update_features(conn, updates, validate_only)
+        )
+
     # ------------------------------------------------------------------------------------------
     # One attempt against one connection
 
@@ -282,6 +334,53 @@ class AdminClient:
         if hint is None:
             hint = self._controller_hint(conn)
         return None, hint, outcome
+
+    def _try_update_features(
+        self, conn: Connection, updates: dict[str, tuple[int, int]], validate_only: bool
+    ) -> tuple[dict[str, tuple[int, str] | None] | None, int | None, str]:
+        api = update_features_msg.API
+        version = conn.version_for(api, highest=1)  # v2 drops the per-feature results
+        if version is None:
+            raise AdminError(f"{conn.address} does not serve UpdateFeatures")
+        if version == 0 and (validate_only or any(kind == 3 for _, kind in updates.values())):
+            raise AdminError(f"{conn.address} speaks only UpdateFeatures v0: no dry run, no unsafe downgrade")
+        cls: Any = update_features_msg.REQUEST.cls
+        keys = [
+            # v0 says AllowDowngrade, v1+ UpgradeType; a field of the other version must stay unset.
+            cls.FeatureUpdateKey(feature=name, max_version_level=level, allow_downgrade=kind != 1)
+            if version == 0
+            else cls.FeatureUpdateKey(feature=name, max_version_level=level, upgrade_type=kind)
+            for name, (level, kind) in updates.items()
+        ]
+        body = cls(timeout_ms=self._request_timeout_ms, feature_updates=keys)
+        if version >= 1:
+            body.validate_only = validate_only
+        response = conn.send(api, version, body)
+        if response.error_code == NOT_CONTROLLER:
+            return None, self._active_controller_hint(conn), "NOT_CONTROLLER"
+        results: dict[str, tuple[int, str] | None] = {}
+        if response.error_code != NONE:
+            failure = (response.error_code, response.error_message or error_name(response.error_code))
+            return {name: failure for name in updates}, None, "ok"
+        for row in response.results or ():
+            if row.feature in updates:
+                message = row.error_message or error_name(row.error_code)
+                results[row.feature] = None if row.error_code == NONE else (row.error_code, message)
+        for name in updates:
+            if name not in results:
+                results[name] = (-1, f"The controller response did not contain a result for feature {name}")
+        return results, None, "ok"
+
+    def _active_controller_hint(self, conn: Connection) -> int | None:
+        """The active controller's id as ``conn`` knows it: DescribeCluster, else DescribeQuorum."""
+        hint = self._controller_hint(conn)
+        if hint is not None:
+            return hint
+        try:
+            info, leader, _ = self._try_describe_quorum(conn)
+        except (AdminError, RemoteProtocolError):
+            return None
+        return info.leader_id if info is not None else leader
 
     def _controller_hint(self, conn: Connection) -> int | None:
         """Asks a non-leader who the active controller is (DescribeCluster), learning addresses."""
@@ -428,6 +527,7 @@ __all__ = [
     "AdminClient",
     "AdminError",
     "Connection",
+    "FeatureMetadata",
     "RetriableError",
     "error_name",
     "parse_bootstrap",
