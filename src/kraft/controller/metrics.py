@@ -4,9 +4,26 @@ agrees on them; counters count what this controller did while active."""
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from kraft.metadata.image import MetadataImage
+
+# Upper bounds (ms) of the EventQueueTimeMs histogram's buckets; +Inf is implied.
+QUEUE_TIME_BUCKETS_MS: tuple[int, ...] = (1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000)
+
+
+@dataclass(frozen=True, slots=True)
+class Histogram:
+    """A cumulative-ready histogram: per-bucket counts (last = above every bound), sum and count."""
+
+    bounds: tuple[int, ...]
+    counts: tuple[int, ...]
+    total: float
+
+    @property
+    def count(self) -> int:
+        return sum(self.counts)
 
 
 @dataclass(slots=True)
@@ -32,12 +49,22 @@ class ControllerMetrics:
     event_queue_operations: int = 0
     event_queue_time_ms_total: int = 0
     event_queue_time_ms_max: int = 0
+    _queue_time_buckets: list[int] = field(
+        default_factory=lambda: [0] * (len(QUEUE_TIME_BUCKETS_MS) + 1), repr=False
+    )
     _image_seen: object = field(default=None, repr=False)
 
     def record_queue_time(self, ms: int) -> None:
+        ms = max(0, ms)
         self.event_queue_operations += 1
-        self.event_queue_time_ms_total += max(0, ms)
+        self.event_queue_time_ms_total += ms
         self.event_queue_time_ms_max = max(self.event_queue_time_ms_max, ms)
+        self._queue_time_buckets[bisect.bisect_left(QUEUE_TIME_BUCKETS_MS, ms)] += 1
+
+    def queue_time_histogram(self) -> Histogram:
+        """EventQueueTimeMs: how long requests waited before a controller poll ran them."""
+        buckets = tuple(self._queue_time_buckets)
+        return Histogram(QUEUE_TIME_BUCKETS_MS, buckets, self.event_queue_time_ms_total)
 
     def add_stats(self, stats: dict[str, int]) -> None:
         self.unclean_elections += stats.get("unclean_elections", 0)
@@ -63,7 +90,7 @@ class ControllerMetrics:
         self.global_partition_count = image.partition_count
         self.offline_partitions_count = image.offline_partition_count
         self.preferred_replica_imbalance_count = image.preferred_imbalance_count
-        self.partitions_without_electable_leaders = getattr(image, "no_electable_leader_count", 0)
+        self.partitions_without_electable_leaders = image.no_electable_leader_count
 
     def as_dict(self) -> dict[str, float]:
         return {k: float(getattr(self, k)) for k in self.__slots__ if not k.startswith("_")}
@@ -89,5 +116,8 @@ PROMETHEUS_NAMES: dict[str, tuple[str, str]] = {
     "unclean_elections": ("ControllerStats", "UncleanLeaderElectionsPerSec"),
     "elections_from_elr": ("ControllerStats", "ElectionFromEligibleLeaderReplicasPerSec"),
     "event_queue_operations": ("KafkaController", "EventQueueOperationsStartedCount"),
-    "event_queue_time_ms_total": ("ControllerEventManager", "EventQueueTimeMs"),
 }
+# Exported as Prometheus histograms (Kafka's are Yammer histograms).
+QUEUE_TIME_NAME: tuple[str, str] = ("ControllerEventManager", "EventQueueTimeMs")
+# Computed at scrape time from the wall clock: now - LastAppliedRecordTimestamp.
+LAG_NAME: tuple[str, str] = ("KafkaController", "LastAppliedRecordLagMs")

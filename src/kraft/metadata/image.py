@@ -224,6 +224,7 @@ class MetadataImage:
         "_controllers",
         "_features",
         "_indexes",
+        "_no_electable_leader_count",
         "_offline_partition_count",
         "_partition_count",
         "_preferred_imbalance_count",
@@ -248,6 +249,7 @@ class MetadataImage:
     _partition_count: int
     _offline_partition_count: int
     _preferred_imbalance_count: int
+    _no_electable_leader_count: int
     _indexes: _Indexes
 
     def __init__(
@@ -274,7 +276,7 @@ class MetadataImage:
             by_name[t.name] = t
         if len(by_id) != len(by_name):
             raise ValueError("topic names and ids must be unique")
-        counts = [0, 0, 0]
+        counts = [0, 0, 0, 0]
         for t in by_id.values():
             for p in t.partitions.values():
                 _count(counts, p, 1)
@@ -321,6 +323,7 @@ class MetadataImage:
         object.__setattr__(self, "_partition_count", counts[0])
         object.__setattr__(self, "_offline_partition_count", counts[1])
         object.__setattr__(self, "_preferred_imbalance_count", counts[2])
+        object.__setattr__(self, "_no_electable_leader_count", counts[3])
         object.__setattr__(self, "_indexes", indexes)
 
     @classmethod
@@ -390,6 +393,12 @@ class MetadataImage:
         """Partitions whose leader is not replicas[0], leaderless ones included (``is_imbalanced``)."""
         return self._preferred_imbalance_count
 
+    @property
+    def no_electable_leader_count(self) -> int:
+        """Partitions with no electable leader: ISR and ELR both empty (KIP-966's "electable
+        leaders" = |ISR| + |ELR| is 0), so only an unclean election can give them a leader."""
+        return self._no_electable_leader_count
+
     # -- helpers ------------------------------------------------------------------------------------
 
     @property
@@ -449,7 +458,12 @@ class MetadataImage:
             "producer_ids": self._producer_ids,
             "zk_migration_state": self._zk_migration_state,
             "provenance": self._provenance,
-            "counts": (self._partition_count, self._offline_partition_count, self._preferred_imbalance_count),
+            "counts": (
+                self._partition_count,
+                self._offline_partition_count,
+                self._preferred_imbalance_count,
+                self._no_electable_leader_count,
+            ),
             "indexes": self._indexes,
         }
         parts.update(changes)
@@ -548,6 +562,8 @@ def _count(counts: list[int], p: PartitionRegistration, sign: int) -> None:
         counts[1] += sign
     if p.leader != (p.replicas[0] if p.replicas else NO_LEADER):
         counts[2] += sign
+    if not p.isr and not p.elr:
+        counts[3] += sign
 
 
 MetadataImage.EMPTY = MetadataImage()
@@ -1093,7 +1109,12 @@ class MetadataDelta:
         parts["producer_ids"] = self._producer_ids
         parts["zk_migration_state"] = self._zk_migration_state
         if self._changes or self._deleted:
-            counts = [base.partition_count, base.offline_partition_count, base.preferred_imbalance_count]
+            counts = [
+                base.partition_count,
+                base.offline_partition_count,
+                base.preferred_imbalance_count,
+                base.no_electable_leader_count,
+            ]
             by_id = dict(base.topics_by_id)
             by_name = dict(base.topics_by_name)
             for topic_id in self._deleted:

@@ -96,6 +96,8 @@ class NodeView:
     leader_endpoints: tuple[Endpoint, ...] = ()
     # The quorum controller's metrics (``ControllerMetrics.as_dict``), empty without a controller.
     controller_metrics: dict[str, float] = field(default_factory=dict)
+    # EventQueueTimeMs (``ControllerMetrics.queue_time_histogram``); None without a controller.
+    controller_queue_time: Any = None
 
 
 def _snapshot_metrics(node: Any) -> dict[str, Any]:
@@ -116,6 +118,11 @@ def _controller_metrics(node: Any) -> dict[str, float]:
     if metrics is None:
         return {}
     return dict(metrics.as_dict())
+
+
+def _controller_queue_time(node: Any) -> Any:
+    metrics = getattr(getattr(node, "controller", None), "metrics", None)
+    return None if metrics is None else metrics.queue_time_histogram()
 
 
 def _leader_endpoints(node: Any) -> tuple[Endpoint, ...]:
@@ -257,9 +264,6 @@ class RaftDriver:
         except BaseException as e:
             self.failure = e
             log.critical("%sraft thread failed: %s: %s", self._prefix, type(e).__name__, e, exc_info=e)
-            if self._loop is not None and self._on_fatal is not None and not self._loop.is_closed():
-                with contextlib.suppress(RuntimeError):
-                    self._loop.call_soon_threadsafe(self._on_fatal, e)
         finally:
             with self._cond:
                 pending = self._tasks
@@ -268,6 +272,11 @@ class RaftDriver:
             for _, future in pending:
                 if not future.done():
                     future.set_exception(RuntimeError("the raft thread has stopped"))
+            # Reported only once the thread counts as stopped, so the handler sees it stopped.
+            failure = self.failure
+            if failure is not None and self._loop is not None and self._on_fatal is not None:
+                with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody to tell
+                    self._loop.call_soon_threadsafe(self._on_fatal, failure)
 
     def _hand_off(self, outbound: list[Envelope]) -> None:
         loop = self._loop
@@ -288,6 +297,7 @@ class RaftDriver:
             polls=self.view.polls + 1,
             leader_endpoints=_leader_endpoints(node),
             controller_metrics=_controller_metrics(node),
+            controller_queue_time=_controller_queue_time(node),
         )
         old, self.view = self.view, view
         if self._on_view is not None:

@@ -9,11 +9,12 @@ for the current one. docs/metrics.md lists them all.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, start_http_server
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from kraft.server.driver import NodeView
@@ -100,16 +101,41 @@ def controller_metric_name(type_name: str, name: str) -> str:
 class ControllerCollector(Collector):
     """Exposes the quorum controller's metrics (spec 9) under Kafka's MBean names."""
 
-    def __init__(self, view: Callable[[], NodeView], node_id: int) -> None:
+    def __init__(
+        self, view: Callable[[], NodeView], node_id: int, wall_ms: Callable[[], float] | None = None
+    ) -> None:
         self._view = view
         self._node_id = str(node_id)
+        self._wall_ms = wall_ms if wall_ms is not None else lambda: time.time() * 1000
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        from kraft.controller.metrics import PROMETHEUS_NAMES
+    def collect(self) -> Iterator[Metric]:
+        from kraft.controller.metrics import LAG_NAME, PROMETHEUS_NAMES, QUEUE_TIME_NAME
 
-        metrics = self._view().controller_metrics
+        view = self._view()
+        metrics = view.controller_metrics
         if not metrics:
             return
+        applied_ms = metrics.get("last_applied_timestamp_ms", -1)
+        if applied_ms >= 0:
+            lag = GaugeMetricFamily(
+                controller_metric_name(*LAG_NAME), "kafka.controller:type={},name={}".format(*LAG_NAME),
+                labels=["node_id"],
+            )
+            lag.add_metric([self._node_id], max(0.0, self._wall_ms() - applied_ms))
+            yield lag
+        histogram = view.controller_queue_time
+        if histogram is not None:
+            family = HistogramMetricFamily(
+                controller_metric_name(*QUEUE_TIME_NAME),
+                "kafka.controller:type={},name={} (ms)".format(*QUEUE_TIME_NAME),
+                labels=["node_id"],
+            )
+            cumulative, buckets = 0, []
+            for bound, count in zip((*histogram.bounds, float("inf")), histogram.counts):
+                cumulative += count
+                buckets.append(("+Inf" if bound == float("inf") else str(bound), float(cumulative)))
+            family.add_metric([self._node_id], buckets, float(histogram.total))
+            yield family
         for field_name, (type_name, name) in PROMETHEUS_NAMES.items():
             value = metrics.get(field_name)
             if value is None:

@@ -327,13 +327,14 @@ def test_remove_topic_drops_the_topic_its_partitions_and_its_configs() -> None:
                     topic("bar", BAR), partition(BAR, 0, [1]),
                     config(TOPIC, "foo", "retention.ms", "1"), config(TOPIC, "bar", "retention.ms", "2"),
                     config(BROKER, "", "foo", "x")])
-    assert image.offline_partition_count == 1
+    assert (image.offline_partition_count, image.no_electable_leader_count) == (1, 1)
     image = replay([make_record(T.REMOVE_TOPIC, topic_id=FOO)], image, start=8)
     assert list(image.topics_by_name) == ["bar"] and FOO not in image.topics_by_id
     assert (TOPIC, "foo") not in image.configs
     assert image.configs[(TOPIC, "bar")] == {"retention.ms": "2"}
     assert image.configs[(BROKER, "")] == {"foo": "x"}
-    assert (image.partition_count, image.offline_partition_count) == (1, 0)
+    counts = (image.partition_count, image.offline_partition_count, image.no_electable_leader_count)
+    assert counts == (1, 0, 0)
     assert image.partitions_with_isr_member(2) == ()
 
 
@@ -773,6 +774,7 @@ def check_counters_and_indexes(image: MetadataImage) -> None:
     assert image.offline_partition_count == sum(1 for p in all_parts if p.leader == -1)
     assert image.preferred_imbalance_count == sum(
         1 for p in all_parts if p.leader != (p.replicas[0] if p.replicas else -1))
+    assert image.no_electable_leader_count == sum(1 for p in all_parts if not p.isr and not p.elr)
 
     def where(keep: Any) -> tuple[TopicIdPartition, ...]:
         return tuple(TopicIdPartition(t.id, pid) for t, pid, p in ordered if keep(p))
@@ -786,8 +788,10 @@ def check_counters_and_indexes(image: MetadataImage) -> None:
     assert image.imbalanced_partitions() == where(lambda p: p.leader != (p.replicas[0] if p.replicas else -1))
     assert image.reassigning_partitions() == where(lambda p: bool(p.adding_replicas or p.removing_replicas))
     recount = MetadataImage(topics=image.topics_by_id.values())
-    assert (recount.partition_count, recount.offline_partition_count, recount.preferred_imbalance_count) == (
-        image.partition_count, image.offline_partition_count, image.preferred_imbalance_count)
+    assert (recount.partition_count, recount.offline_partition_count, recount.preferred_imbalance_count,
+            recount.no_electable_leader_count) == (
+        image.partition_count, image.offline_partition_count, image.preferred_imbalance_count,
+        image.no_electable_leader_count)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

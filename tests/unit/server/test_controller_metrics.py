@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from prometheus_client import generate_latest
+from prometheus_client import CollectorRegistry, generate_latest
 
 from kraft.controller.metrics import PROMETHEUS_NAMES, ControllerMetrics
 from kraft.server.driver import NodeView
-from kraft.server.metrics import build_registry, controller_metric_name
+from kraft.server.metrics import ControllerCollector, build_registry, controller_metric_name
 
 
 def test_every_controller_metric_is_exported_with_its_kafka_name() -> None:
@@ -23,6 +23,26 @@ def test_every_controller_metric_is_exported_with_its_kafka_name() -> None:
     )
     for type_name, name in PROMETHEUS_NAMES.values():
         assert controller_metric_name(type_name, name) in text
+
+
+def test_queue_time_is_a_histogram_and_the_applied_lag_comes_from_the_wall_clock() -> None:
+    metrics = ControllerMetrics(last_applied_timestamp_ms=10_000)
+    for ms in (0, 3, 3, 40, 20_000):
+        metrics.record_queue_time(ms)
+    histogram = metrics.queue_time_histogram()
+    view = NodeView(controller_metrics=metrics.as_dict(), controller_queue_time=histogram)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(ControllerCollector(lambda: view, 1, wall_ms=lambda: 12_500.0))
+    text = generate_latest(registry).decode()
+    name = "kafka_controller_controllereventmanager_eventqueuetimems"
+    assert f'{name}_bucket{{le="1",node_id="1"}} 1.0' in text
+    assert f'{name}_bucket{{le="5",node_id="1"}} 3.0' in text
+    assert f'{name}_bucket{{le="50",node_id="1"}} 4.0' in text
+    assert f'{name}_bucket{{le="10000",node_id="1"}} 4.0' in text
+    assert f'{name}_bucket{{le="+Inf",node_id="1"}} 5.0' in text
+    assert f'{name}_count{{node_id="1"}} 5.0' in text
+    assert f'{name}_sum{{node_id="1"}} 20046.0' in text
+    assert 'kafka_controller_kafkacontroller_lastappliedrecordlagms{node_id="1"} 2500.0' in text
 
 
 def test_a_node_without_a_controller_exports_no_controller_metrics() -> None:
