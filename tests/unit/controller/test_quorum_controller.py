@@ -247,6 +247,30 @@ def test_create_topics_validate_only_writes_nothing_and_names_the_topic_id_from_
     assert made.topic_id == c.image().topics_by_name["v"].id
 
 
+def test_the_oldest_served_versions_create_describe_and_delete() -> None:
+    # CreateTopics v0, DescribeConfigs v0 and DeleteTopics v0 (older clients), through the codec.
+    c = ControllerCluster(1)
+    c.start_brokers([1, 2])
+    made = c.create_topic("old", 2, 2, configs={"retention.ms": "5"}, version=0)
+    assert made.error_code == 0 and made.name == "old"
+    assert len(c.image().topics_by_name["old"].partitions) == 2
+    assert c.create_topic("old", 1, 1, version=0).error_code == ErrorCode.TOPIC_ALREADY_EXISTS
+    cls = describe_configs.REQUEST.cls
+    r = c.call(
+        describe_configs,
+        0,
+        resources=[
+            cls.DescribeConfigsResource(resource_type=TOPIC, resource_name="old", configuration_keys=None)
+        ],
+    )
+    rows = {x.name: x for x in r.results[0].configs}
+    assert (rows["retention.ms"].value, rows["retention.ms"].is_default) == ("5", False)
+    assert rows["cleanup.policy"].is_default is True
+    gone = c.call(delete_topics, 0, topic_names=["old"], timeout_ms=1000).responses[0]
+    assert (gone.name, gone.error_code) == ("old", 0)
+    assert "old" not in c.image().topics_by_name
+
+
 def test_placement_is_rack_aware_and_uses_only_active_brokers() -> None:
     c = ControllerCluster(1)
     for b, rack in ((1, "a"), (2, "a"), (3, "b"), (4, "b")):

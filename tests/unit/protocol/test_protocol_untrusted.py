@@ -162,7 +162,7 @@ def test_unknown_api_key_carries_key_version_and_correlation_id() -> None:
     assert (info.value.api_key, info.value.api_version, info.value.correlation_id) == (999, 3, 4242)
 
 
-@pytest.mark.parametrize(("key", "version"), [(52, 3), (1, 12), (1, 18), (19, 1), (18, -1)])
+@pytest.mark.parametrize(("key", "version"), [(52, 3), (1, 12), (1, 18), (19, 8), (18, -1)])
 def test_unsupported_version_carries_key_version_and_correlation_id(key: int, version: int) -> None:
     payload = struct_pack(">hhi", key, version, 77) + b"\x00\x00" + b"\x00" * 64
     with pytest.raises(UnsupportedApiError, match=f"version {version} is not supported") as info:

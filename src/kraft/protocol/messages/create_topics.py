@@ -41,9 +41,6 @@ RESPONSE = struct("CreateTopicsResponse", [
     ])), "0+"),
 ])
 
-# The versions this node accepts and advertises; the schema above describes all of 0-7.
-SERVED_VERSIONS = Versions.parse("2-7")
-
 API = Api(
     key=19,
     name="CreateTopics",
@@ -51,5 +48,4 @@ API = Api(
     flexible=Versions.parse("5+"),
     request=REQUEST,
     response=RESPONSE,
-    served_versions=SERVED_VERSIONS,
 )

@@ -22,9 +22,6 @@ RESPONSE = struct("DeleteTopicsResponse", [
     ])), "0+"),
 ])
 
-# The versions this node accepts and advertises; the schema above describes all of 0-6.
-SERVED_VERSIONS = Versions.parse("1-6")
-
 API = Api(
     key=20,
     name="DeleteTopics",
@@ -32,5 +29,4 @@ API = Api(
     flexible=Versions.parse("4+"),
     request=REQUEST,
     response=RESPONSE,
-    served_versions=SERVED_VERSIONS,
 )

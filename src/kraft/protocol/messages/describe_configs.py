@@ -38,9 +38,6 @@ RESPONSE = struct("DescribeConfigsResponse", [
     ])), "0+"),
 ])
 
-# The versions this node accepts and advertises; the schema above describes all of 0-4.
-SERVED_VERSIONS = Versions.parse("1-4")
-
 API = Api(
     key=32,
     name="DescribeConfigs",
@@ -48,5 +45,4 @@ API = Api(
     flexible=Versions.parse("4+"),
     request=REQUEST,
     response=RESPONSE,
-    served_versions=SERVED_VERSIONS,
 )
