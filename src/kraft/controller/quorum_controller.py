@@ -51,7 +51,6 @@ from kraft.metadata.image import (
     image_differences,
     image_equal,
 )
-from kraft.metadata.image_snapshot import snapshot_records_bytes
 from kraft.metadata.records import (
     ApiMessageAndVersion,
     MetadataRecordType,
@@ -59,6 +58,7 @@ from kraft.metadata.records import (
     encode_record,
     make_record,
 )
+from kraft.metadata.snapshot_scheduler import SnapshotScheduler
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import update_features
 from kraft.raft.listener import CommittedBatch, SnapshotReader
@@ -220,10 +220,9 @@ class QuorumController:
         self._next_noop_ms: int | None = None
         self._next_rebalance_ms: int | None = None
         self._next_unclean_check_ms: int | None = None
-        self._bytes_since_snapshot = 0
-        self._last_snapshot_ms: int | None = None
-        self._last_snapshot_offset = -1
-        self._last_batch: CommittedBatch | None = None
+        self.snapshots = SnapshotScheduler(
+            max_bytes=self.config.snapshot_max_bytes, interval_ms=self.config.snapshot_interval_ms
+        )
         self.on_commit: Callable[[MetadataImage], None] | None = None  # observers (tests, simulator)
 
     # ---------------------------------------------------------------------------------- state
@@ -280,9 +279,10 @@ class QuorumController:
                 self.metrics.metadata_error_count += 1
                 log.error("controller %d: cannot replay committed metadata: %s", self.node_id, e)
                 raise
-            self._bytes_since_snapshot += sum(len(r) for r in batch.records)
+        self.snapshots.committed(
+            batch.last_offset, batch.epoch, batch.append_timestamp_ms, sum(len(r) for r in batch.records)
+        )
         self._committed_offset = batch.last_offset
-        self._last_batch = batch
         self.metrics.last_committed_offset = batch.last_offset
         self.metrics.last_applied_offset = batch.last_offset
         self.metrics.last_applied_timestamp_ms = batch.append_timestamp_ms
@@ -309,8 +309,7 @@ class QuorumController:
             snapshot_id.offset, snapshot_id.epoch, reader.last_contained_log_timestamp, list(reader.records())
         )
         self._committed_offset = snapshot_id.offset - 1
-        self._bytes_since_snapshot = 0
-        self._last_snapshot_offset = snapshot_id.offset
+        self.snapshots.loaded(snapshot_id.offset)
         if self.on_commit is not None:
             self.on_commit(self.loader.image)
 
@@ -631,43 +630,15 @@ class QuorumController:
 
     def _maybe_snapshot(self, now_ms: int) -> None:
         """Spec 1.7: at a batch boundary once enough bytes were replayed, or the interval passed."""
-        batch = self._last_batch
-        if batch is None or self.loader.in_transaction:
-            return
-        end = batch.last_offset + 1
-        if end <= self._last_snapshot_offset:
-            return
-        if self._last_snapshot_ms is None:
-            self._last_snapshot_ms = now_ms
-        by_bytes = self._bytes_since_snapshot >= self.config.snapshot_max_bytes
-        by_time = (
-            self.config.snapshot_interval_ms > 0
-            and self._bytes_since_snapshot > 0
-            and now_ms - self._last_snapshot_ms >= self.config.snapshot_interval_ms
-        )
-        if not (by_bytes or by_time):
-            return
-        self.write_snapshot(now_ms)
+        if not self.loader.in_transaction and self.snapshots.is_due(now_ms):
+            self.write_snapshot(now_ms)
 
     def write_snapshot(self, now_ms: int) -> OffsetAndEpoch | None:
         """Write the committed image as a snapshot at the last committed batch boundary."""
-        batch = self._last_batch
-        if batch is None:
-            return None
-        image = self.loader.image
-        snapshot_id = OffsetAndEpoch(batch.last_offset + 1, batch.epoch)
-        writer = self.raft.create_snapshot(snapshot_id, batch.append_timestamp_ms)
-        self._last_snapshot_ms = now_ms
-        self._last_snapshot_offset = snapshot_id.offset
-        self._bytes_since_snapshot = 0
-        if writer is None:
-            return None  # a snapshot with this id exists already
-        data = snapshot_records_bytes(image)
-        for i in range(0, len(data), 1000):
-            writer.append(data[i : i + 1000])
-        writer.freeze()
-        self.metrics.snapshots_written += 1
-        log.info("controller %d: wrote snapshot %s (%d records)", self.node_id, snapshot_id, len(data))
+        snapshot_id = self.snapshots.write(self.raft, self.loader.image, now_ms)
+        if snapshot_id is not None:
+            self.metrics.snapshots_written += 1
+            log.info("controller %d: wrote snapshot %s", self.node_id, snapshot_id)
         return snapshot_id
 
     def supported_features(self) -> dict[str, tuple[int, int]]:

@@ -1,4 +1,8 @@
-"""The core must stay sans-IO: no sockets, threads, clocks, OS access or global randomness."""
+"""The cores must stay sans-IO: no sockets, threads, clocks, OS access or global randomness.
+
+The cores are the raft state machine, the metadata records and image, the quorum controller and
+the broker's state machines (STYLE.md section 2). Imports also point inwards only (section 1).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,27 @@ from pathlib import Path
 
 import pytest
 
-import kraft.raft
+import kraft
 
 BANNED_MODULES = {"socket", "asyncio", "threading", "time", "os", "selectors", "subprocess"}
-RAFT_DIR = Path(kraft.raft.__file__).parent
-MODULES = sorted(RAFT_DIR.rglob("*.py"))
+PACKAGE_DIR = Path(kraft.__file__).parent
+CORES = ("raft", "metadata", "controller", "broker")
+MODULES = sorted(p for core in CORES for p in (PACKAGE_DIR / core).rglob("*.py"))
+# What each core may import from kraft (besides itself): inwards only, never the shells.
+ALLOWED = {
+    "raft": {"common", "protocol", "records"},
+    "metadata": {"common", "protocol", "records", "raft"},
+    "controller": {"common", "protocol", "records", "raft", "metadata"},
+    "broker": {"common", "protocol", "records", "raft", "metadata", "controller"},
+}
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
-def test_raft_module_is_sans_io(path: Path) -> None:
+def _ids(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_ids)
+def test_core_module_is_sans_io(path: Path) -> None:
     tree = ast.parse(path.read_text(), filename=str(path))
     problems: list[str] = []
     for node in ast.walk(tree):
@@ -34,6 +50,20 @@ def test_raft_module_is_sans_io(path: Path) -> None:
     assert not problems, f"{path.name}: {problems}"
 
 
+@pytest.mark.parametrize("path", MODULES, ids=_ids)
+def test_core_module_imports_point_inwards(path: Path) -> None:
+    core = path.relative_to(PACKAGE_DIR).parts[0]
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kraft."):
+            imported.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[1] for a in node.names if a.name.startswith("kraft.")}
+    outward = imported - ALLOWED[core] - {core}
+    assert not outward, f"{core}/{path.name} imports kraft.{', kraft.'.join(sorted(outward))}"
+
+
 def test_guard_sees_every_core_module() -> None:
-    names = {p.name for p in MODULES}
-    assert {"node.py", "quorum_state.py", "log.py", "vote.py", "fetch.py"} <= names
+    names = {_ids(p) for p in MODULES}
+    assert {"raft/node.py", "raft/quorum_state.py", "raft/log.py", "raft/vote.py", "raft/fetch.py"} <= names
+    assert {"metadata/image.py", "controller/quorum_controller.py", "broker/__init__.py"} <= names
