@@ -17,7 +17,7 @@ from kraft.tools.admin import Connection
 
 pytestmark = pytest.mark.slow
 
-SHUTDOWN_TIMEOUT_S = 5.0  # controller_server.DEFAULT_SHUTDOWN_TIMEOUT_MS
+SHUTDOWN_TIMEOUT_S = 5.0  # kraft_server.DEFAULT_SHUTDOWN_TIMEOUT_MS
 
 
 def test_sigterm_to_every_node_at_once_stops_the_cluster_well_within_the_shutdown_timeout(

@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None, *, stderr: TextIO | None = None) -> 
     args = build_parser().parse_args(argv)
     configure_logging(args.log_level, err)
     from kraft.server.config import load_server_config
-    from kraft.server.controller_server import run_server
+    from kraft.server.kraft_server import run_server
 
     try:
         config = load_server_config(args.config, parse_overrides(args.override))

@@ -254,7 +254,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 
     from kraft.cli.server_start import configure_logging, parse_overrides
     from kraft.server.config import load_server_config
-    from kraft.server.controller_server import ControllerServer, run_server
+    from kraft.server.kraft_server import KraftServer, run_server
 
     configure_logging(ns.log_level, err)
     try:
@@ -268,7 +268,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     tasks: list[asyncio.Task[None]] = []
     started_s = time.perf_counter()
 
-    async def drive(server: ControllerServer) -> None:
+    async def drive(server: KraftServer) -> None:
         await server.submit(lambda node, _now: node.register(workload))
         while True:
             if ns.duration_s is not None and time.perf_counter() - started_s >= ns.duration_s:
@@ -280,7 +280,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                 return  # the raft thread stopped (shutdown or fatal): the server reports why
             await asyncio.sleep(max(0.001, wait_s))
 
-    def on_started(server: ControllerServer) -> None:
+    def on_started(server: KraftServer) -> None:
         tasks.append(asyncio.get_running_loop().create_task(drive(server)))
 
     try:

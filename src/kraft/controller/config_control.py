@@ -191,7 +191,8 @@ class ConfigControl:
                 )
                 continue
             wanted = (
-                keys if res.configuration_keys is None else [k for k in res.configuration_keys if k in keys]
+                # Null or empty ConfigurationKeys: every key (Kafka's controller and broker alike).
+                keys if not res.configuration_keys else [k for k in res.configuration_keys if k in keys]
             )
             rows = []
             for key in wanted:

@@ -135,3 +135,26 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
     if key == 64:
         return unregister_broker.RESPONSE.cls(throttle_time_ms=0, error_code=c, error_message=message)
     raise ValueError(f"no error response shape for API {key}")
+
+
+def response_error_codes(key: int, response: Any) -> set[int]:
+    """Every error code a controller API response carries, top level and per item (so a caller can
+    ask "did any part say NOT_CONTROLLER?" without knowing each API's shape)."""
+    codes: set[int] = set()
+    top = getattr(response, "error_code", None)
+    if isinstance(top, int):
+        codes.add(top)
+    if key == 19:
+        codes.update(t.error_code for t in response.topics)
+    elif key == 20:
+        codes.update(r.error_code for r in response.responses)
+    elif key == 37:
+        codes.update(r.error_code for r in response.results)
+    elif key == 44:
+        codes.update(r.error_code for r in response.responses)
+    elif key == 43:
+        for t in response.replica_election_results:
+            codes.update(p.error_code for p in t.partition_result)
+    elif key == 57:
+        codes.update(r.error_code for r in (getattr(response, "results", None) or ()))
+    return codes

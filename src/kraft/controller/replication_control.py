@@ -47,7 +47,7 @@ from kraft.protocol.messages import (
 Record = ApiMessageAndVersion
 METADATA_TOPIC = "__cluster_metadata"
 MAX_TOPIC_NAME_LENGTH = 249
-_LEGAL_TOPIC_CHARS = re.compile(r"^[a-zA-Z0-9._-]+$")
+_LEGAL_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")  # used with fullmatch: no "$" before a newline
 # Kafka's cap on the records one user operation may produce (QuorumController MAX_RECORDS_PER_USER_OP).
 MAX_RECORDS_PER_USER_OP = 10_000
 UNASSIGNED_DIR = uuid.UUID(int=1)
@@ -68,7 +68,7 @@ def topic_name_problem(name: str) -> str | None:
             f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, "
             f"topic name: {name}"
         )
-    if not _LEGAL_TOPIC_CHARS.match(name):
+    if not _LEGAL_TOPIC_CHARS.fullmatch(name):
         return (
             f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
             "'.', '_' and '-'"

@@ -139,11 +139,15 @@ class PeerConnection:
             )
         return version
 
-    async def call(self, api: Api, build_body: Callable[[int], Any], timeout_ms: int) -> tuple[int, Any]:
+    async def call(
+        self, api: Api, build_body: Callable[[int], Any], timeout_ms: int, *, version: int | None = None
+    ) -> tuple[int, Any]:
         """Send one request and wait for its response body.
 
         ``build_body(version)`` builds the request body once the version is known; it may raise
-        (e.g. ``raft_codec.EncodeVersionError``), which propagates.
+        (e.g. ``raft_codec.EncodeVersionError``), which propagates. ``version``: send at this version
+        when the peer speaks it (a forwarded request keeps its client's version), else the highest
+        common one.
 
         Returns:
             (version used, decoded response body).
@@ -153,7 +157,10 @@ class PeerConnection:
         """
         deadline = time.monotonic() + timeout_ms / 1000
         await self._ensure_connected(deadline)
-        version = self.negotiated_version(api)
+        highest = self.negotiated_version(api)
+        peer_low = self.peer_versions[api.key][0]
+        if version is None or not (max(api.served.low, peer_low) <= version <= highest):
+            version = highest
         body = build_body(version)
         future = self._send(api, version, body)
         try:
@@ -403,8 +410,16 @@ class PeerChannel:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def call(self, destination: int, api: Api, build_body: Callable[[int], Any]) -> tuple[int, Any]:
-        """A raw request to a peer (used to forward admin requests to the leader).
+    async def call(
+        self,
+        destination: int,
+        api: Api,
+        build_body: Callable[[int], Any],
+        *,
+        version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> tuple[int, Any]:
+        """A raw request to a peer (forwarded admin requests, a broker's lifecycle requests).
 
         Goes over the peer's admin connection, never the raft one: there it would queue behind a
         Fetch the leader holds for up to fetch max wait (500 ms by default).
@@ -412,7 +427,8 @@ class PeerChannel:
         conn = self.admin_connection(destination)
         if conn is None:
             raise ChannelError(f"no address for node {destination}")
-        return await conn.call(api, build_body, self._request_timeout_ms)
+        timeout = self._request_timeout_ms if timeout_ms is None else timeout_ms
+        return await conn.call(api, build_body, timeout, version=version)
 
     async def close(self) -> None:
         for conn in [*self._connections.values(), *self._admin_connections.values()]:

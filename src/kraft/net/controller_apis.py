@@ -72,13 +72,8 @@ def _cls(struct_type: StructType) -> Any:
     return struct_type.cls
 
 
-def served_apis() -> dict[int, Api]:
-    """Exactly the APIs the controller listener implements (and advertises in ApiVersions)."""
-    apis = dict(raft_codec.RAFT_APIS)
-    for module in (
-        api_versions,
-        metadata,
-        describe_cluster,
+def _controller_api_modules() -> tuple[Any, ...]:
+    return (
         create_topics,
         delete_topics,
         create_partitions,
@@ -90,7 +85,17 @@ def served_apis() -> dict[int, Api]:
         broker_registration,
         broker_heartbeat,
         unregister_broker,
-    ):
+    )
+
+
+# The controller APIs by key (what a broker sends its controller: lifecycle and forwarded writes).
+CONTROLLER_API_BY_KEY: dict[int, Api] = {m.API.key: m.API for m in _controller_api_modules()}
+
+
+def served_apis() -> dict[int, Api]:
+    """Exactly the APIs the controller listener implements (and advertises in ApiVersions)."""
+    apis = dict(raft_codec.RAFT_APIS)
+    for module in (api_versions, metadata, describe_cluster, *_controller_api_modules()):
         apis[module.API.key] = module.API
     return apis
 
@@ -232,6 +237,10 @@ class ControllerApis:
                 for i, e in self._controllers()
             ],
         )
+
+    async def describe_quorum(self, request: InboundRequest) -> Any:
+        """DescribeQuorum arriving on any listener (a broker's too): the leader's answer."""
+        return await self._raft(request)
 
     async def _raft(self, request: InboundRequest) -> Any:
         key = request.api.key

@@ -4,7 +4,10 @@ Every error is a ``ConfigError`` whose message starts with the offending propert
 ``kraft server-start`` can print it as is. Unknown properties are ignored (Kafka logs them as
 unused); broker settings such as ``log.retention.hours`` may therefore sit in the same file.
 
-Only ``process.roles=controller`` is supported: this process is a KRaft controller (a quorum voter).
+``process.roles`` may be ``controller`` (a quorum voter), ``broker`` (a raft observer of the
+metadata log that serves clients) or both (a combined node). Listeners named in
+``controller.listener.names`` are controller listeners; every other listener is a broker (client)
+listener. Only PLAINTEXT is implemented: a listener mapped to SSL or SASL is refused by name.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ from kraft.raft.config import QuorumConfig
 from kraft.raft.types import Endpoint
 
 DEFAULT_CONNECTIONS_MAX_IDLE_MS = 600_000
+CONTROLLER = "controller"
+BROKER = "broker"
+# Kafka's SecurityProtocol ids and listener.security.protocol.map default.
+SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+DEFAULT_PROTOCOL_MAP = {name: name for name in SECURITY_PROTOCOLS}
 DEFAULT_SEGMENT_BYTES = 1_073_741_824
 # Kafka's lower bound for metadata.log.segment.bytes is 8 MiB; tests use smaller segments, so we
 # only insist on room for one batch header.
@@ -90,17 +98,33 @@ def parse_bootstrap_servers(prop: str, value: list[str], listener_name: str) -> 
 class ServerConfig:
     """A validated server configuration.
 
-    ``listeners`` are all controller listeners; ``raft_listener`` (the first name in
-    ``controller.listener.names``) carries raft traffic and is what other nodes know us by.
+    ``listeners`` are every listener to bind; those named in ``controller.listener.names`` are
+    controller listeners, the others broker listeners. ``raft_listener`` (the first controller
+    listener name) carries raft traffic: a controller is known by it, and a broker reaches the
+    controllers on it. ``advertised_listeners`` are the broker listeners as registered with the
+    controller (port 0 is replaced by the bound port at start).
     """
 
     node_id: int
+    roles: frozenset[str]
     voters: dict[int, Endpoint]
     bootstrap_servers: tuple[Endpoint, ...]
     listeners: tuple[Endpoint, ...]
     controller_listener_names: tuple[str, ...]
     metadata_log_dir: Path
     quorum: QuorumConfig
+    advertised_listeners: tuple[Endpoint, ...] = ()
+    security_protocols: Mapping[str, int] = field(default_factory=dict)  # listener -> protocol id
+    rack: str | None = None
+    log_dirs: tuple[Path, ...] = ()
+    controlled_shutdown_enable: bool = True
+    # How long a stopping broker waits for the controller to approve controlled shutdown. Kafka
+    # 4.0 waits 5 minutes; kraft's own property, default 30 s, so a SIGTERM with no controller
+    # left does not hang the process for minutes.
+    controlled_shutdown_timeout_ms: int = 30_000
+    registration_timeout_ms: int = 60_000
+    # request.timeout.ms: forwarded admin requests without a timeout of their own.
+    broker_request_timeout_ms: int = 30_000
     segment_bytes: int = DEFAULT_SEGMENT_BYTES
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
@@ -110,45 +134,78 @@ class ServerConfig:
     properties: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def is_controller(self) -> bool:
+        return CONTROLLER in self.roles
+
+    @property
+    def is_broker(self) -> bool:
+        return BROKER in self.roles
+
+    @property
+    def controller_listeners(self) -> tuple[Endpoint, ...]:
+        return tuple(e for e in self.listeners if e.name in self.controller_listener_names)
+
+    @property
+    def broker_listeners(self) -> tuple[Endpoint, ...]:
+        return tuple(e for e in self.listeners if e.name not in self.controller_listener_names)
+
+    @property
     def raft_listener(self) -> Endpoint:
+        """This controller's raft listener (only for a controller; a broker binds none)."""
         name = self.controller_listener_names[0]
         return next(e for e in self.listeners if e.name == name)
+
+    @property
+    def raft_listener_name(self) -> str:
+        return self.controller_listener_names[0]
 
 
 def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
     """Validate ``props`` (Kafka property names) into a ``ServerConfig``."""
-    roles = [r.lower() for r in get_list(props, "process.roles")]
-    if not roles:
-        raise ConfigError("process.roles is required (this server supports process.roles=controller)")
-    unknown_roles = [r for r in roles if r not in ("controller", "broker")]
+    role_list = [r.lower() for r in get_list(props, "process.roles")]
+    if not role_list:
+        raise ConfigError("process.roles is required: controller, broker, or broker,controller")
+    unknown_roles = [r for r in role_list if r not in (CONTROLLER, BROKER)]
     if unknown_roles:
         raise ConfigError(f"process.roles: unknown role(s) {', '.join(unknown_roles)}")
-    if roles != ["controller"]:
-        raise ConfigError(
-            f"process.roles={','.join(roles)} is not supported: this server runs KRaft controllers only "
-            "(process.roles=controller)"
-        )
+    if len(set(role_list)) != len(role_list):
+        raise ConfigError(f"process.roles: a role appears twice in {','.join(role_list)}")
+    roles = frozenset(role_list)
+    is_controller, is_broker = CONTROLLER in roles, BROKER in roles
     if get_str(props, "node.id") is None:
         raise ConfigError("node.id is required")
     node_id = get_int(props, "node.id", -1, minimum=0)
 
     controller_names = tuple(n.upper() for n in get_list(props, "controller.listener.names"))
     if not controller_names:
-        raise ConfigError("controller.listener.names is required for a controller (e.g. CONTROLLER)")
+        raise ConfigError("controller.listener.names is required (e.g. CONTROLLER)")
     listeners = parse_listeners("listeners", get_list(props, "listeners"))
     if not listeners:
         raise ConfigError("listeners is required (e.g. listeners=CONTROLLER://127.0.0.1:9093)")
-    for e in listeners:
-        if e.name not in controller_names:
-            raise ConfigError(
-                f"listeners: listener {e.name} is not in controller.listener.names "
-                f"({','.join(controller_names)}); a controller-only node serves only controller listeners"
-            )
-    if controller_names[0] not in {e.name for e in listeners}:
+    names = {e.name for e in listeners}
+    broker_names = [e.name for e in listeners if e.name not in controller_names]
+    if not is_broker and broker_names:
+        raise ConfigError(
+            f"listeners: listener {broker_names[0]} is not in controller.listener.names "
+            f"({','.join(controller_names)}); a controller-only node serves only controller listeners"
+        )
+    if is_controller and controller_names[0] not in names:
         raise ConfigError(
             f"controller.listener.names: the first name ({controller_names[0]}) carries raft traffic and "
             "must appear in listeners"
         )
+    if not is_controller and names & set(controller_names):
+        raise ConfigError(
+            f"listeners: a broker-only node must not bind a controller listener "
+            f"({', '.join(sorted(names & set(controller_names)))} is in controller.listener.names)"
+        )
+    if is_broker and not broker_names:
+        raise ConfigError(
+            "listeners: a broker needs a client listener besides the controller ones "
+            "(e.g. PLAINTEXT://127.0.0.1:9092)"
+        )
+    protocols = _security_protocols(props, listeners, controller_names)
+    advertised = _advertised_listeners(props, listeners, controller_names) if is_broker else ()
     raft_name = controller_names[0]
 
     voters = parse_voters("controller.quorum.voters", get_list(props, "controller.quorum.voters"), raft_name)
@@ -161,18 +218,25 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         raise ConfigError(
             "controller.quorum.voters is required (id@host:port,...), or controller.quorum.bootstrap.servers"
         )
-    if voters and node_id not in voters:
+    if is_controller and voters and node_id not in voters:
         raise ConfigError(
             f"controller.quorum.voters: node.id {node_id} is not one of the voters "
             f"({', '.join(str(i) for i in sorted(voters))}); a controller must be a voter"
         )
+    if not is_controller and node_id in voters:
+        raise ConfigError(
+            f"controller.quorum.voters: node.id {node_id} is a voter, but process.roles=broker: a broker "
+            "is never a voter (give it another node.id, or add the controller role)"
+        )
 
+    dirs = get_list(props, "log.dirs") or get_list(props, "log.dir")
     log_dir = get_str(props, "metadata.log.dir")
     if log_dir is None:
-        dirs = get_list(props, "log.dirs") or get_list(props, "log.dir")
         if not dirs:
             raise ConfigError("metadata.log.dir (or log.dirs) is required")
         log_dir = dirs[0]
+    if is_broker and not dirs:
+        raise ConfigError("log.dirs is required for a broker (where its partition data will live)")
 
     def ms(name: str, default: int, minimum: int = 0) -> int:
         return get_int(props, name, default, minimum=minimum)
@@ -191,6 +255,15 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
     controller = parse_controller_config(props)
     return ServerConfig(
         node_id=node_id,
+        roles=roles,
+        advertised_listeners=advertised,
+        security_protocols=protocols,
+        rack=get_str(props, "broker.rack"),
+        log_dirs=tuple(Path(os.path.expanduser(d)) for d in dirs),
+        controlled_shutdown_enable=get_bool(props, "controlled.shutdown.enable", True),
+        controlled_shutdown_timeout_ms=get_int(props, "controlled.shutdown.timeout.ms", 30_000, minimum=0),
+        broker_request_timeout_ms=get_int(props, "request.timeout.ms", 30_000, minimum=1),
+        registration_timeout_ms=get_int(props, "initial.broker.registration.timeout.ms", 60_000, minimum=1),
         voters=voters,
         bootstrap_servers=bootstrap,
         listeners=listeners,
@@ -211,6 +284,52 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         controller=controller,
         properties=dict(props),
     )
+
+
+def _security_protocols(
+    props: Mapping[str, str], listeners: tuple[Endpoint, ...], controller_names: tuple[str, ...]
+) -> dict[str, int]:
+    """``listener.security.protocol.map`` (NAME:PROTOCOL,...). A controller listener missing from
+    the map is PLAINTEXT (Kafka does the same in KRaft mode). Only PLAINTEXT is implemented."""
+    prop = "listener.security.protocol.map"
+    mapping = dict(DEFAULT_PROTOCOL_MAP)
+    if props.get(prop, "").strip():
+        mapping = {}
+        for item in get_list(props, prop):
+            name, sep, value = item.partition(":")
+            if not sep or not name.strip() or value.strip().upper() not in SECURITY_PROTOCOLS:
+                known = ", ".join(SECURITY_PROTOCOLS)
+                raise ConfigError(f"{prop}: {item!r} is not NAME:PROTOCOL with PROTOCOL one of {known}")
+            mapping[name.strip().upper()] = value.strip().upper()
+    out: dict[str, int] = {}
+    for e in listeners:
+        protocol: str | None = mapping.get(e.name, "PLAINTEXT" if e.name in controller_names else None)
+        if protocol is None:
+            raise ConfigError(f"{prop}: listener {e.name} has no security protocol (add {e.name}:PLAINTEXT)")
+        if protocol != "PLAINTEXT":
+            raise ConfigError(
+                f"{prop}: listener {e.name} uses {protocol}; only PLAINTEXT is implemented "
+                "(no TLS or SASL yet)"
+            )
+        out[e.name] = SECURITY_PROTOCOLS[protocol]
+    return out
+
+
+def _advertised_listeners(
+    props: Mapping[str, str], listeners: tuple[Endpoint, ...], controller_names: tuple[str, ...]
+) -> tuple[Endpoint, ...]:
+    """``advertised.listeners`` for the broker listeners (default: the bound ones, as Kafka does);
+    a broker listener not named there is advertised as bound."""
+    bound = [e for e in listeners if e.name not in controller_names]
+    given = parse_listeners("advertised.listeners", get_list(props, "advertised.listeners"))
+    by_name = {e.name: e for e in given if e.name not in controller_names}
+    known = {e.name for e in bound}
+    for e in given:
+        if e.name not in known and e.name not in controller_names:
+            raise ConfigError(f"advertised.listeners: {e.name} is not one of the broker listeners")
+        if e.name in by_name and e.port == 0:
+            raise ConfigError(f"advertised.listeners: {e.name} needs a real port, not 0")
+    return tuple(by_name.get(e.name, e) for e in bound)
 
 
 # Static broker-level configs the controller resolves topic configs against (spec 4.1).

@@ -206,6 +206,7 @@ def test_create_topics_validation_errors() -> None:
     assert c.create_topic("ok", 1, 1).error_code == ErrorCode.TOPIC_ALREADY_EXISTS
     assert c.create_topic("bad name").error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert c.create_topic("x" * 250).error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert c.create_topic("trailing\n").error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
     assert c.create_topic("o.k").error_code == 0
     assert c.create_topic("o_k").error_code == ErrorCode.INVALID_TOPIC_EXCEPTION  # collides with o.k
     assert c.create_topic("three", 1, 3).error_code == ErrorCode.INVALID_REPLICATION_FACTOR
@@ -440,6 +441,16 @@ def test_describe_configs_reports_sources() -> None:
     assert rows["retention.ms"].value == "1000" and rows["retention.ms"].config_source == 1
     assert rows["min.insync.replicas"].value == "2" and rows["min.insync.replicas"].config_source == 4
     assert rows["cleanup.policy"].config_source == 5
+    # An empty key list means every key, as null does (Kafka).
+    every = c.call(
+        describe_configs,
+        4,
+        resources=[
+            cls.DescribeConfigsResource(resource_type=TOPIC, resource_name="t", configuration_keys=[])
+        ],
+        include_synonyms=False,
+    )
+    assert {x.name for x in every.results[0].configs} == set(rows)
 
 
 def test_update_features_rules() -> None:

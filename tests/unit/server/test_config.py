@@ -10,7 +10,7 @@ from kraft.common.config import parse_properties
 from kraft.common.errors import ConfigError
 from kraft.raft.types import Endpoint
 from kraft.server.config import load_server_config, parse_server_config
-from kraft.server.controller_server import read_meta_properties
+from kraft.server.kraft_server import read_meta_properties
 
 BASE = {
     "process.roles": "controller",
@@ -54,7 +54,7 @@ def test_metadata_log_dir_wins_over_log_dirs() -> None:
     ("changes", "property_name"),
     [
         ({"process__roles": None}, "process.roles"),
-        ({"process__roles": "broker,controller"}, "process.roles"),
+        ({"process__roles": "controller,controller"}, "process.roles"),
         ({"process__roles": "zookeeper"}, "process.roles"),
         ({"node__id": None}, "node.id"),
         ({"node__id": "x"}, "node.id"),
@@ -86,6 +86,70 @@ def test_metadata_log_dir_wins_over_log_dirs() -> None:
 def test_each_error_names_the_property(changes: dict[str, str | None], property_name: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_server_config(config(**changes))
+    assert str(info.value).startswith(property_name), str(info.value)
+
+
+BROKER = {
+    "process.roles": "broker",
+    "node.id": "101",
+    "controller.quorum.voters": "1@127.0.0.1:9093",
+    "listeners": "PLAINTEXT://127.0.0.1:9092",
+    "advertised.listeners": "PLAINTEXT://broker-1.example:19092",
+    "controller.listener.names": "CONTROLLER",
+    "log.dirs": "/data/a,/data/b",
+    "broker.rack": "rack-a",
+}
+
+
+def test_a_broker_config_parses() -> None:
+    cfg = parse_server_config(BROKER)
+    assert cfg.is_broker and not cfg.is_controller and cfg.node_id == 101
+    assert cfg.broker_listeners == (Endpoint("PLAINTEXT", "127.0.0.1", 9092),)
+    assert cfg.advertised_listeners == (Endpoint("PLAINTEXT", "broker-1.example", 19092),)
+    assert cfg.controller_listeners == () and cfg.raft_listener_name == "CONTROLLER"
+    assert cfg.rack == "rack-a" and [str(d) for d in cfg.log_dirs] == ["/data/a", "/data/b"]
+    assert str(cfg.metadata_log_dir) == "/data/a" and cfg.security_protocols == {"PLAINTEXT": 0}
+    assert cfg.controlled_shutdown_enable and cfg.registration_timeout_ms == 60_000
+
+
+def test_a_combined_node_binds_both_kinds_of_listener() -> None:
+    cfg = parse_server_config(
+        config(process__roles="broker,controller", listeners="CONTROLLER://127.0.0.1:9093,PLAINTEXT://:9092")
+    )
+    assert cfg.is_broker and cfg.is_controller
+    assert [e.name for e in cfg.controller_listeners] == ["CONTROLLER"]
+    assert cfg.advertised_listeners == (Endpoint("PLAINTEXT", "", 9092),)
+
+
+@pytest.mark.parametrize(
+    ("changes", "property_name"),
+    [
+        ({"node.id": "1"}, "controller.quorum.voters"),  # a broker-only node is never a voter
+        ({"listeners": "CONTROLLER://127.0.0.1:9093"}, "listeners"),
+        ({"listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"}, "listeners"),
+        ({"advertised.listeners": "OTHER://h:1"}, "advertised.listeners"),
+        ({"advertised.listeners": "PLAINTEXT://h:0"}, "advertised.listeners"),
+        ({"listener.security.protocol.map": "PLAINTEXT:SSL"}, "listener.security.protocol.map"),
+        ({"listener.security.protocol.map": "CONTROLLER:PLAINTEXT"}, "listener.security.protocol.map"),
+        ({"listener.security.protocol.map": "PLAINTEXT"}, "listener.security.protocol.map"),
+        ({"log.dirs": None, "metadata.log.dir": "/m"}, "log.dirs"),
+        ({"controller.listener.names": None}, "controller.listener.names"),
+        ({"initial.broker.registration.timeout.ms": "0"}, "initial.broker.registration.timeout.ms"),
+        ({"controlled.shutdown.enable": "maybe"}, "controlled.shutdown.enable"),
+        ({"process.roles": "broker,controller", "listeners": "CONTROLLER://h:1"}, "listeners"),
+    ],
+)
+def test_each_broker_config_error_names_the_property(
+    changes: dict[str, str | None], property_name: str
+) -> None:
+    props = dict(BROKER)
+    for key, value in changes.items():
+        if value is None:
+            props.pop(key, None)
+        else:
+            props[key] = value
+    with pytest.raises(ConfigError) as info:
+        parse_server_config(props)
     assert str(info.value).startswith(property_name), str(info.value)
 
 

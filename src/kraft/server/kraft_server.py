@@ -1,8 +1,9 @@
-"""One controller process: config -> storage + core + network + clock, with a clean stop.
+"""One server process (controller, broker or both): config -> storage + core + network + clock,
+with a clean stop.
 
-``ControllerServer`` is the programmatic entry point (``kraft server-start`` and the tools use it):
+``KraftServer`` is the programmatic entry point (``kraft server-start`` and the tools use it):
 
-    server = await ControllerServer.start(config)      # binds listeners, starts the raft thread
+    server = await KraftServer.start(config)      # binds listeners, starts the raft thread
     server.listener_ports                               # {"CONTROLLER": 9093}
     server.view                                         # NodeView: leader, epoch, role, metrics
     await server.submit(lambda node, now_ms: node.schedule_append(epoch, [b"x"]))
@@ -31,6 +32,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kraft.broker.apis import BrokerApiContext
+from kraft.broker.lifecycle import BrokerLifecycle, LifecycleConfig, Listener
+from kraft.broker.metadata_listener import BrokerMetadataListener
+from kraft.broker.node import BrokerNode
 from kraft.common.errors import ConfigError, StorageError
 from kraft.controller.features import SUPPORTED_FEATURES
 from kraft.controller.node import ControllerNode
@@ -40,13 +45,16 @@ from kraft.controller.quorum_controller import (
     ControllerResponse,
     QuorumController,
 )
-from kraft.net.channel import PeerAddress, PeerChannel
-from kraft.net.controller_apis import ControllerApis, served_apis
+from kraft.metadata.image import MetadataImage
+from kraft.net.broker_apis import BrokerApis, broker_served_apis
+from kraft.net.channel import ChannelError, PeerAddress, PeerChannel
+from kraft.net.controller_apis import CONTROLLER_API_BY_KEY, ControllerApis, served_apis
 from kraft.net.server import FeatureInfo, KafkaServer
 from kraft.raft.messages import Envelope, RaftRequest, RaftResponse
 from kraft.raft.types import Endpoint, LeaderAndEpoch
 from kraft.server.config import ServerConfig
 from kraft.server.driver import NodeView, RaftDriver, WallClock
+from kraft.storage.clean_shutdown import take_previous_broker_epoch, write_clean_shutdown
 from kraft.storage.meta_properties import META_PROPERTIES_FILE, MetaProperties
 from kraft.storage.meta_properties import read_meta_properties as storage_read_meta_properties
 
@@ -57,7 +65,9 @@ T = TypeVar("T")
 DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000
 
 
-def read_meta_properties(log_dir: Path, expected_node_id: int) -> MetaProperties:
+def read_meta_properties(
+    log_dir: Path, expected_node_id: int, *, prop: str = "metadata.log.dir"
+) -> MetaProperties:
     """Read ``<log_dir>/meta.properties`` and check it against the configuration.
 
     Raises:
@@ -67,10 +77,10 @@ def read_meta_properties(log_dir: Path, expected_node_id: int) -> MetaProperties
     try:
         meta = storage_read_meta_properties(log_dir)
     except StorageError as e:
-        raise ConfigError(f"metadata.log.dir: {e}") from None
+        raise ConfigError(f"{prop}: {e}") from None
     if meta is None:
         raise ConfigError(
-            f"metadata.log.dir: {log_dir} is not formatted ({log_dir / META_PROPERTIES_FILE} is missing); "
+            f"{prop}: {log_dir} is not formatted ({log_dir / META_PROPERTIES_FILE} is missing); "
             "run `kraft storage format --config <server.properties> --cluster-id <id>` first"
         )
     if meta.node_id != expected_node_id:
@@ -84,7 +94,7 @@ def read_meta_properties(log_dir: Path, expected_node_id: int) -> MetaProperties
 class _Gateway:
     """``CoreGateway`` for the request handler: hands requests to the raft thread, awaits answers."""
 
-    def __init__(self, server: ControllerServer) -> None:
+    def __init__(self, server: KraftServer) -> None:
         self._server = server
         self._ids = itertools.count(1)
         self.pending: dict[int, asyncio.Future[Any]] = {}
@@ -107,6 +117,9 @@ class _Gateway:
         future.add_done_callback(lambda _: self.pending.pop(correlation_id, None))
         self._server.driver.deliver([Envelope(source, self.node_id, correlation_id, request)])
         return future
+
+    def image(self) -> MetadataImage:
+        return self._server.image()
 
     def submit_controller(
         self, source: int, request: ControllerRequest
@@ -131,8 +144,8 @@ class _Gateway:
         self.pending.clear()
 
 
-class ControllerServer:
-    """A running controller node. Build with ``await ControllerServer.start(config)``."""
+class KraftServer:
+    """A running node (controller, broker or both). Build with ``await KraftServer.start(config)``."""
 
     def __init__(self, config: ServerConfig, *, log_prefix: str | None = None) -> None:
         self.config = config
@@ -144,20 +157,30 @@ class ControllerServer:
         self._stopped = asyncio.Event()
         self._stopping = False
         self._gateway = _Gateway(self)
-        self._kafka_server: KafkaServer | None = None
+        self._kafka_servers: list[KafkaServer] = []
+        self._broker_apis: BrokerApis | None = None
         self._channel: PeerChannel | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._metrics_server: Any = None
         self._log: Any = None
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.controller: QuorumController | None = None
+        self.broker: BrokerNode | None = None
+
+    def image(self) -> MetadataImage:
+        """This node's committed metadata image (read from any thread: immutable, swapped by
+        reference)."""
+        if self.broker is not None:
+            return self.broker.image
+        if self.controller is not None:
+            return self.controller.image
+        return MetadataImage.EMPTY
 
     def _feature_info(self) -> FeatureInfo:
-        """ApiVersions v3+ features from the committed image (read from the network thread: the
-        image is immutable and swapped by reference)."""
-        controller = self.controller
-        if controller is None:
+        """ApiVersions v3+ features from the committed image."""
+        if self.controller is None and self.broker is None:
             return FeatureInfo(SUPPORTED_FEATURES, {}, -1)
-        image = controller.image
+        image = self.image()
         return FeatureInfo(SUPPORTED_FEATURES, dict(image.features), image.provenance.last_offset)
 
     @property
@@ -171,8 +194,8 @@ class ControllerServer:
         *,
         with_controller: bool = True,
         log_prefix: str | None = None,
-    ) -> ControllerServer:
-        """Check the log directory, open storage, bind the listeners and start the raft thread.
+    ) -> KraftServer:
+        """Check the log directories, open storage, bind the listeners and start the raft thread.
 
         ``with_controller=False`` runs the bare raft core with no quorum controller on it (Kafka's
         TestRaftServer): its log holds test records, not metadata, so nothing may replay them.
@@ -195,36 +218,56 @@ class ControllerServer:
         self.cluster_id = meta.cluster_id
         loop = asyncio.get_running_loop()
         apis = served_apis()
-        raft_listener = config.raft_listener
+        raft_name = config.raft_listener_name
 
-        # Bind first: with port 0 the advertised endpoint is only known after binding.
+        # Bind first: with port 0 the advertised endpoints are only known after binding.
         # A request that arrives between bind and the node being wired waits for it (it cannot be
         # answered yet, and failing it would only make the peer reconnect).
-        handler_box: list[ControllerApis] = []
-        handler_ready = asyncio.Event()
+        handlers: dict[str, Any] = {}
+        ready = asyncio.Event()
 
         class _Handler:
+            def __init__(self, kind: str) -> None:
+                self.kind = kind
+
             async def handle(self, request: Any) -> Any:
-                if not handler_box:
-                    await handler_ready.wait()
-                return await handler_box[0].handle(request)
+                if not ready.is_set():
+                    await ready.wait()
+                return await handlers[self.kind].handle(request)
 
-        self._kafka_server = KafkaServer(
-            apis=apis,
-            handler=_Handler(),
-            max_request_bytes=config.socket_request_max_bytes,
-            max_idle_ms=config.connections_max_idle_ms,
-            log_prefix=self.prefix,
-            features=self._feature_info,
-        )
-        for listener in config.listeners:
-            self.listener_ports[listener.name] = await self._kafka_server.listen(
-                listener.name, listener.host, listener.port
+        common = {
+            "max_request_bytes": config.socket_request_max_bytes,
+            "max_idle_ms": config.connections_max_idle_ms,
+            "log_prefix": self.prefix,
+            "features": self._feature_info,
+        }
+        if config.controller_listeners:
+            server = KafkaServer(apis=apis, handler=_Handler("controller"), **common)  # type: ignore[arg-type]
+            self._kafka_servers.append(server)
+            for listener in config.controller_listeners:
+                self.listener_ports[listener.name] = await server.listen(
+                    listener.name, listener.host, listener.port
+                )
+        if config.is_broker:
+            server = KafkaServer(apis=broker_served_apis(), handler=_Handler("broker"), **common)  # type: ignore[arg-type]
+            self._kafka_servers.append(server)
+            for listener in config.broker_listeners:
+                self.listener_ports[listener.name] = await server.listen(
+                    listener.name, listener.host, listener.port
+                )
+        if config.is_controller:
+            raft_listener = config.raft_listener
+            advertised = config.voters.get(config.node_id) or Endpoint(
+                raft_name, raft_listener.host, self.listener_ports[raft_name]
             )
-        advertised = config.voters.get(config.node_id) or Endpoint(
-            raft_listener.name, raft_listener.host, self.listener_ports[raft_listener.name]
-        )
+            local_endpoints: tuple[Endpoint, ...] = (advertised,)
+        else:
+            advertised = Endpoint(raft_name, "", 0)  # a broker binds no controller listener
+            local_endpoints = ()
 
+        directory_ids = {}
+        if config.is_broker:
+            directory_ids = await loop.run_in_executor(None, self._check_log_dirs, meta)
         partition_dir = metadata_partition_dir(config.metadata_log_dir)
         self._log = await loop.run_in_executor(
             None, lambda: FileLog(partition_dir, segment_bytes=config.segment_bytes)
@@ -242,9 +285,10 @@ class ControllerServer:
             store=store,
             rng=random.Random(),
             now_ms=clock(),
-            local_endpoints=(advertised,),
+            local_endpoints=local_endpoints,
         )
-        if with_controller:
+        raft = node
+        if with_controller and config.is_controller:
             from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
 
             # The features `kraft storage format` chose; None: the controller's defaults.
@@ -258,6 +302,8 @@ class ControllerServer:
                 bootstrap_features=None if bootstrap is None else dict(bootstrap.features),
             )
             node = ControllerNode(node, self.controller)
+        if with_controller and config.is_broker:
+            node = self.broker = await self._build_broker(node, raft, meta, directory_ids, clock())
         self.driver = RaftDriver(node, clock=clock, log_prefix=self.prefix)
 
         addresses: dict[int, PeerAddress] = {
@@ -270,22 +316,42 @@ class ControllerServer:
             addresses=addresses,
             apis=apis,
             deliver=lambda env: self.driver.deliver([env]),
-            listener_name=raft_listener.name,
+            listener_name=raft_name,
             cluster_id=meta.cluster_id,
             request_timeout_ms=config.quorum.request_timeout_ms,
             log_prefix=self.prefix,
         )
-        handler_box.append(
-            ControllerApis(
+        controller_apis = ControllerApis(
+            core=self._gateway,
+            listener_name=raft_name,
+            voter_endpoints=config.voters,
+            local_endpoint=advertised,
+            forwarder=self._channel,
+            log_prefix=self.prefix,
+        )
+        handlers["controller"] = controller_apis
+        if self.broker is not None:
+            self._broker_apis = handlers["broker"] = BrokerApis(
                 core=self._gateway,
-                listener_name=raft_listener.name,
-                voter_endpoints=config.voters,
-                local_endpoint=advertised,
                 forwarder=self._channel,
+                contexts={
+                    e.name: BrokerApiContext(
+                        node_id=config.node_id,
+                        cluster_id=meta.cluster_id,
+                        listener_name=e.name,
+                        static_configs=config.properties,
+                        controllers=tuple(
+                            (i, v.host, v.port, None) for i, v in sorted(config.voters.items())
+                        ),
+                    )
+                    for e in config.broker_listeners
+                },
+                describe_quorum=controller_apis.describe_quorum,
+                colocated_controller=self.controller is not None,
+                request_timeout_ms=config.broker_request_timeout_ms,
                 log_prefix=self.prefix,
             )
-        )
-        handler_ready.set()
+        ready.set()
         if config.metrics_port:
             from kraft.server.metrics import start_metrics_server
 
@@ -293,8 +359,9 @@ class ControllerServer:
                 lambda: self.driver.view, config.metrics_host, config.metrics_port, node_id=config.node_id
             )
         log.info(
-            "%sstarting: cluster id %s, directory id %s, voters %s, log dir %s",
+            "%sstarting (%s): cluster id %s, directory id %s, voters %s, metadata log dir %s",
             self.prefix,
+            ",".join(sorted(config.roles)),
             meta.cluster_id,
             meta.directory_id,
             ",".join(f"{i}@{e.host}:{e.port}" for i, e in sorted(config.voters.items())) or "(bootstrap)",
@@ -303,15 +370,119 @@ class ControllerServer:
         self._loop = loop
         self.driver.start(loop, on_outbound=self._on_outbound, on_fatal=self._on_fatal, on_view=self._on_view)
 
+    def _check_log_dirs(self, meta: MetaProperties) -> dict[str, uuid.UUID]:
+        """Every broker log dir is formatted for this cluster and node; returns their directory ids."""
+        ids: dict[str, uuid.UUID] = {}
+        for directory in self.config.log_dirs:
+            other = read_meta_properties(directory, self.config.node_id, prop="log.dirs")
+            if other.cluster_id != meta.cluster_id:
+                raise ConfigError(
+                    f"log.dirs: {directory} belongs to cluster {other.cluster_id}, but "
+                    f"{self.config.metadata_log_dir} to cluster {meta.cluster_id}; re-format one of them"
+                )
+            if other.directory_id is None:
+                raise ConfigError(f"log.dirs: {directory} has no directory.id; re-format it")
+            ids[str(directory)] = other.directory_id
+        return ids
+
+    async def _build_broker(
+        self, inner: Any, raft: Any, meta: MetaProperties, directory_ids: dict[str, uuid.UUID], now_ms: int
+    ) -> BrokerNode:
+        config = self.config
+        loop = asyncio.get_running_loop()
+        previous_epoch = await loop.run_in_executor(None, take_previous_broker_epoch, list(config.log_dirs))
+        listeners = []
+        for e in config.advertised_listeners:
+            port = e.port or self.listener_ports[e.name]
+            listeners.append(
+                Listener(
+                    name=e.name,
+                    host=e.host or "127.0.0.1",
+                    port=port,
+                    security_protocol=config.security_protocols[e.name],
+                )
+            )
+        lifecycle = BrokerLifecycle(
+            LifecycleConfig(
+                node_id=config.node_id,
+                cluster_id=meta.cluster_id,
+                incarnation_id=uuid.uuid4(),
+                listeners=tuple(listeners),
+                supported_features=dict(SUPPORTED_FEATURES),
+                rack=config.rack,
+                log_dirs=tuple(directory_ids.values()),
+                previous_broker_epoch=previous_epoch,
+                heartbeat_interval_ms=config.controller.heartbeat_interval_ms,
+                request_timeout_ms=config.broker_request_timeout_ms,
+                registration_timeout_ms=config.registration_timeout_ms,
+            )
+        )
+        lifecycle.start(now_ms)
+        metadata = None
+        if self.controller is None:
+            metadata = BrokerMetadataListener(
+                node_id=config.node_id,
+                raft=raft,
+                snapshot_max_bytes=config.controller.snapshot_max_bytes,
+                snapshot_interval_ms=config.controller.snapshot_interval_ms,
+            )
+        log.info(
+            "%sbroker incarnation %s, previous broker epoch %d (%s), listeners %s",
+            self.prefix,
+            lifecycle.config.incarnation_id,
+            previous_epoch,
+            "clean shutdown" if previous_epoch >= 0 else "no clean shutdown recorded",
+            ", ".join(f"{x.name}://{x.host}:{x.port}" for x in listeners),
+        )
+        return BrokerNode(
+            inner,
+            lifecycle,
+            metadata,
+            node_id=config.node_id,
+            colocated_controller=self.controller is not None,
+        )
+
     # ------------------------------------------------------------------------------------ events
 
-    def _on_outbound(self, envelopes: list[Envelope]) -> None:
+    def _on_outbound(self, envelopes: list[Any]) -> None:
         for envelope in envelopes:
-            if envelope.is_request:
+            if isinstance(envelope, ControllerEnvelope) and envelope.is_request:
+                self._send_to_controller(envelope)
+            elif envelope.is_request:
                 if self._channel is not None and not self._stopped.is_set():
                     self._channel.send(envelope)
             else:
                 self._gateway.complete(envelope)
+
+    def _send_to_controller(self, envelope: ControllerEnvelope) -> None:
+        """A broker lifecycle request: send it to the controller it names; the answer (or a ``None``
+        body when the request failed) goes back to the raft thread as a response envelope."""
+        channel = self._channel
+        request = envelope.body
+        assert isinstance(request, ControllerRequest)
+        if channel is None or self._stopped.is_set():
+            return
+
+        async def call() -> None:
+            api = CONTROLLER_API_BY_KEY[request.api_key]
+            try:
+                _, body = await channel.call(
+                    envelope.destination, api, lambda _v: request.body, version=request.api_version
+                )
+            except ChannelError as e:
+                log.debug("%s%s to controller %d failed: %s", self.prefix, api.name, envelope.destination, e)
+                body = None
+            answer = ControllerEnvelope(
+                envelope.destination,
+                envelope.source,
+                envelope.correlation_id,
+                ControllerResponse(request.api_key, request.api_version, body),
+            )
+            self.driver.deliver([answer])  # type: ignore[list-item]  # BrokerNode routes it
+
+        task = asyncio.get_running_loop().create_task(call())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _on_fatal(self, error: BaseException) -> None:
         log.critical("%sstopping after a fatal error: %s: %s", self.prefix, type(error).__name__, error)
@@ -326,7 +497,7 @@ class ControllerServer:
             channel = self._channel
             if channel is not None and not channel.knows(leader):
                 endpoint = next(
-                    (e for e in new.leader_endpoints if e.name == self.config.raft_listener.name),
+                    (e for e in new.leader_endpoints if e.name == self.config.raft_listener_name),
                     new.leader_endpoints[0],
                 )
                 # Scheduled before this poll's outbound messages, so the Fetch finds the address.
@@ -358,12 +529,17 @@ class ControllerServer:
         return self.exit_code if self.exit_code is not None else 0
 
     async def stop(self, *, graceful: bool = True, timeout_ms: int = DEFAULT_SHUTDOWN_TIMEOUT_MS) -> None:
-        """Graceful: the node resigns (EndQuorumEpoch), the raft thread finishes, files close."""
+        """Graceful: a broker first runs controlled shutdown (its leaderships move away), a leader
+        resigns (EndQuorumEpoch), the raft thread finishes, files close, and a broker leaves its
+        clean-shutdown marker (spec 2.2)."""
         if self._stopping:
             await self._stopped.wait()
             return
         self._stopping = True
         driver = getattr(self, "driver", None)
+        clean = graceful and driver is not None and driver.failure is None
+        if clean and self.broker is not None and self.config.controlled_shutdown_enable:
+            await self._controlled_shutdown()
         if driver is not None:
             if graceful and driver.failure is None:
                 driver.request_shutdown(timeout_ms)
@@ -394,8 +570,42 @@ class ControllerServer:
             # Give the last outbound messages (EndQuorumEpoch) a moment to reach the sockets.
             await asyncio.sleep(0.05)
         await self._close_resources()
+        if clean and driver is not None and driver.failure is None and self.broker is not None:
+            epoch = self.broker.lifecycle.broker_epoch
+            if epoch >= 0:
+                try:
+                    write_clean_shutdown(self.config.log_dirs, epoch)
+                    log.info("%srecorded a clean shutdown at broker epoch %d", self.prefix, epoch)
+                except OSError as e:
+                    log.error("%scannot record the clean shutdown: %s", self.prefix, e)
         log.info("%sstopped", self.prefix)
         self._stopped.set()
+
+    async def _controlled_shutdown(self) -> None:
+        """Kafka's broker shutdown: WantShutDown heartbeats until the controller has moved our
+        leaderships away and answers ShouldShutDown, bounded by ``controlled.shutdown.timeout.ms``."""
+        broker = self.broker
+        assert broker is not None
+        lifecycle = broker.lifecycle
+        log.info("%sbeginning controlled shutdown (broker state %s)", self.prefix, lifecycle.state.name)
+        try:
+            await self.submit(lambda node, now_ms: node.begin_controlled_shutdown(now_ms))
+        except RuntimeError:
+            return  # the raft thread has stopped
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.controlled_shutdown_timeout_ms / 1000
+        while not lifecycle.controlled_shutdown_done and loop.time() < deadline:
+            if self.driver.stopped.is_set():
+                return
+            await asyncio.sleep(0.02)
+        if lifecycle.controlled_shutdown_done:
+            log.info("%scontrolled shutdown complete", self.prefix)
+        else:
+            log.error(
+                "%stimed out after %d ms waiting for the controller to approve controlled shutdown",
+                self.prefix,
+                self.config.controlled_shutdown_timeout_ms,
+            )
 
     def _remote_voters(self) -> list[int]:
         return sorted(i for i in self.config.voters if i != self.config.node_id)
@@ -416,8 +626,12 @@ class ControllerServer:
 
     async def _close_resources(self) -> None:
         self._gateway.fail_all("server stopping")
-        if self._kafka_server is not None:
-            await self._kafka_server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._broker_apis is not None:
+            await self._broker_apis.close()
+        for server in self._kafka_servers:
+            await server.close()
         if self._channel is not None:
             await self._channel.close()
         if self._metrics_server is not None:
@@ -433,7 +647,7 @@ class ControllerServer:
 
 
 def install_signal_handlers(
-    server: ControllerServer, signals: Iterable[int] = (signal.SIGTERM, signal.SIGINT)
+    server: KraftServer, signals: Iterable[int] = (signal.SIGTERM, signal.SIGINT)
 ) -> None:
     loop = asyncio.get_running_loop()
     for sig in signals:
@@ -441,7 +655,7 @@ def install_signal_handlers(
             loop.add_signal_handler(sig, _on_signal, server, sig)
 
 
-def _on_signal(server: ControllerServer, sig: int) -> None:
+def _on_signal(server: KraftServer, sig: int) -> None:
     log.info("%sreceived %s: shutting down gracefully", server.prefix, signal.Signals(sig).name)
     asyncio.get_running_loop().create_task(server.stop(graceful=True))
 
@@ -449,7 +663,7 @@ def _on_signal(server: ControllerServer, sig: int) -> None:
 def run_server(
     config: ServerConfig,
     *,
-    on_started: Callable[[ControllerServer], Any] | None = None,
+    on_started: Callable[[KraftServer], Any] | None = None,
     use_uvloop: bool = True,
     with_controller: bool = True,
 ) -> int:
@@ -460,7 +674,7 @@ def run_server(
     """
 
     async def main() -> int:
-        server = await ControllerServer.start(config, with_controller=with_controller)
+        server = await KraftServer.start(config, with_controller=with_controller)
         install_signal_handlers(server)
         if on_started is not None:
             result = on_started(server)

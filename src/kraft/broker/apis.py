@@ -1,0 +1,582 @@
+"""The broker client listener's read-only APIs, answered from the metadata image (spec 6.3-6.6).
+
+What this module owns: pure handlers for Metadata (v0-13), DescribeCluster (v0-2),
+DescribeTopicPartitions (v0) and DescribeConfigs (v0-4). Each takes the image, the decoded
+request body, the request's API version and a ``BrokerApiContext`` (what this node knows about
+itself and its configuration) and returns the response body, built with the message's own value
+classes, ready to encode at that version.
+
+What it must not do: I/O, clocks, randomness, mutation of the image, or deciding anything a
+controller decides. Metadata does not create topics: it names the ones to auto-create in
+``MetadataResult.topics_to_create`` and the caller forwards a CreateTopics to the controller.
+Config resolution is ``kraft.controller.configs``'s; topic-name rules are
+``kraft.controller.replication_control.topic_name_problem``'s.
+
+Main invariant: the answer is a function of (image, body, version, context) alone, and every list
+in it is in a defined order (topics by name, partitions by index, nodes by id), so equal inputs
+give equal bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final, TypeAlias
+
+from kraft.common.config import get_bool
+from kraft.controller.config_control import ConfigControl
+from kraft.controller.configs import BROKER, TOPIC, ConfigResolver
+from kraft.controller.replication_control import topic_name_problem
+from kraft.metadata.image import BrokerRegistration, MetadataImage, TopicImage
+from kraft.metadata.partition import NO_LEADER, PartitionRegistration
+from kraft.metadata.records import LOST_DIR_ID_INT, MIGRATING_DIR_ID_INT, UNASSIGNED_DIR_ID_INT
+from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import describe_cluster, describe_configs, describe_topic_partitions, metadata
+from kraft.protocol.primitives import ZERO_UUID
+from kraft.protocol.schema import StructType
+
+# Kafka's Topic.INTERNAL_TOPICS (spec 6.3).
+INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT: Final = 2000  # spec 7
+# KIP-919 endpoint types (spec 6.5).
+ENDPOINT_TYPE_BROKER: Final = 1
+ENDPOINT_TYPE_CONTROLLER: Final = 2
+NO_CONTROLLER_ID: Final = -1
+
+_MIGRATING_DIR: Final = uuid.UUID(int=MIGRATING_DIR_ID_INT)
+_UNASSIGNED_DIR: Final = uuid.UUID(int=UNASSIGNED_DIR_ID_INT)
+_LOST_DIR: Final = uuid.UUID(int=LOST_DIR_ID_INT)
+# Java's Integer.parseInt syntax, which Kafka uses for a BROKER resource name.
+_JAVA_INT: Final = re.compile(r"[+-]?[0-9]+")
+
+# (id, host, port, rack) of one controller, as DescribeCluster type 2 lists it.
+ControllerEndpoint: TypeAlias = tuple[int, str, int, str | None]
+
+
+def _cls(struct_type: StructType) -> Any:
+    """The generated value class of a message struct (typed ``Any``: its fields are dynamic)."""
+    return struct_type.cls
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerApiContext:
+    """What the handlers know beyond the image: this node and the listener a request came in on.
+
+    Attributes:
+        node_id: this broker's id.
+        cluster_id: the cluster id (Metadata v2+, DescribeCluster).
+        listener_name: the listener the request arrived on; endpoints are reported for it only.
+        static_configs: this node's static broker properties (``auto.create.topics.enable``, and the
+            static level of DescribeConfigs).
+        controllers: the controllers' endpoints on the controller listener, for DescribeCluster
+            endpoint type 2.
+        active_controller_id: the active controller, or None while unknown.
+        max_request_partition_size_limit: the DescribeTopicPartitions cap (spec 6.3, 7).
+    """
+
+    node_id: int
+    cluster_id: str
+    listener_name: str
+    static_configs: Mapping[str, str] = field(default_factory=dict)
+    controllers: tuple[ControllerEndpoint, ...] = ()
+    active_controller_id: int | None = None
+    max_request_partition_size_limit: int = DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "static_configs", MappingProxyType(dict(self.static_configs)))
+        # Validate once, so a bad value fails when the node starts rather than inside a request.
+        get_bool(self.static_configs, "auto.create.topics.enable", True)
+
+    @property
+    def auto_create_topics_enable(self) -> bool:
+        return get_bool(self.static_configs, "auto.create.topics.enable", True)
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataResult:
+    """A Metadata response and the topics the caller must auto-create (by a forwarded CreateTopics).
+
+    ``topics_to_create`` is sorted; each name in it is valid and answered LEADER_NOT_AVAILABLE.
+    """
+
+    response: Any
+    topics_to_create: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Shared helpers
+
+
+def is_internal_topic(name: str | None) -> bool:
+    return name in INTERNAL_TOPICS
+
+
+def _missing_topic_error(name: str) -> ErrorCode:
+    """Kafka's answer for a topic that does not exist: unknown, or invalid if the name is illegal."""
+    if topic_name_problem(name) is not None:
+        return ErrorCode.INVALID_TOPIC_EXCEPTION
+    return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _alive_brokers_with_listener(image: MetadataImage, listener: str) -> list[BrokerRegistration]:
+    """Kafka's ``getAliveBrokerNodes``: unfenced (controlled shutdown included), with the listener."""
+    return [b for _, b in sorted(image.brokers.items()) if not b.fenced and b.listener(listener) is not None]
+
+
+def broker_controller_id(image: MetadataImage, ctx: BrokerApiContext) -> int:
+    """ControllerId for Metadata and DescribeCluster type 1 on the broker listener (spec 6.4, 6.8).
+
+    DECISION: Kafka answers a random alive broker (any broker forwards controller-bound requests).
+    We answer this node when it is an alive broker with the listener, else the lowest such broker,
+    else -1: deterministic (STYLE 3), and always a node of the Brokers list, so a client can reach it.
+    """
+    alive = _alive_brokers_with_listener(image, ctx.listener_name)
+    if any(b.id == ctx.node_id for b in alive):
+        return ctx.node_id
+    return alive[0].id if alive else NO_CONTROLLER_ID
+
+
+def _leader_with_listener(image: MetadataImage, leader: int, listener: str) -> BrokerRegistration | None:
+    """Kafka's ``getAliveEndpoint``: the leader's registration if it has the listener.
+
+    Fencing is deliberately not checked (Kafka does not): the controller moves leadership off a
+    fenced broker, and until that change is replayed the old leader is still the leader.
+    """
+    if leader == NO_LEADER:
+        return None
+    broker = image.brokers.get(leader)
+    if broker is None or broker.listener(listener) is None:
+        return None
+    return broker
+
+
+def _replica_dir(p: PartitionRegistration, index: int) -> uuid.UUID:
+    # A partition recorded before MV 3.7-IV2 has no directories; Kafka reads them as MIGRATING.
+    return p.directories[index] if p.directories else _MIGRATING_DIR
+
+
+def _dir_online(broker: BrokerRegistration, directory: uuid.UUID) -> bool:
+    """Kafka's ``DirectoryId.isOnline`` against the broker's registered (online) directories."""
+    if directory in (_MIGRATING_DIR, _UNASSIGNED_DIR):
+        return True
+    if directory == _LOST_DIR:
+        return False
+    # No directories registered (a broker from before MV 3.7-IV2): assume online (KAFKA-16162).
+    return not broker.directories or directory in broker.directories
+
+
+def offline_replicas(image: MetadataImage, p: PartitionRegistration, listener: str) -> list[int]:
+    """Replicas whose broker is missing, fenced, lacks the listener or has the replica's directory
+    offline (spec 6.3; Kafka's ``getOfflineReplicas``), in replica order."""
+    out: list[int] = []
+    for index, replica in enumerate(p.replicas):
+        broker = image.brokers.get(replica)
+        if (
+            broker is None
+            or broker.fenced
+            or broker.listener(listener) is None
+            or not _dir_online(broker, _replica_dir(p, index))
+        ):
+            out.append(replica)
+    return out
+
+
+def _sorted_partitions(topic: TopicImage) -> list[tuple[int, PartitionRegistration]]:
+    return sorted(topic.partitions.items())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Metadata (spec 6.4)
+
+
+def handle_metadata(image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext) -> MetadataResult:
+    """Answer a Metadata request (v0-13) on the broker listener ``ctx.listener_name``.
+
+    Topics: null (v1+; v0: empty) = all; otherwise the named ones (or, v12+, the ones given by id),
+    de-duplicated. Unknown-id entries come first (as in Kafka), then every named topic sorted by name.
+    """
+    cls = _cls(metadata.RESPONSE)
+    requested = body.topics
+    if _is_invalid_metadata_request(requested, version):
+        return MetadataResult(_metadata_error_response(cls, requested))
+
+    all_topics = requested is None or (version == 0 and not requested)
+    topics: list[Any] = []
+    to_create: list[str] = []
+    if all_topics:
+        for name in sorted(image.topics_by_name):
+            topics.append(_metadata_topic(cls, image, image.topics_by_name[name], version, ctx))
+    else:
+        ids = {t.topic_id for t in requested if t.topic_id != ZERO_UUID}
+        if ids:
+            # Kafka: once any topic is named by id, the request is by id and names are ignored.
+            names: set[str] = set()
+            for topic_id in sorted(ids, key=str):
+                known = image.topics_by_id.get(topic_id)
+                if known is not None:
+                    names.add(known.name)
+                    continue
+                topics.append(
+                    cls.MetadataResponseTopic(
+                        error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                        name=None,
+                        topic_id=topic_id,
+                        is_internal=False,
+                        partitions=[],
+                    )
+                )
+        else:
+            names = {t.name for t in requested}
+        # v0-3 carry no AllowAutoTopicCreation: those clients always asked for auto-creation.
+        allow = ctx.auto_create_topics_enable and (version < 4 or body.allow_auto_topic_creation)
+        for name in sorted(names):
+            topic = image.topics_by_name.get(name)
+            if topic is not None:
+                topics.append(_metadata_topic(cls, image, topic, version, ctx))
+                continue
+            error = _missing_topic_error(name)
+            if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and allow:
+                # Spec 6.4: answered LEADER_NOT_AVAILABLE while the forwarded CreateTopics runs.
+                error = ErrorCode.LEADER_NOT_AVAILABLE
+                to_create.append(name)
+            topics.append(
+                cls.MetadataResponseTopic(
+                    error_code=error,
+                    name=name,
+                    topic_id=ZERO_UUID,
+                    is_internal=is_internal_topic(name),
+                    partitions=[],
+                )
+            )
+
+    brokers = [
+        cls.MetadataResponseBroker(node_id=b.id, host=ep.host, port=ep.port, rack=b.rack)
+        for b in _alive_brokers_with_listener(image, ctx.listener_name)
+        if (ep := b.listener(ctx.listener_name)) is not None
+    ]
+    response = cls(
+        throttle_time_ms=0,
+        brokers=brokers,
+        cluster_id=ctx.cluster_id,
+        controller_id=broker_controller_id(image, ctx),
+        topics=topics,
+        error_code=0,
+    )
+    return MetadataResult(response, tuple(to_create))
+
+
+def _is_invalid_metadata_request(requested: Any, version: int) -> bool:
+    """Kafka's whole-request checks (InvalidRequestException in ``handleTopicMetadataRequest``):
+    before v12 a topic must have a name and no id."""
+    for t in requested or ():
+        if version < 12 and t.topic_id != ZERO_UUID:
+            return True
+        if t.name is None and t.topic_id == ZERO_UUID:
+            # Before v12 this is Kafka's "Topic name can not be null". DECISION: from v12 on too, where
+            # Kafka fails with an internal error: an entry needs a name or an id.
+            return True
+    return False
+
+
+def _metadata_error_response(cls: Any, requested: Any) -> Any:
+    """Kafka's ``MetadataRequest.getErrorResponse``: every requested topic gets INVALID_REQUEST."""
+    return cls(
+        throttle_time_ms=0,
+        brokers=[],
+        cluster_id=None,
+        controller_id=NO_CONTROLLER_ID,
+        topics=[
+            cls.MetadataResponseTopic(
+                error_code=ErrorCode.INVALID_REQUEST,
+                # Kafka turns a null name into "" here, whatever the version.
+                name="" if t.name is None else t.name,
+                topic_id=t.topic_id,
+                is_internal=False,
+                partitions=[],
+            )
+            for t in requested or ()
+        ],
+        error_code=0,
+    )
+
+
+def _metadata_topic(
+    cls: Any, image: MetadataImage, topic: TopicImage, version: int, ctx: BrokerApiContext
+) -> Any:
+    partition_cls = cls.MetadataResponseTopic.MetadataResponsePartition
+    listener = ctx.listener_name
+    # v0 reported unavailable replicas by filtering them out with an error; later versions list
+    # every replica and report the unavailable ones in OfflineReplicas (Kafka's KafkaApis).
+    filter_unavailable = version == 0
+    partitions = []
+    for index, p in _sorted_partitions(topic):
+        replicas = _maybe_filter_alive(image, p.replicas, listener, filter_unavailable)
+        isr = _maybe_filter_alive(image, p.isr, listener, filter_unavailable)
+        leader = _leader_with_listener(image, p.leader, listener)
+        if leader is None:
+            leader_id = NO_LEADER
+            if p.leader in image.brokers and version >= 6:
+                # Spec 6.4: registered, but without this listener: a configuration error to show.
+                error = ErrorCode.LISTENER_NOT_FOUND
+            else:
+                error = ErrorCode.LEADER_NOT_AVAILABLE
+        else:
+            leader_id = leader.id
+            if len(replicas) < len(p.replicas) or len(isr) < len(p.isr):
+                error = ErrorCode.REPLICA_NOT_AVAILABLE  # v0 only: some were filtered out
+            else:
+                error = ErrorCode.NONE
+        partitions.append(
+            partition_cls(
+                error_code=error,
+                partition_index=index,
+                leader_id=leader_id,
+                leader_epoch=p.leader_epoch,
+                replica_nodes=replicas,
+                isr_nodes=isr,
+                offline_replicas=offline_replicas(image, p, listener),
+            )
+        )
+    return cls.MetadataResponseTopic(
+        error_code=ErrorCode.NONE,
+        name=topic.name,
+        topic_id=topic.id,
+        is_internal=is_internal_topic(topic.name),
+        partitions=partitions,
+    )
+
+
+def _maybe_filter_alive(image: MetadataImage, ids: Iterable[int], listener: str, apply: bool) -> list[int]:
+    if not apply:
+        return list(ids)
+    out = []
+    for i in ids:
+        b = image.brokers.get(i)
+        if b is not None and not b.fenced and b.listener(listener) is not None:
+            out.append(i)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# DescribeCluster (spec 6.5)
+
+
+def handle_describe_cluster(image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext) -> Any:
+    """Answer DescribeCluster (v0-2) on the broker listener.
+
+    Endpoint type 1: the alive brokers with the listener (v2 IncludeFencedBrokers: fenced ones too,
+    IsFenced set), ControllerId as in Metadata. Type 2: the controllers from the context,
+    ControllerId = the active controller. DECISION (this project's issue): the broker listener
+    answers type 2 where Kafka answers MISMATCHED_ENDPOINT_TYPE.
+    """
+    cls = _cls(describe_cluster.RESPONSE)
+    # v0 has no EndpointType: it always means brokers.
+    endpoint_type = body.endpoint_type if version >= 1 else ENDPOINT_TYPE_BROKER
+    if endpoint_type == ENDPOINT_TYPE_BROKER:
+        include_fenced = version >= 2 and body.include_fenced_brokers
+        nodes = []
+        for _, b in sorted(image.brokers.items()):
+            ep = b.listener(ctx.listener_name)
+            if ep is None or (b.fenced and not include_fenced):
+                continue
+            nodes.append(
+                cls.DescribeClusterBroker(
+                    broker_id=b.id, host=ep.host, port=ep.port, rack=b.rack, is_fenced=b.fenced
+                )
+            )
+        controller_id = broker_controller_id(image, ctx)
+    elif endpoint_type == ENDPOINT_TYPE_CONTROLLER:
+        nodes = [
+            cls.DescribeClusterBroker(broker_id=i, host=host, port=port, rack=rack, is_fenced=False)
+            for i, host, port, rack in sorted(ctx.controllers, key=lambda c: c[0])
+        ]
+        controller_id = NO_CONTROLLER_ID if ctx.active_controller_id is None else ctx.active_controller_id
+    else:
+        # Kafka's computeDescribeClusterResponse: only the error is set, the rest stays default.
+        return cls(
+            throttle_time_ms=0,
+            error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+            error_message=f"Unsupported endpoint type {endpoint_type}",
+        )
+    # Kafka: a controller id that is not in the node list is reported as -1, not to confuse clients.
+    if all(n.broker_id != controller_id for n in nodes):
+        controller_id = NO_CONTROLLER_ID
+    return cls(
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        endpoint_type=endpoint_type,
+        cluster_id=ctx.cluster_id,
+        controller_id=controller_id,
+        brokers=nodes,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# DescribeTopicPartitions (spec 6.3)
+
+
+def handle_describe_topic_partitions(
+    image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext
+) -> Any:
+    """Answer DescribeTopicPartitions v0: one page of partitions, at most L, from the cursor on."""
+    del version  # only v0 exists
+    cls = _cls(describe_topic_partitions.RESPONSE)
+    topic_cls = cls.DescribeTopicPartitionsResponseTopic
+    limit = max(1, min(body.response_partition_limit, ctx.max_request_partition_size_limit))
+    fetch_all = not body.topics
+    cursor = body.cursor
+    cursor_name = cursor.topic_name if cursor is not None else ""
+    source: Iterable[str] = image.topics_by_name if fetch_all else (t.name for t in body.topics)
+    # Spec 6.3: names >= the cursor topic, de-duplicated, in code-point order.
+    candidates = sorted({name for name in source if name >= cursor_name})
+
+    if (cursor is not None and not fetch_all and cursor_name not in candidates) or (
+        cursor is not None and cursor.partition_index < 0
+    ):
+        # Spec 6.3: the whole request is invalid; Kafka's getErrorResponse answers every topic asked.
+        return cls(
+            throttle_time_ms=0,
+            topics=[
+                topic_cls(
+                    error_code=ErrorCode.INVALID_REQUEST,
+                    name=t.name,
+                    topic_id=ZERO_UUID,
+                    is_internal=False,
+                    partitions=[],
+                )
+                for t in body.topics
+            ],
+            next_cursor=None,
+        )
+
+    topics: list[Any] = []
+    next_cursor = None
+    remaining = limit
+    for name in candidates:
+        if remaining == 0:
+            # Spec 6.3: the next page starts at this topic, whether or not it exists.
+            next_cursor = cls.Cursor(topic_name=name, partition_index=0)
+            break
+        topic = image.topics_by_name.get(name)
+        if topic is None:
+            # Only an explicit list names missing topics ("all topics" lists the image's).
+            topics.append(
+                topic_cls(
+                    error_code=_missing_topic_error(name),
+                    name=name,
+                    topic_id=ZERO_UUID,
+                    is_internal=is_internal_topic(name),
+                    partitions=[],
+                )
+            )
+            continue
+        start = cursor.partition_index if cursor is not None and name == cursor_name else 0
+        count = len(topic.partitions)
+        upper = min(count, start + remaining)
+        partitions = [
+            _describe_partition(cls, image, index, p, ctx.listener_name)
+            for index in range(start, upper)
+            if (p := topic.partitions.get(index)) is not None
+        ]
+        topics.append(
+            topic_cls(
+                error_code=ErrorCode.NONE,
+                name=name,
+                topic_id=topic.id,
+                is_internal=is_internal_topic(name),
+                partitions=partitions,
+            )
+        )
+        if upper < count:
+            next_cursor = cls.Cursor(topic_name=name, partition_index=upper)
+            break
+        remaining -= len(partitions)
+    return cls(throttle_time_ms=0, topics=topics, next_cursor=next_cursor)
+
+
+def _describe_partition(
+    cls: Any, image: MetadataImage, index: int, p: PartitionRegistration, listener: str
+) -> Any:
+    leader = _leader_with_listener(image, p.leader, listener)
+    return cls.DescribeTopicPartitionsResponseTopic.DescribeTopicPartitionsResponsePartition(
+        error_code=ErrorCode.NONE,
+        partition_index=index,
+        leader_id=NO_LEADER if leader is None else leader.id,
+        leader_epoch=p.leader_epoch,
+        replica_nodes=list(p.replicas),
+        isr_nodes=list(p.isr),
+        # Spec 6.3: always arrays, never null: the Java admin client fails on a null ELR.
+        eligible_leader_replicas=list(p.elr),
+        last_known_elr=list(p.last_known_elr),
+        offline_replicas=offline_replicas(image, p, listener),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# DescribeConfigs (spec 6.6)
+
+
+def handle_describe_configs(image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext) -> Any:
+    """Answer DescribeConfigs (v0-4) as this broker sees its configuration.
+
+    Resolution is ``ConfigControl``'s, over this node's static configs. What differs on a broker
+    (Kafka's ``ConfigHelper``) is checked first: an illegal topic name is INVALID_TOPIC_EXCEPTION; a
+    BROKER resource must name this node or be "" (the cluster default), else INVALID_REQUEST; and
+    an empty ConfigurationKeys list means every key, as null does.
+    """
+    cls = _cls(describe_configs.RESPONSE)
+    request_cls = _cls(describe_configs.REQUEST)
+    control = ConfigControl(ConfigResolver(ctx.static_configs, ctx.node_id))
+    results = []
+    for res in body.resources:
+        rejected = _broker_side_config_error(res.resource_type, res.resource_name, ctx.node_id)
+        if rejected is not None:
+            code, message = rejected
+            results.append(
+                cls.DescribeConfigsResult(
+                    error_code=code,
+                    error_message=message,
+                    resource_type=res.resource_type,
+                    resource_name=res.resource_name,
+                    configs=[],
+                )
+            )
+            continue
+        name = res.resource_name
+        if res.resource_type == BROKER and name:
+            name = str(ctx.node_id)  # "+1" or "01" name this node too (Integer.parseInt)
+        one = request_cls(
+            resources=[
+                request_cls.DescribeConfigsResource(
+                    resource_type=res.resource_type,
+                    resource_name=name,
+                    configuration_keys=res.configuration_keys,
+                )
+            ],
+            include_synonyms=body.include_synonyms,
+            include_documentation=body.include_documentation,
+        )
+        (result,) = control.describe_configs(image, one, version).results
+        result.resource_name = res.resource_name
+        results.append(result)
+    return cls(throttle_time_ms=0, results=results)
+
+
+def _broker_side_config_error(resource_type: int, name: str, node_id: int) -> tuple[ErrorCode, str] | None:
+    if resource_type == TOPIC:
+        problem = topic_name_problem(name)
+        if problem is not None:
+            return (ErrorCode.INVALID_TOPIC_EXCEPTION, problem)
+    elif resource_type == BROKER and name:
+        if not _JAVA_INT.fullmatch(name):
+            return (ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+        if int(name) != node_id:
+            return (
+                ErrorCode.INVALID_REQUEST,
+                f"Unexpected broker id, expected {node_id} or empty string, but received {name}",
+            )
+    return None

@@ -1,0 +1,230 @@
+"""In-memory clusters of real controllers and real broker nodes on virtual time.
+
+Controllers are ``ControllerNode``s (raft core + quorum controller); brokers are ``BrokerNode``s:
+a raft observer with its own ``BrokerMetadataListener`` and a ``BrokerLifecycle``, or, in
+combined mode, a ``BrokerNode`` wrapping a controller. Messages (raft envelopes and controller
+envelopes alike) are delivered on the next step; a node can be crashed (unflushed log lost),
+restarted, or cut off from everyone.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from kraft.broker.lifecycle import BrokerLifecycle, BrokerState, LifecycleConfig, Listener
+from kraft.broker.metadata_listener import BrokerMetadataListener
+from kraft.broker.node import BrokerNode
+from kraft.controller.features import SUPPORTED_FEATURES
+from kraft.controller.node import ControllerNode
+from kraft.controller.quorum_controller import (
+    ControllerConfig,
+    ControllerEnvelope,
+    ControllerRequest,
+    ControllerResponse,
+    QuorumController,
+)
+from kraft.metadata.image import MetadataImage
+from kraft.raft.log import MemoryLog
+from kraft.raft.node import QuorumConfig, RaftNode
+from kraft.raft.store import MemoryElectionStore
+
+CLUSTER_ID = "kraft-broker-test"
+CLIENT = -1000
+
+
+class BrokerCluster:
+    def __init__(
+        self,
+        controllers: int = 3,
+        brokers: tuple[int, ...] = (101, 102, 103),
+        *,
+        combined: tuple[int, ...] = (),
+        seed: int = 0,
+        config: ControllerConfig | None = None,
+        heartbeat_interval_ms: int = 100,
+        snapshot_max_bytes: int = 20 * 1024 * 1024,
+    ) -> None:
+        self.quorum = QuorumConfig(
+            voters={v: () for v in range(1, controllers + 1)},
+            fetch_max_wait_ms=50,
+            append_linger_ms=5,
+        )
+        self.config = config or ControllerConfig(
+            max_idle_interval_ms=0,
+            verify_leader_replay=True,
+            session_timeout_ms=1000,
+            heartbeat_interval_ms=heartbeat_interval_ms,
+        )
+        self.combined = set(combined)
+        self.seed = seed
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.snapshot_max_bytes = snapshot_max_bytes
+        self.now_ms = 0
+        self.broker_ids = tuple(brokers)
+        ids = sorted({*self.quorum.voters, *brokers})
+        self.logs = {n: MemoryLog() for n in ids}
+        self.stores = {n: MemoryElectionStore() for n in ids}
+        self.nodes: dict[int, Any] = {}
+        self.incarnations: dict[int, uuid.UUID] = {}
+        self.previous_epoch: dict[int, int] = {}
+        self.cut_off: set[int] = set()
+        self.in_flight: list[Any] = []
+        self.responses: dict[int, ControllerResponse] = {}
+        self._ids = 0
+        for n in ids:
+            self.start(n)
+
+    # -- nodes -------------------------------------------------------------------------------------
+
+    def _raft(self, n: int) -> RaftNode:
+        return RaftNode(
+            node_id=n,
+            directory_id=uuid.UUID(int=n),
+            cluster_id=CLUSTER_ID,
+            config=self.quorum,
+            log=self.logs[n],
+            store=self.stores[n],
+            rng=random.Random(f"{self.seed}:{n}"),
+            now_ms=self.now_ms,
+        )
+
+    def _controller(self, raft: RaftNode, n: int) -> ControllerNode:
+        controller = QuorumController(
+            node_id=n,
+            cluster_id=CLUSTER_ID,
+            raft=raft,
+            rng=random.Random(f"{self.seed}:c{n}"),
+            config=self.config,
+        )
+        return ControllerNode(raft, controller)
+
+    def start(self, n: int) -> None:
+        raft = self._raft(n)
+        is_controller = n in self.quorum.voters
+        is_broker = n in self.broker_ids
+        if is_controller and not is_broker:
+            self.nodes[n] = self._controller(raft, n)
+            return
+        self._ids += 1
+        incarnation = uuid.UUID(int=(n << 32) | self._ids)
+        self.incarnations[n] = incarnation
+        lifecycle = BrokerLifecycle(
+            LifecycleConfig(
+                node_id=n,
+                cluster_id=CLUSTER_ID,
+                incarnation_id=incarnation,
+                listeners=(Listener(name="PLAINTEXT", host="127.0.0.1", port=9000 + n),),
+                supported_features=dict(SUPPORTED_FEATURES),
+                rack=None,
+                log_dirs=(uuid.UUID(int=(n << 64) | 1),),
+                previous_broker_epoch=self.previous_epoch.pop(n, -1),
+                heartbeat_interval_ms=self.heartbeat_interval_ms,
+                request_timeout_ms=500,
+            )
+        )
+        lifecycle.start(self.now_ms)
+        if is_controller:
+            self.nodes[n] = BrokerNode(
+                self._controller(raft, n), lifecycle, None, node_id=n, colocated_controller=True
+            )
+        else:
+            listener = BrokerMetadataListener(
+                node_id=n, raft=raft, snapshot_max_bytes=self.snapshot_max_bytes
+            )
+            self.nodes[n] = BrokerNode(raft, lifecycle, listener, node_id=n)
+
+    def crash(self, n: int) -> None:
+        self.logs[n].crash()
+        del self.nodes[n]
+
+    def stop_cleanly(self, n: int) -> None:
+        """As the server does after controlled shutdown: remember the epoch, flush, stop."""
+        node = self.nodes.pop(n)
+        self.previous_epoch[n] = node.lifecycle.broker_epoch
+        self.logs[n].flush()
+
+    def broker(self, n: int) -> BrokerNode:
+        node = self.nodes[n]
+        assert isinstance(node, BrokerNode)
+        return node
+
+    def controller(self, n: int) -> QuorumController:
+        node = self.nodes[n]
+        inner = node.inner if isinstance(node, BrokerNode) else node
+        controller: QuorumController = inner.controller
+        return controller
+
+    def active(self) -> QuorumController | None:
+        for n in self.quorum.voters:
+            if n in self.nodes:
+                c = self.controller(n)
+                if c.is_active and c.raft.leader_state() is not None:  # type: ignore[attr-defined]
+                    return c
+        return None
+
+    # -- time --------------------------------------------------------------------------------------
+
+    def step(self, ms: int = 5) -> None:
+        self.now_ms += ms
+        inbound: dict[int, list[Any]] = {n: [] for n in self.nodes}
+        for env in self.in_flight:
+            if env.source in self.cut_off or env.destination in self.cut_off:
+                continue
+            if env.destination in inbound:
+                inbound[env.destination].append(env)
+            elif env.destination == CLIENT and isinstance(env.body, ControllerResponse):
+                self.responses[env.correlation_id] = env.body
+        self.in_flight = []
+        for n in sorted(self.nodes):
+            result = self.nodes[n].poll(self.now_ms, inbound[n])
+            for env in result.outbound:
+                if isinstance(env, ControllerEnvelope) and env.destination == CLIENT:
+                    assert isinstance(env.body, ControllerResponse)
+                    self.responses[env.correlation_id] = env.body
+                else:
+                    self.in_flight.append(env)
+
+    def run_until(self, cond: Callable[[], bool], timeout_ms: int = 30_000) -> None:
+        deadline = self.now_ms + timeout_ms
+        while not cond():
+            if self.now_ms > deadline:
+                raise AssertionError("condition not reached in time")
+            self.step()
+
+    def run_for(self, ms: int) -> None:
+        end = self.now_ms + ms
+        while self.now_ms < end:
+            self.step()
+
+    # -- views -------------------------------------------------------------------------------------
+
+    def image(self) -> MetadataImage:
+        self.run_until(lambda: self.active() is not None)
+        c = self.active()
+        assert c is not None
+        return c.image
+
+    def all_running(self, ids: tuple[int, ...] | None = None) -> bool:
+        return all(
+            n in self.nodes and self.broker(n).broker_state == BrokerState.RUNNING
+            for n in (ids if ids is not None else self.broker_ids)
+        )
+
+    def call(self, api: Any, version: int, **fields: Any) -> Any:
+        """An admin request to the active controller, through the wire codec; waits for the answer."""
+        self.run_until(lambda: self.active() is not None)
+        c = self.active()
+        assert c is not None
+        self._ids += 1
+        cid = self._ids
+        flexible = api.API.is_flexible(version)
+        built = api.REQUEST.cls(**fields)
+        body = api.REQUEST.decode(api.REQUEST.encode(built, version, flexible), version, flexible)
+        self.in_flight.append(
+            ControllerEnvelope(CLIENT, c.node_id, cid, ControllerRequest(api.API.key, version, body))
+        )
+        self.run_until(lambda: cid in self.responses)
+        return self.responses.pop(cid).body

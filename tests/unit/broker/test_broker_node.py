@@ -1,0 +1,145 @@
+"""Broker nodes end to end on real raft cores and real controllers (in memory, virtual time)."""
+
+from __future__ import annotations
+
+import pytest
+from broker_cluster import BrokerCluster
+
+from kraft.broker.lifecycle import BrokerState
+from kraft.metadata.image import image_equal
+from kraft.protocol.messages import create_topics, unregister_broker
+
+
+def create_topic(cluster: BrokerCluster, name: str, partitions: int = 1, rf: int = 3, **configs: str) -> None:
+    cls = create_topics.REQUEST.cls
+    topic = cls.CreatableTopic(
+        name=name,
+        num_partitions=partitions,
+        replication_factor=rf,
+        assignments=[],
+        configs=[cls.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in configs.items()],
+    )
+    response = cluster.call(create_topics, 7, topics=[topic])
+    assert response.topics[0].error_code == 0, response
+
+
+def brokers_caught_up(cluster: BrokerCluster) -> bool:
+    active = cluster.active()
+    if active is None:
+        return False
+    offset = active.image.provenance.last_offset
+    return all(cluster.broker(b).image.provenance.last_offset >= offset for b in cluster.broker_ids)
+
+
+def test_brokers_register_catch_up_and_run_unfenced() -> None:
+    cluster = BrokerCluster()
+    cluster.run_until(cluster.all_running)
+    image = cluster.image()
+    for b in cluster.broker_ids:
+        registration = image.brokers[b]
+        node = cluster.broker(b)
+        assert not registration.fenced and registration.epoch == node.lifecycle.broker_epoch
+        assert registration.incarnation_id == cluster.incarnations[b]
+        assert [e.port for e in registration.listeners] == [9000 + b]
+
+
+def test_every_broker_replays_the_same_image_as_the_controllers() -> None:
+    cluster = BrokerCluster()
+    cluster.run_until(cluster.all_running)
+    create_topic(cluster, "orders", partitions=3, **{"min.insync.replicas": "2"})
+    create_topic(cluster, "audit", partitions=1, rf=2)
+    cluster.run_until(lambda: brokers_caught_up(cluster))
+    active = cluster.active()
+    assert active is not None
+    for b in cluster.broker_ids:
+        image = cluster.broker(b).image
+        assert set(image.topics_by_name) == {"orders", "audit"}
+        if image.provenance == active.image.provenance:
+            assert image_equal(image, active.image)
+
+
+def test_controlled_shutdown_moves_leadership_away_then_a_clean_restart_registers_with_its_epoch() -> None:
+    cluster = BrokerCluster()
+    cluster.run_until(cluster.all_running)
+    create_topic(cluster, "t", partitions=3)
+    leaders = {p.leader for _t, _i, p in cluster.image().iter_partitions()}
+    victim = 101 if 101 in leaders else sorted(leaders)[0]
+    cluster.broker(victim).begin_controlled_shutdown(cluster.now_ms)
+    cluster.run_until(lambda: cluster.broker(victim).lifecycle.controlled_shutdown_done)
+    image = cluster.image()
+    assert all(p.leader != victim and victim not in p.isr for _t, _i, p in image.iter_partitions())
+    epoch = cluster.broker(victim).lifecycle.broker_epoch
+    cluster.stop_cleanly(victim)
+    cluster.start(victim)
+    cluster.run_until(cluster.all_running)
+    # The controller saw PreviousBrokerEpoch == the old epoch: a clean restart (spec 2.2).
+    assert cluster.broker(victim).lifecycle.config.previous_broker_epoch == epoch
+    assert cluster.image().brokers[victim].epoch > epoch
+
+
+def test_a_broker_cut_off_past_its_session_is_fenced_then_unfenced_without_registering_again() -> None:
+    cluster = BrokerCluster()
+    cluster.run_until(cluster.all_running)
+    cluster.cut_off.add(103)
+    cluster.run_until(lambda: cluster.image().brokers[103].fenced)
+    cluster.cut_off.clear()
+    cluster.run_until(lambda: not cluster.image().brokers[103].fenced)
+    node = cluster.broker(103)
+    assert node.lifecycle.registrations == 1 and node.broker_state == BrokerState.RUNNING
+    cluster.run_until(lambda: not node.lifecycle.is_fenced)
+
+
+def test_brokers_follow_a_new_active_controller_after_the_old_one_crashes() -> None:
+    cluster = BrokerCluster()
+    cluster.run_until(cluster.all_running)
+    old = cluster.active()
+    assert old is not None
+    cluster.crash(old.node_id)
+    cluster.run_until(lambda: cluster.active() is not None and cluster.active() is not old)
+    create_topic(cluster, "after-failover")
+    cluster.run_until(lambda: brokers_caught_up(cluster))
+    cluster.run_for(3 * cluster.config.session_timeout_ms)
+    image = cluster.image()
+    assert all(not image.brokers[b].fenced for b in cluster.broker_ids)
+    assert all("after-failover" in cluster.broker(b).image.topics_by_name for b in cluster.broker_ids)
+
+
+def test_an_unregistered_broker_registers_again() -> None:
+    cluster = BrokerCluster()
+    cluster.run_until(cluster.all_running)
+    response = cluster.call(unregister_broker, 0, broker_id=102)
+    assert response.error_code == 0
+    node = cluster.broker(102)
+    cluster.run_until(lambda: node.lifecycle.registrations == 2 and 102 in cluster.image().brokers)
+    cluster.run_until(lambda: not cluster.image().brokers[102].fenced)
+
+
+def test_a_restarted_broker_loads_its_own_snapshot_and_gets_the_same_image() -> None:
+    cluster = BrokerCluster(snapshot_max_bytes=400)
+    cluster.run_until(cluster.all_running)
+    for i in range(6):
+        create_topic(cluster, f"topic-{i}", partitions=2)
+    cluster.run_until(lambda: brokers_caught_up(cluster))
+    node = cluster.broker(101)
+    assert node.metadata is not None and node.metadata.snapshots_written >= 1
+    cluster.stop_cleanly(101)
+    cluster.start(101)
+    restarted = cluster.broker(101)
+    cluster.run_until(lambda: brokers_caught_up(cluster) and cluster.all_running())
+    assert restarted.metadata is not None and restarted.metadata.snapshots_loaded == 1
+    active = cluster.active()
+    assert active is not None
+    cluster.run_until(lambda: restarted.image.provenance == active.image.provenance)
+    assert image_equal(restarted.image, active.image, ignore_registration_offsets=True)
+
+
+@pytest.mark.parametrize("controllers", [1, 3])
+def test_combined_nodes_run_as_broker_and_controller(controllers: int) -> None:
+    ids = tuple(range(1, controllers + 1))
+    cluster = BrokerCluster(controllers, brokers=ids, combined=ids)
+    cluster.run_until(cluster.all_running)
+    create_topic(cluster, "c", partitions=2, rf=controllers)
+    image = cluster.image()
+    assert sorted(image.brokers) == list(ids) and all(not b.fenced for b in image.brokers.values())
+    for n in ids:
+        assert cluster.broker(n).image is cluster.controller(n).image  # one image, replayed once
