@@ -6,8 +6,9 @@ an observer of ``__cluster_metadata`` that replays into its own ``BrokerMetadata
 ``ControllerNode`` (``process.roles=broker,controller``: the broker reads the co-located controller's
 committed image, which is the very same image, so nothing is replayed twice).
 
-Routing: answers to the lifecycle's requests (``ControllerEnvelope`` responses addressed to this
-node) go to the lifecycle; everything else goes to the wrapped node. The lifecycle's requests go to
+Routing: answers to this node's own controller requests (``ControllerEnvelope`` responses addressed
+to it) go to the ISR manager (AlterPartition) or the lifecycle; everything else goes to the
+wrapped node. The lifecycle's requests go to
 the raft leader, the active controller (Kafka's brokers find it the same way); in combined mode a
 request to ourselves is handed to our own controller without touching the network. Every other
 attribute reads through to the wrapped node, so the shells treat this as the node.
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from kraft.broker.isr import IsrManager
 from kraft.broker.lifecycle import BrokerLifecycle, BrokerState
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.controller.quorum_controller import ControllerEnvelope, ControllerResponse
@@ -48,6 +50,11 @@ class BrokerNode:
         (combined mode: ``metadata`` is None and the controller's image is used)."""
         self.inner = inner
         self.lifecycle = lifecycle
+        self.isr = IsrManager(
+            node_id,
+            request_timeout_ms=lifecycle.config.request_timeout_ms,
+            retry_backoff_ms=lifecycle.config.retry_backoff_ms,
+        )
         self.metadata = metadata
         self.node_id = node_id
         self.colocated_controller = colocated_controller
@@ -75,9 +82,8 @@ class BrokerNode:
     def poll(self, now_ms: int, inbound: Iterable[Envelope | ControllerEnvelope] = ()) -> PollResult:
         passed: list[Any] = []
         for envelope in inbound:
-            if self._is_lifecycle_answer(envelope):
-                assert isinstance(envelope, ControllerEnvelope)
-                self.lifecycle.handle_response(envelope, now_ms)
+            if isinstance(envelope, ControllerEnvelope) and self._is_answer_for_us(envelope):
+                self._take_answer(envelope, now_ms)
             else:
                 passed.append(envelope)
         remote: list[ControllerEnvelope] = []
@@ -90,8 +96,8 @@ class BrokerNode:
         outbound: list[Any] = []
         answered = False
         for envelope in result.outbound:
-            if isinstance(envelope, ControllerEnvelope) and self._is_lifecycle_answer(envelope):
-                self.lifecycle.handle_response(envelope, now_ms)
+            if isinstance(envelope, ControllerEnvelope) and self._is_answer_for_us(envelope):
+                self._take_answer(envelope, now_ms)
                 answered = True
             else:
                 outbound.append(envelope)
@@ -114,15 +120,26 @@ class BrokerNode:
             # Nothing to recover (no partition data yet): ready once the image is caught up, which
             # is what the controller checked when it answered IsCaughtUp.
             lifecycle.set_ready_to_unfence(now_ms)
-        requests, self._lifecycle_wake = lifecycle.poll(now_ms, self.controller_id(), offset)
-        return requests
-
-    def _is_lifecycle_answer(self, envelope: Any) -> bool:
-        return (
-            isinstance(envelope, ControllerEnvelope)
-            and isinstance(envelope.body, ControllerResponse)
-            and envelope.destination == self.node_id
+        controller_id = self.controller_id()
+        requests, self._lifecycle_wake = lifecycle.poll(now_ms, controller_id, offset)
+        running = lifecycle.state == BrokerState.RUNNING and not lifecycle.is_fenced
+        isr_requests, isr_wake = self.isr.poll(
+            now_ms, self.image, lifecycle.broker_epoch, controller_id, running
         )
+        if isr_wake is not None:
+            self._lifecycle_wake = (
+                isr_wake if self._lifecycle_wake is None else min(self._lifecycle_wake, isr_wake)
+            )
+        return requests + isr_requests
+
+    def _take_answer(self, envelope: ControllerEnvelope, now_ms: int) -> None:
+        if not self.isr.handle_response(envelope, now_ms):
+            self.lifecycle.handle_response(envelope, now_ms)
+
+    def _is_answer_for_us(self, envelope: ControllerEnvelope) -> bool:
+        """An answer to our lifecycle or AlterPartition requests (not one to a client of our own
+        controller, in combined mode: those go to negative pseudo ids or other brokers)."""
+        return isinstance(envelope.body, ControllerResponse) and envelope.destination == self.node_id
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -143,3 +143,42 @@ def test_combined_nodes_run_as_broker_and_controller(controllers: int) -> None:
     assert sorted(image.brokers) == list(ids) and all(not b.fenced for b in image.brokers.values())
     for n in ids:
         assert cluster.broker(n).image is cluster.controller(n).image  # one image, replayed once
+
+
+def test_a_leader_adds_returning_replicas_back_to_the_isr_which_clears_the_elr() -> None:
+    cluster = BrokerCluster()
+    cluster.run_until(cluster.all_running)
+    create_topic(cluster, "elr", partitions=1, rf=3, **{"min.insync.replicas": "3"})
+    (topic,) = cluster.image().topics_by_name.values()
+    leader = topic.partitions[0].leader
+    follower = next(b for b in cluster.broker_ids if b != leader)
+    cluster.cut_off.add(follower)
+    cluster.run_until(lambda: follower in cluster.image().topics_by_name["elr"].partitions[0].elr)
+    p = cluster.image().topics_by_name["elr"].partitions[0]
+    assert follower not in p.isr and p.leader == leader  # below min ISR: it entered the ELR
+    cluster.cut_off.clear()
+    cluster.run_until(
+        lambda: sorted(cluster.image().topics_by_name["elr"].partitions[0].isr) == [101, 102, 103]
+    )
+    p = cluster.image().topics_by_name["elr"].partitions[0]
+    assert p.elr == () and p.leader == leader
+    assert cluster.broker(leader).isr.partitions_expanded >= 1
+
+
+def test_an_unclean_leader_reports_its_partition_recovered() -> None:
+    cluster = BrokerCluster()
+    cluster.run_until(cluster.all_running)
+    create_topic(cluster, "u", partitions=1, rf=2)
+    first, second = cluster.image().topics_by_name["u"].partitions[0].replicas
+    cluster.crash(first)
+    cluster.run_until(lambda: cluster.image().topics_by_name["u"].partitions[0].leader == second)
+    cluster.crash(second)  # the last ISR member: ISR empties, second is the last known leader
+    cluster.run_until(lambda: cluster.image().topics_by_name["u"].partitions[0].leader == -1)
+    cluster.start(
+        second
+    )  # an unclean restart: it leaves the ELR; only the last-known-leader rule can elect it
+    cluster.run_until(lambda: cluster.image().topics_by_name["u"].partitions[0].leader == second)
+    p = cluster.image().topics_by_name["u"].partitions[0]
+    assert p.isr == (second,) and p.elr == ()
+    cluster.run_until(lambda: cluster.image().topics_by_name["u"].partitions[0].leader_recovery_state == 0)
+    assert cluster.broker(second).isr.partitions_recovered >= 1

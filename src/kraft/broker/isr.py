@@ -1,0 +1,182 @@
+"""A partition leader's ISR management without a data plane yet (Kafka's ``AlterPartitionManager``).
+
+Kafka's partition leader adds a follower to the ISR once it has fetched up to the high watermark,
+and reports a partition recovered (LeaderRecoveryState RECOVERING -> RECOVERED) once an unclean
+leader has settled its log; both go to the controller as AlterPartition. This broker stores no
+partition data yet, so there is nothing for a follower to catch up on: every replica whose broker
+is active (registered, unfenced, not in controlled shutdown) holds every committed record, which
+is none. So, as the leader of a partition in its image, it asks for exactly Kafka's end state:
+
+* a RECOVERING partition is reported RECOVERED (with its current ISR, as spec 4.5 requires);
+* active replicas missing from the ISR are added (AlterPartition v3 names each member's broker
+  epoch, so the controller refuses a member that re-registered meanwhile: INELIGIBLE_REPLICA).
+
+It never shrinks an ISR (the controller removes fenced and shutting-down brokers itself; lag-based
+shrinking needs fetch positions). When the data plane arrives, fetch positions replace "active" as
+the expansion test. Sans-IO: ``poll`` returns the request to send, ``handle_response`` takes the
+answer. One AlterPartition is in flight at a time; a partition is not asked for again until its
+partition epoch moves past the one asked about, or the request failed.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from kraft.controller.quorum_controller import ControllerEnvelope, ControllerRequest, ControllerResponse
+from kraft.metadata.image import MetadataImage
+from kraft.metadata.partition import LeaderRecoveryState, PartitionRegistration
+from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import alter_partition
+
+log = logging.getLogger("kraft.broker.isr")
+
+ALTER_PARTITION_VERSION = 3
+# Partitions per AlterPartition (Kafka batches whatever is pending; keep a request well-sized).
+MAX_PARTITIONS_PER_REQUEST = 1000
+
+
+class IsrManager:
+    def __init__(
+        self, node_id: int, *, request_timeout_ms: int = 30_000, retry_backoff_ms: int = 100
+    ) -> None:
+        self.node_id = node_id
+        self.request_timeout_ms = request_timeout_ms
+        self.retry_backoff_ms = retry_backoff_ms
+        self.requests_sent = 0
+        self.partitions_expanded = 0
+        self.partitions_recovered = 0
+        # (topic id, partition) -> partition epoch we asked about; not asked again until it moves.
+        self._asked: dict[tuple[uuid.UUID, int], int] = {}
+        self._in_flight: tuple[int, int] | None = None  # (correlation id, deadline)
+        self._correlation = 0
+        self._not_before_ms = 0
+        self._seen: tuple[object, object] = (None, None)  # (brokers, topics) of the last scan
+        self._dirty = True
+
+    def poll(
+        self, now_ms: int, image: MetadataImage, broker_epoch: int, controller_id: int | None, running: bool
+    ) -> tuple[list[ControllerEnvelope], int | None]:
+        """The AlterPartition due now, if any, and when to poll again."""
+        if self._in_flight is not None:
+            if now_ms < self._in_flight[1]:
+                return [], self._in_flight[1]
+            self._in_flight = None
+            self._asked.clear()
+            self._dirty = True
+        if not running or controller_id is None or broker_epoch < 0:
+            return [], None
+        if now_ms < self._not_before_ms:
+            return [], self._not_before_ms
+        brokers, topics = image.brokers, image.topics_by_id
+        if not self._dirty and self._seen[0] is brokers and self._seen[1] is topics:
+            return [], None  # nothing that decides ISR membership changed since the last scan
+        self._seen, self._dirty = (brokers, topics), False
+        changes = self._changes(image)
+        if not changes:
+            return [], None
+        body = self._request(image, broker_epoch, changes)
+        self._correlation += 1
+        deadline = now_ms + self.request_timeout_ms
+        self._in_flight = (self._correlation, deadline)
+        self.requests_sent += 1
+        request = ControllerRequest(alter_partition.API.key, ALTER_PARTITION_VERSION, body)
+        return [ControllerEnvelope(self.node_id, controller_id, self._correlation, request)], deadline
+
+    def handle_response(self, envelope: ControllerEnvelope, now_ms: int) -> bool:
+        """Take the answer if it is ours (returns whether it was)."""
+        body = envelope.body
+        if (
+            not isinstance(body, ControllerResponse)
+            or body.api_key != alter_partition.API.key
+            or self._in_flight is None
+            or envelope.correlation_id != self._in_flight[0]
+        ):
+            return False
+        self._in_flight = None
+        response = body.body
+        top = ErrorCode.UNKNOWN_SERVER_ERROR if response is None else int(response.error_code)
+        if top != ErrorCode.NONE:
+            # NOT_CONTROLLER, STALE_BROKER_EPOCH, a lost connection: ask again after a backoff.
+            log.info("broker %d: AlterPartition failed: %s", self.node_id, _name(top))
+            self._asked.clear()
+            self._not_before_ms = now_ms + self.retry_backoff_ms
+        else:
+            for topic in response.topics:
+                for p in topic.partitions:
+                    if p.error_code != ErrorCode.NONE:
+                        # Refused (a member re-registered, a stale epoch): re-decided from the image.
+                        self._asked.pop((topic.topic_id, p.partition_index), None)
+        self._dirty = True
+        return True
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    def _changes(
+        self, image: MetadataImage
+    ) -> list[tuple[uuid.UUID, int, PartitionRegistration, tuple[int, ...], int]]:
+        out = []
+        for tp in image.partitions_led_by(self.node_id):
+            p = image.partition(tp.topic_id, tp.partition_id)
+            if p is None or p.leader != self.node_id:
+                continue
+            key = (tp.topic_id, tp.partition_id)
+            if self._asked.get(key, -1) >= p.partition_epoch:
+                continue
+            if p.leader_recovery_state == LeaderRecoveryState.RECOVERING:
+                isr, lrs = p.isr, int(LeaderRecoveryState.RECOVERED)  # first recovered, alone
+            else:
+                added = tuple(
+                    r
+                    for r in p.replicas
+                    if r not in p.isr and (b := image.brokers.get(r)) is not None and b.is_active
+                )
+                if not added:
+                    continue
+                isr, lrs = p.isr + added, int(p.leader_recovery_state)
+            out.append((tp.topic_id, tp.partition_id, p, isr, lrs))
+            self._asked[key] = p.partition_epoch
+            if len(out) >= MAX_PARTITIONS_PER_REQUEST:
+                break
+        return out
+
+    def _request(
+        self,
+        image: MetadataImage,
+        broker_epoch: int,
+        changes: list[tuple[uuid.UUID, int, PartitionRegistration, tuple[int, ...], int]],
+    ) -> Any:
+        cls: Any = alter_partition.REQUEST.cls
+        by_topic: dict[uuid.UUID, list[Any]] = {}
+        for topic_id, partition_id, p, isr, lrs in changes:
+            if lrs != p.leader_recovery_state:
+                self.partitions_recovered += 1
+            else:
+                self.partitions_expanded += 1
+            by_topic.setdefault(topic_id, []).append(
+                cls.TopicData.PartitionData(
+                    partition_index=partition_id,
+                    leader_epoch=p.leader_epoch,
+                    new_isr_with_epochs=[
+                        cls.TopicData.PartitionData.BrokerState(
+                            broker_id=r, broker_epoch=image.brokers[r].epoch if r in image.brokers else -1
+                        )
+                        for r in isr
+                    ],
+                    leader_recovery_state=lrs,
+                    partition_epoch=p.partition_epoch,
+                )
+            )
+        return cls(
+            broker_id=self.node_id,
+            broker_epoch=broker_epoch,
+            topics=[cls.TopicData(topic_id=t, partitions=ps) for t, ps in by_topic.items()],
+        )
+
+
+def _name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error code {code}"
