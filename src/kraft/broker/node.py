@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from kraft.broker.isr import IsrManager
 from kraft.broker.lifecycle import BrokerLifecycle, BrokerState
 from kraft.broker.metadata_listener import BrokerMetadataListener
+from kraft.broker.metrics import BrokerMetrics
 from kraft.controller.quorum_controller import ControllerEnvelope, ControllerResponse
 from kraft.metadata.image import MetadataImage
 from kraft.raft.messages import Envelope
@@ -45,6 +46,7 @@ class BrokerNode:
         *,
         node_id: int,
         colocated_controller: bool = False,
+        metrics: BrokerMetrics | None = None,
     ) -> None:
         """``inner``: a ``RaftNode`` (then ``metadata`` is registered on it) or a ``ControllerNode``
         (combined mode: ``metadata`` is None and the controller's image is used)."""
@@ -58,6 +60,7 @@ class BrokerNode:
         self.metadata = metadata
         self.node_id = node_id
         self.colocated_controller = colocated_controller
+        self.metrics = metrics
         if metadata is not None:
             inner.register(metadata)
         self._source: MetadataSource = metadata if metadata is not None else inner.controller
@@ -67,6 +70,10 @@ class BrokerNode:
     def image(self) -> MetadataImage:
         """The broker's committed metadata image (safe to read from any thread)."""
         return self._source.image
+
+    def metrics_snapshot(self) -> dict[str, float]:
+        """The broker's metrics (``kraft.broker.metrics``), read on the raft thread after a poll."""
+        return self.metrics.collect(self) if self.metrics is not None else {}
 
     @property
     def broker_state(self) -> BrokerState:

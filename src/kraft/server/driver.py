@@ -98,6 +98,8 @@ class NodeView:
     controller_metrics: dict[str, float] = field(default_factory=dict)
     # EventQueueTimeMs (``ControllerMetrics.queue_time_histogram``); None without a controller.
     controller_queue_time: Any = None
+    # The broker's metrics (``kraft.broker.metrics``), empty without a broker.
+    broker_metrics: dict[str, float] = field(default_factory=dict)
 
 
 def _snapshot_metrics(node: Any) -> dict[str, Any]:
@@ -298,6 +300,7 @@ class RaftDriver:
             leader_endpoints=_leader_endpoints(node),
             controller_metrics=_controller_metrics(node),
             controller_queue_time=_controller_queue_time(node),
+            broker_metrics=node.metrics_snapshot() if hasattr(node, "metrics_snapshot") else {},
         )
         old, self.view = self.view, view
         if self._on_view is not None:

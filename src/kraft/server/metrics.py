@@ -118,7 +118,8 @@ class ControllerCollector(Collector):
         applied_ms = metrics.get("last_applied_timestamp_ms", -1)
         if applied_ms >= 0:
             lag = GaugeMetricFamily(
-                controller_metric_name(*LAG_NAME), "kafka.controller:type={},name={}".format(*LAG_NAME),
+                controller_metric_name(*LAG_NAME),
+                "kafka.controller:type={},name={}".format(*LAG_NAME),
                 labels=["node_id"],
             )
             lag.add_metric([self._node_id], max(0.0, self._wall_ms() - applied_ms))
@@ -149,10 +150,41 @@ class ControllerCollector(Collector):
             yield gauge
 
 
+def broker_metric_name(type_name: str, name: str) -> str:
+    """``kafka.server:type=KafkaServer,name=BrokerState`` -> ``kafka_server_kafkaserver_brokerstate``
+    (the JMX exporter's lower-case form; dashes become underscores)."""
+    return f"kafka_server_{type_name.lower()}_{name.lower()}".replace("-", "_")
+
+
+class BrokerCollector(Collector):
+    """Exposes the broker's metrics under Kafka's MBean names (``kraft.broker.metrics``)."""
+
+    def __init__(self, view: Callable[[], NodeView], node_id: int) -> None:
+        self._view = view
+        self._node_id = str(node_id)
+
+    def collect(self) -> Iterator[Metric]:
+        from kraft.broker.metrics import PROMETHEUS_NAMES
+
+        metrics = self._view().broker_metrics
+        for field_name, (type_name, name) in PROMETHEUS_NAMES.items():
+            value = metrics.get(field_name)
+            if value is None:
+                continue
+            gauge = GaugeMetricFamily(
+                broker_metric_name(type_name, name),
+                f"kafka.server:type={type_name},name={name}",
+                labels=["node_id"],
+            )
+            gauge.add_metric([self._node_id], float(value))
+            yield gauge
+
+
 def build_registry(view: Callable[[], NodeView], node_id: int) -> CollectorRegistry:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RaftCollector(view, node_id))
     registry.register(ControllerCollector(view, node_id))
+    registry.register(BrokerCollector(view, node_id))
     return registry
 
 

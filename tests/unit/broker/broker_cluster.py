@@ -16,7 +16,9 @@ from typing import Any
 
 from kraft.broker.lifecycle import BrokerLifecycle, BrokerState, LifecycleConfig, Listener
 from kraft.broker.metadata_listener import BrokerMetadataListener
+from kraft.broker.metrics import BrokerMetrics
 from kraft.broker.node import BrokerNode
+from kraft.controller.configs import ConfigResolver
 from kraft.controller.features import SUPPORTED_FEATURES
 from kraft.controller.node import ControllerNode
 from kraft.controller.quorum_controller import (
@@ -134,7 +136,8 @@ class BrokerCluster:
             listener = BrokerMetadataListener(
                 node_id=n, raft=raft, snapshot_max_bytes=self.snapshot_max_bytes
             )
-            self.nodes[n] = BrokerNode(raft, lifecycle, listener, node_id=n)
+            metrics = BrokerMetrics(ConfigResolver({}, n))
+            self.nodes[n] = BrokerNode(raft, lifecycle, listener, node_id=n, metrics=metrics)
 
     def crash(self, n: int) -> None:
         self.logs[n].crash()

@@ -156,6 +156,14 @@ def test_a_leader_adds_returning_replicas_back_to_the_isr_which_clears_the_elr()
     cluster.run_until(lambda: follower in cluster.image().topics_by_name["elr"].partitions[0].elr)
     p = cluster.image().topics_by_name["elr"].partitions[0]
     assert follower not in p.isr and p.leader == leader  # below min ISR: it entered the ELR
+    cluster.run_until(lambda: cluster.broker(leader).image.topics_by_name["elr"].partitions[0].elr != ())
+    metrics = cluster.broker(leader).metrics_snapshot()
+    assert (metrics["leader_count"], metrics["under_min_isr_partitions"], metrics["partition_count"]) == (
+        1,
+        1,
+        1,
+    )
+    assert metrics["broker_state"] == 3 and metrics["fenced"] == 0
     cluster.cut_off.clear()
     cluster.run_until(
         lambda: sorted(cluster.image().topics_by_name["elr"].partitions[0].isr) == [101, 102, 103]

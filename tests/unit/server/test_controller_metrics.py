@@ -48,3 +48,17 @@ def test_queue_time_is_a_histogram_and_the_applied_lag_comes_from_the_wall_clock
 def test_a_node_without_a_controller_exports_no_controller_metrics() -> None:
     text = generate_latest(build_registry(lambda: NodeView(), 1)).decode()
     assert "kafka_controller_" not in text
+
+
+def test_broker_metrics_are_exported_with_kafka_names() -> None:
+    from kraft.broker.metrics import PROMETHEUS_NAMES as BROKER_NAMES
+    from kraft.server.metrics import broker_metric_name
+
+    values = {field: float(i) for i, field in enumerate(BROKER_NAMES)}
+    text = generate_latest(build_registry(lambda: NodeView(broker_metrics=values), 7)).decode()
+    state = values["broker_state"]
+    assert f'kafka_server_kafkaserver_brokerstate{{node_id="7"}} {state}' in text
+    offset = values["last_applied_offset"]
+    assert f'kafka_server_broker_metadata_metrics_last_applied_record_offset{{node_id="7"}} {offset}' in text
+    for type_name, name in BROKER_NAMES.values():
+        assert broker_metric_name(type_name, name) in text
