@@ -30,6 +30,12 @@ from kraft.tools.quorum_info import QuorumInfo
 
 T = TypeVar("T")
 
+# Broker lifecycle timers scaled down like the quorum's: fencing after 3 s of silence.
+BROKER_TIMEOUTS = {
+    "broker.heartbeat.interval.ms": "500",
+    "broker.session.timeout.ms": "3000",
+}
+
 # Fast but not flaky on two shared cores: the fetch timeout must comfortably exceed a slow poll.
 FAST_TIMEOUTS = {
     "controller.quorum.election.timeout.ms": "500",
@@ -48,14 +54,19 @@ class LocalCluster:
         controllers: int = 3,
         overrides: dict[str, str] | None = None,
         cluster_id: str | None = None,
+        brokers: int = 0,
+        combined: bool = False,
     ) -> None:
         self.root = root
+        fast = {**FAST_TIMEOUTS, **(BROKER_TIMEOUTS if brokers or combined else {})}
         self.spec = cluster_cli.plan_new_cluster(
             root,
             controllers,
             0,
-            {**FAST_TIMEOUTS, **(overrides or {})},
+            {**fast, **(overrides or {})},
             cluster_id=cluster_id or uuid_to_base64(random_uuid()),
+            brokers=brokers,
+            combined=combined,
         )
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         root.mkdir(parents=True, exist_ok=True)
@@ -64,7 +75,23 @@ class LocalCluster:
 
     @property
     def ids(self) -> list[int]:
+        """Every node's id, controllers and brokers."""
         return [n.id for n in self.spec.nodes]
+
+    @property
+    def controller_ids(self) -> list[int]:
+        return [n.id for n in self.spec.controllers]
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return [n.id for n in self.spec.brokers]
+
+    def broker_address(self, node_id: int) -> Address:
+        return self.node(node_id).broker_address
+
+    def bootstrap_servers(self, ids: Sequence[int] | None = None) -> str:
+        """``host:port,...`` of the brokers' client listeners (what Kafka clients take)."""
+        return ",".join(str(self.broker_address(i)) for i in (ids if ids is not None else self.broker_ids))
 
     def node(self, node_id: int) -> cluster_cli.NodeEntry:
         return self.spec.node(node_id)
@@ -73,7 +100,8 @@ class LocalCluster:
         return Address("127.0.0.1", self.node(node_id).port)
 
     def bootstrap(self, ids: Sequence[int] | None = None) -> list[Address]:
-        return [self.address(i) for i in (ids if ids is not None else self.ids)]
+        """The controllers' addresses (or those of ``ids``)."""
+        return [self.address(i) for i in (ids if ids is not None else self.controller_ids)]
 
     def format(self, node_id: int, cluster_id: str | None = None) -> None:
         node = self.node(node_id)
@@ -109,7 +137,7 @@ class LocalCluster:
     def start(self, node_id: int, tool_args: Sequence[str] | None = None) -> subprocess.Popen[bytes]:
         """Starts one node; ``tool_args`` runs ``kraft test-raft-server --config CFG ARGS`` instead."""
         node = self.node(node_id)
-        if not (Path(node.log_dir) / "meta.properties").exists():
+        if not cluster_cli._is_formatted(node):
             self.format(node_id)
         else:
             node.config_path.write_text(cluster_cli.node_properties(self.spec, node))
@@ -205,7 +233,7 @@ class LocalCluster:
         ask: Sequence[int] | None = None,
     ) -> QuorumInfo:
         """A DescribeQuorum answer naming a leader in ``among`` with epoch >= ``min_epoch``."""
-        allowed = set(among if among is not None else self.ids)
+        allowed = set(among if among is not None else self.controller_ids)
 
         def probe() -> QuorumInfo | None:
             info = self.describe(ask if ask is not None else sorted(allowed), timeout_ms=1_000)
@@ -215,6 +243,26 @@ class LocalCluster:
 
         return self.wait_for(f"a leader among {sorted(allowed)} with epoch >= {min_epoch}", probe, timeout_s)
 
+    def unfenced_brokers(self, via: int | None = None) -> set[int]:
+        """The brokers a broker's Metadata lists (registered and unfenced)."""
+        ask = [via] if via is not None else [b for b in self.broker_ids if self.is_running(b)]
+        for b in ask:
+            try:
+                return cluster_cli.unfenced_brokers(self.broker_address(b), 1.0)
+            except (AdminError, OSError):
+                continue
+        return set()
+
+    def wait_for_brokers(self, ids: Sequence[int] | None = None, timeout_s: float = 30.0) -> set[int]:
+        """Until every broker of ``ids`` (default: all) is registered and unfenced."""
+        want = set(ids if ids is not None else self.broker_ids)
+
+        def probe() -> set[int] | None:
+            seen = self.unfenced_brokers()
+            return seen if want <= seen else None
+
+        return self.wait_for(f"brokers {sorted(want)} registered and unfenced", probe, timeout_s)
+
 
 @pytest.fixture
 def local_cluster(tmp_path: Path) -> Iterator[Callable[..., LocalCluster]]:
@@ -222,6 +270,7 @@ def local_cluster(tmp_path: Path) -> Iterator[Callable[..., LocalCluster]]:
     made: list[LocalCluster] = []
 
     def factory(controllers: int = 3, overrides: dict[str, str] | None = None, **kw: object) -> LocalCluster:
+        """``kw``: ``brokers=M``, ``combined=True``, ``cluster_id=...``."""
         c = LocalCluster(tmp_path / f"cluster-{len(made)}", controllers, overrides, **kw)  # type: ignore[arg-type]
         made.append(c)
         return c

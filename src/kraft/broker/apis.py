@@ -1,7 +1,8 @@
 """The broker client listener's read-only APIs, answered from the metadata image (spec 6.3-6.6).
 
 What this module owns: pure handlers for Metadata (v0-13), DescribeCluster (v0-2),
-DescribeTopicPartitions (v0) and DescribeConfigs (v0-4). Each takes the image, the decoded
+DescribeTopicPartitions (v0), DescribeConfigs (v0-4) and ListOffsets (v1-10, over empty logs until
+the data plane exists). Each takes the image, the decoded
 request body, the request's API version and a ``BrokerApiContext`` (what this node knows about
 itself and its configuration) and returns the response body, built with the message's own value
 classes, ready to encode at that version.
@@ -34,7 +35,13 @@ from kraft.metadata.image import BrokerRegistration, MetadataImage, TopicImage
 from kraft.metadata.partition import NO_LEADER, PartitionRegistration
 from kraft.metadata.records import LOST_DIR_ID_INT, MIGRATING_DIR_ID_INT, UNASSIGNED_DIR_ID_INT
 from kraft.protocol.error_codes import ErrorCode
-from kraft.protocol.messages import describe_cluster, describe_configs, describe_topic_partitions, metadata
+from kraft.protocol.messages import (
+    describe_cluster,
+    describe_configs,
+    describe_topic_partitions,
+    list_offsets,
+    metadata,
+)
 from kraft.protocol.primitives import ZERO_UUID
 from kraft.protocol.schema import StructType
 
@@ -580,3 +587,74 @@ def _broker_side_config_error(resource_type: int, name: str, node_id: int) -> tu
                 f"Unexpected broker id, expected {node_id} or empty string, but received {name}",
             )
     return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# ListOffsets (partition logs are empty until the data plane exists)
+
+# ListOffsets query timestamps (Kafka's ListOffsetsRequest constants) and the version each needs.
+LATEST_TIMESTAMP: Final = -1
+EARLIEST_TIMESTAMP: Final = -2
+MAX_TIMESTAMP: Final = -3  # v7+ (KIP-734)
+EARLIEST_LOCAL_TIMESTAMP: Final = -4  # v8+ (KIP-405)
+LATEST_TIERED_TIMESTAMP: Final = -5  # v9+ (KIP-1005)
+_SPECIAL_MIN_VERSION: Final = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL_TIMESTAMP: 8, LATEST_TIERED_TIMESTAMP: 9}
+# Kafka's ListOffsetsRequest.DEBUGGING_REPLICA_ID: may read from a follower.
+DEBUGGING_REPLICA_ID: Final = -2
+
+
+def handle_list_offsets(image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext) -> Any:
+    """Answer ListOffsets (v1-10) for partitions whose logs are empty (no data plane yet).
+
+    Kafka's partition checks apply as they will with data: an unknown partition is
+    UNKNOWN_TOPIC_OR_PARTITION; a consumer (replica id -1) must ask the leader
+    (NOT_LEADER_OR_FOLLOWER); a stale or future CurrentLeaderEpoch is FENCED_LEADER_EPOCH /
+    UNKNOWN_LEADER_EPOCH; a special timestamp newer than the request version is UNSUPPORTED_VERSION.
+    The offsets are those of an empty log: start = end = 0 (EARLIEST, LATEST, EARLIEST_LOCAL, with
+    the leader's epoch), and "no such record" (offset -1, timestamp -1) for MAX_TIMESTAMP, a
+    timestamp lookup and LATEST_TIERED (no tiered storage). The data plane replaces only that part.
+    """
+    cls: Any = _cls(list_offsets.RESPONSE)
+    part_cls = cls.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
+    topics = []
+    for t in body.topics:
+        topic = image.topics_by_name.get(t.name)
+        rows = []
+        for req in t.partitions:
+            p = topic.partitions.get(req.partition_index) if topic is not None else None
+            code, offset, timestamp, epoch = _list_offset(p, req, body.replica_id, version, ctx.node_id)
+            rows.append(
+                part_cls(
+                    partition_index=req.partition_index,
+                    error_code=int(code),
+                    old_style_offsets=[],
+                    timestamp=timestamp,
+                    offset=offset,
+                    leader_epoch=epoch if version >= 4 else -1,  # LeaderEpoch is v4+ and not ignorable
+                )
+            )
+        topics.append(cls.ListOffsetsTopicResponse(name=t.name, partitions=rows))
+    return cls(throttle_time_ms=0, topics=topics)
+
+
+def _list_offset(
+    p: PartitionRegistration | None, req: Any, replica_id: int, version: int, node_id: int
+) -> tuple[ErrorCode, int, int, int]:
+    """(error, offset, timestamp, leader epoch) for one partition of an empty log."""
+    if p is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1
+    if replica_id != DEBUGGING_REPLICA_ID and p.leader != node_id:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1, -1
+    if replica_id == DEBUGGING_REPLICA_ID and node_id not in p.replicas:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1, -1
+    current = req.current_leader_epoch
+    if current >= 0 and current < p.leader_epoch:
+        return ErrorCode.FENCED_LEADER_EPOCH, -1, -1, -1
+    if current > p.leader_epoch:
+        return ErrorCode.UNKNOWN_LEADER_EPOCH, -1, -1, -1
+    ts = req.timestamp
+    if version < _SPECIAL_MIN_VERSION.get(ts, 0):
+        return ErrorCode.UNSUPPORTED_VERSION, -1, -1, -1
+    if ts in (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        return ErrorCode.NONE, 0, -1, p.leader_epoch  # an empty log starts and ends at 0
+    return ErrorCode.NONE, -1, -1, -1  # no record at or after the timestamp; nothing tiered

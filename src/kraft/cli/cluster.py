@@ -1,29 +1,38 @@
-"""``kraft cluster``: run a local cluster of controller processes on loopback.
+"""``kraft cluster``: run a local KRaft cluster of controller and broker processes on loopback.
 
-    kraft cluster up [--controllers N] [--data-dir DIR] [--base-port P] [--detach] [--override K=V]...
+    kraft cluster up [--controllers N] [--brokers M] [--combined] [--data-dir DIR] [--base-port P]
+                     [--detach] [--override K=V]... [--create-topic NAME[:PARTITIONS[:RF]]]
     kraft cluster down [--data-dir DIR]
     kraft cluster status [--data-dir DIR] [--replication] [--json]
-    kraft cluster stop-node --id N [--kill] [--data-dir DIR]
+    kraft cluster stop-node --id N [--clean | --kill] [--data-dir DIR]
     kraft cluster start-node --id N [--data-dir DIR]
 
 Layout under DIR (default ./data)::
 
-    cluster.json                  {"cluster_id": ..., "nodes": [{"id", "port", "pid", "log_dir", ...}]}
+    cluster.json                  {"cluster_id", "nodes": [{"id", "roles", "port", "broker_port", ...}]}
     node-<id>/server.properties   written on every ``up`` from cluster.json and the overrides
     node-<id>/server.log          the node's stdout and stderr (appended)
     node-<id>/metadata/           its metadata log directory (``kraft storage format``-ed once)
+    node-<id>/data/               a broker's log directory (partition data will live here)
 
-Ports: controller ``i`` (ids 1..N) listens on 127.0.0.1 port ``P + i - 1`` (9093, 9094, 9095 by
-default); ``--base-port 0`` picks free ports instead. A DIR that already has a cluster.json is
-*restarted*: same cluster id, ids and ports; nothing is reformatted.
+Nodes: controllers have ids 1..N, brokers N+1..N+M (Kafka's own examples number them so). With
+``--combined`` the N nodes are both controller and broker (``process.roles=broker,controller``)
+and ``--brokers`` must be N or left out. Ports: the controller listener of controller ``i`` is
+``P + i - 1`` (9093, 9094, 9095 by default); the client (PLAINTEXT) listener of the ``j``-th broker is
+``P + N + j - 1`` (9096, 9097, 9098); ``--base-port 0`` picks free ports instead. A DIR that already
+has a cluster.json is *restarted*: same cluster id, ids, roles and ports; nothing is reformatted.
+``--create-topic`` creates a topic through a broker once every broker is unfenced (unless it
+exists) and prints it as ``kraft topics --describe`` does; ``make run`` uses it for a demo topic.
 
 ``up`` waits for a leader, prints the endpoints and the ``metadata-quorum describe --status``
-view, then stays in the foreground until Ctrl-C or SIGTERM and stops every node (SIGTERM, then
-SIGKILL after ``--stop-timeout-s``). A node that dies meanwhile is reported, not restarted: that is
-how one watches a failover (see docs/operations.md). ``--detach`` returns once the quorum is up;
-``down`` stops a detached cluster by the pids in cluster.json, after checking that each pid still
-runs our server with that node's config file (a recycled pid is never signalled). Both stop the
-followers first and the leader last (see ``stop_leader_last``).
+view (and, with brokers, waits until every broker is registered and unfenced), then stays in the
+foreground until Ctrl-C or SIGTERM and stops every node (SIGTERM, then SIGKILL after
+``--stop-timeout-s``). A node that dies meanwhile is reported, not restarted: that is how one
+watches a failover (see docs/operations.md). ``--detach`` returns once the cluster is up; ``down``
+stops a detached cluster by the pids in cluster.json, after checking that each pid still runs our
+server with that node's config file (a recycled pid is never signalled). Both stop the brokers
+first (their controlled shutdown needs the controllers), then the controller followers, and the
+leader last (see ``stop_leader_last``).
 """
 
 from __future__ import annotations
@@ -44,13 +53,16 @@ from types import FrameType
 from typing import Any, TextIO
 
 from kraft.tools import processes
-from kraft.tools.admin import Address, AdminClient, AdminError
+from kraft.tools.admin import Address, AdminClient, AdminError, Connection
 from kraft.tools.quorum_info import QuorumInfo, format_replication, format_status, to_json
 
 CLUSTER_FILE = "cluster.json"
 DEFAULT_BASE_PORT = 9093
 DEFAULT_HOST = "127.0.0.1"
 LISTENER = "CONTROLLER"
+BROKER_LISTENER = "PLAINTEXT"
+CONTROLLER_ROLE = "controller"
+BROKER_ROLE = "broker"
 
 
 class ClusterError(Exception):
@@ -64,10 +76,28 @@ class ClusterError(Exception):
 @dataclass(slots=True)
 class NodeEntry:
     id: int
-    port: int
+    port: int | None  # the controller listener's port; None for a broker-only node
     pid: int | None
     log_dir: str  # the node's metadata log directory
     node_dir: str
+    roles: tuple[str, ...] = (CONTROLLER_ROLE,)
+    broker_port: int | None = None  # the client (PLAINTEXT) listener's port, for a broker
+
+    @property
+    def is_controller(self) -> bool:
+        return CONTROLLER_ROLE in self.roles
+
+    @property
+    def is_broker(self) -> bool:
+        return BROKER_ROLE in self.roles
+
+    @property
+    def ports(self) -> list[int]:
+        return [p for p in (self.port, self.broker_port) if p is not None]
+
+    @property
+    def data_dir(self) -> str:
+        return str(Path(self.node_dir) / "data")
 
     @property
     def config_path(self) -> Path:
@@ -79,7 +109,18 @@ class NodeEntry:
 
     @property
     def address(self) -> Address:
+        """The controller listener's address."""
+        assert self.port is not None, f"node {self.id} is not a controller"
         return Address(DEFAULT_HOST, self.port)
+
+    @property
+    def broker_address(self) -> Address:
+        assert self.broker_port is not None, f"node {self.id} is not a broker"
+        return Address(DEFAULT_HOST, self.broker_port)
+
+    @property
+    def role_text(self) -> str:
+        return ",".join(r for r in (BROKER_ROLE, CONTROLLER_ROLE) if r in self.roles)
 
 
 @dataclass(slots=True)
@@ -95,18 +136,39 @@ class ClusterFile:
                 return n
         raise ClusterError(f"no node {node_id} in this cluster (nodes: {[n.id for n in self.nodes]})")
 
+    @property
+    def controllers(self) -> list[NodeEntry]:
+        return [n for n in self.nodes if n.is_controller]
+
+    @property
+    def brokers(self) -> list[NodeEntry]:
+        return [n for n in self.nodes if n.is_broker]
+
     def voters(self) -> str:
-        return ",".join(f"{n.id}@{self.host}:{n.port}" for n in self.nodes)
+        return ",".join(f"{n.id}@{self.host}:{n.port}" for n in self.controllers)
 
     def bootstrap(self) -> list[Address]:
-        return [Address(self.host, n.port) for n in self.nodes]
+        """The controllers' addresses (``--bootstrap-controller``)."""
+        return [Address(self.host, n.port) for n in self.controllers if n.port is not None]
+
+    def bootstrap_servers(self) -> list[Address]:
+        """The brokers' client addresses (``--bootstrap-server``)."""
+        return [Address(self.host, n.broker_port) for n in self.brokers if n.broker_port is not None]
 
     def to_json(self) -> dict[str, Any]:
         return {
             "cluster_id": self.cluster_id,
             "host": self.host,
             "nodes": [
-                {"id": n.id, "port": n.port, "pid": n.pid, "log_dir": n.log_dir, "node_dir": n.node_dir}
+                {
+                    "id": n.id,
+                    "roles": list(n.roles),
+                    "port": n.port,
+                    "broker_port": n.broker_port,
+                    "pid": n.pid,
+                    "log_dir": n.log_dir,
+                    "node_dir": n.node_dir,
+                }
                 for n in self.nodes
             ],
             "overrides": dict(self.overrides),
@@ -119,10 +181,13 @@ class ClusterFile:
             nodes = [
                 NodeEntry(
                     id=int(n["id"]),
-                    port=int(n["port"]),
+                    port=None if n.get("port") is None else int(n["port"]),
                     pid=None if n.get("pid") is None else int(n["pid"]),
                     log_dir=str(n["log_dir"]),
                     node_dir=str(n.get("node_dir") or path.parent / f"node-{int(n['id'])}"),
+                    # Files written before brokers existed hold controllers only.
+                    roles=tuple(str(r) for r in n.get("roles", [CONTROLLER_ROLE])),
+                    broker_port=None if n.get("broker_port") is None else int(n["broker_port"]),
                 )
                 for n in data["nodes"]
             ]
@@ -147,15 +212,20 @@ class ClusterFile:
 
 
 def node_properties(cluster: ClusterFile, node: NodeEntry) -> str:
-    """A Kafka-style controller config for one node of a static quorum."""
+    """A Kafka-style config for one node (controller, broker or both) of a static quorum."""
+    listeners = []
+    if node.is_controller:
+        listeners.append(f"{LISTENER}://{cluster.host}:{node.port}")
+    if node.is_broker:
+        listeners.append(f"{BROKER_LISTENER}://{cluster.host}:{node.broker_port}")
     lines = [
         "# Written by `kraft cluster up`; regenerated on every start (put changes in --override).",
-        "process.roles=controller",
+        f"process.roles={node.role_text}",
         f"node.id={node.id}",
         f"controller.quorum.voters={cluster.voters()}",
-        f"listeners={LISTENER}://{cluster.host}:{node.port}",
+        f"listeners={','.join(listeners)}",
         f"controller.listener.names={LISTENER}",
-        f"log.dirs={node.log_dir}",
+        f"log.dirs={node.data_dir if node.is_broker else node.log_dir}",
         f"metadata.log.dir={node.log_dir}",
     ]
     lines += [f"{k}={v}" for k, v in cluster.overrides.items()]
@@ -204,27 +274,59 @@ def format_node(cluster: ClusterFile, node: NodeEntry) -> None:
 
 
 def _is_formatted(node: NodeEntry) -> bool:
-    return (Path(node.log_dir) / "meta.properties").exists()
+    dirs = [node.log_dir, *([node.data_dir] if node.is_broker else [])]
+    return all((Path(d) / "meta.properties").exists() for d in dirs)
 
 
 def plan_new_cluster(
-    data_dir: Path, controllers: int, base_port: int, overrides: dict[str, str], cluster_id: str = ""
+    data_dir: Path,
+    controllers: int,
+    base_port: int,
+    overrides: dict[str, str],
+    cluster_id: str = "",
+    *,
+    brokers: int = 0,
+    combined: bool = False,
 ) -> ClusterFile:
-    """Ids 1..N on ports BASE..BASE+N-1 (or free ones for BASE 0). The caller sets the cluster id
-    once the ports are known to be free, so a doomed start does not run the random-uuid tool."""
+    """Controllers 1..N, brokers N+1..N+M (or N combined nodes), ports from BASE in that order (or
+    free ones for BASE 0). The caller sets the cluster id once the ports are known to be free, so a
+    doomed start does not run the random-uuid tool."""
     if controllers < 1:
         raise ClusterError(f"--controllers must be at least 1, got {controllers}")
+    if brokers < 0:
+        raise ClusterError(f"--brokers must be at least 0, got {brokers}")
+    if combined and brokers not in (0, controllers):
+        raise ClusterError(
+            f"--combined makes each of the {controllers} controller(s) a broker too; "
+            f"--brokers {brokers} does not match (leave it out or give {controllers})"
+        )
+    extra_brokers = 0 if combined else brokers
+    count = controllers * (2 if combined else 1) + extra_brokers
     if base_port == 0:
-        ports = processes.free_ports(controllers, DEFAULT_HOST)
+        ports = processes.free_ports(count, DEFAULT_HOST)
     else:
-        if not 0 < base_port <= 65536 - controllers:
-            raise ClusterError(f"--base-port {base_port} leaves no room for {controllers} ports below 65536")
-        ports = [base_port + i for i in range(controllers)]
+        if not 0 < base_port <= 65536 - count:
+            raise ClusterError(f"--base-port {base_port} leaves no room for {count} ports below 65536")
+        ports = [base_port + i for i in range(count)]
+    controller_ports, broker_ports = ports[:controllers], ports[controllers:]
     nodes = []
-    for i, port in enumerate(ports, start=1):
+    for i in range(1, controllers + extra_brokers + 1):
         node_dir = (data_dir / f"node-{i}").resolve()
+        is_controller = i <= controllers
+        roles: tuple[str, ...] = (CONTROLLER_ROLE,) if is_controller else (BROKER_ROLE,)
+        if combined:
+            roles = (BROKER_ROLE, CONTROLLER_ROLE)
+        is_broker = BROKER_ROLE in roles
         nodes.append(
-            NodeEntry(id=i, port=port, pid=None, log_dir=str(node_dir / "metadata"), node_dir=str(node_dir))
+            NodeEntry(
+                id=i,
+                port=controller_ports[i - 1] if is_controller else None,
+                pid=None,
+                log_dir=str(node_dir / "metadata"),
+                node_dir=str(node_dir),
+                roles=roles,
+                broker_port=broker_ports.pop(0) if is_broker else None,
+            )
         )
     return ClusterFile(cluster_id=cluster_id, nodes=nodes, overrides=overrides)
 
@@ -235,9 +337,9 @@ def running_nodes(cluster: ClusterFile) -> list[NodeEntry]:
 
 
 def check_ports_free(cluster: ClusterFile, nodes: Sequence[NodeEntry]) -> None:
-    busy = [n for n in nodes if processes.port_in_use(cluster.host, n.port)]
+    busy = [(n, p) for n in nodes for p in n.ports if processes.port_in_use(cluster.host, p)]
     if busy:
-        listing = ", ".join(f"{cluster.host}:{n.port} (node {n.id})" for n in busy)
+        listing = ", ".join(f"{cluster.host}:{p} (node {n.id})" for n, p in busy)
         raise ClusterError(
             f"port(s) already in use: {listing}. Is another cluster or program using them? "
             "Stop it, or choose other ports with --base-port (0 picks free ones) and a new --data-dir."
@@ -300,6 +402,84 @@ def wait_for_leader(
         last_error = f"leader knows {len(info.voters)} voters, expected {expected_voters}"
 
 
+def unfenced_brokers(address: Address, timeout_s: float) -> set[int]:
+    """The broker ids a broker's Metadata lists (Metadata lists only registered, unfenced brokers)."""
+    from kraft.protocol.messages import metadata
+
+    conn = Connection(address, timeout_s)
+    try:
+        version = min(12, conn.versions.get(metadata.API.key, (0, 12))[1])
+        response = conn.send(metadata.API, version, metadata.REQUEST.cls(topics=[]))
+    finally:
+        conn.close()
+    return {b.node_id for b in response.brokers}
+
+
+def wait_for_brokers(
+    cluster: ClusterFile, children: dict[int, subprocess.Popen[bytes]], timeout_s: float
+) -> None:
+    """Waits until every broker is registered and unfenced, as the brokers themselves see it.
+
+    Raises:
+        ClusterError: a broker exited during startup (its log tail is shown), or the deadline passed.
+    """
+    expected = {n.id for n in cluster.brokers}
+    if not expected:
+        return
+    deadline = time.monotonic() + timeout_s
+    seen: set[int] = set()
+    while True:
+        for node in cluster.brokers:
+            child = children.get(node.pid or -1)
+            if child is not None and child.poll() is not None:
+                raise ClusterError(
+                    f"node {node.id} (pid {child.pid}) exited with code {child.returncode} during startup; "
+                    f"last lines of {node.server_log}:\n{processes.tail(node.server_log)}"
+                )
+        for node in cluster.brokers:
+            with contextlib.suppress(AdminError, OSError):
+                seen = unfenced_brokers(node.broker_address, 1.0)
+                if expected <= seen:
+                    return
+        if time.monotonic() >= deadline:
+            missing = ", ".join(str(i) for i in sorted(expected - seen))
+            raise ClusterError(
+                f"broker(s) {missing} not registered and unfenced within {timeout_s:.0f} s; "
+                "see their server.log files"
+            )
+        time.sleep(0.1)
+
+
+def create_demo_topic(cluster: ClusterFile, spec: str) -> str:
+    """``NAME[:PARTITIONS[:RF]]``: create it through the brokers (unless it exists) and return its
+    ``kraft topics --describe`` text. RF defaults to min(3, brokers), partitions to 3."""
+    import io
+
+    from kraft.cli import topics
+
+    if not cluster.brokers:
+        raise ClusterError("--create-topic needs brokers (--brokers M or --combined)")
+    parts = spec.split(":")
+    try:
+        name = parts[0]
+        partitions = int(parts[1]) if len(parts) > 1 else 3
+        rf = int(parts[2]) if len(parts) > 2 else min(3, len(cluster.brokers))
+    except ValueError:
+        raise ClusterError(f"--create-topic expects NAME[:PARTITIONS[:RF]], got '{spec}'") from None
+    if len(parts) > 3 or not name:
+        raise ClusterError(f"--create-topic expects NAME[:PARTITIONS[:RF]], got '{spec}'")
+    bootstrap = ",".join(str(a) for a in cluster.bootstrap_servers())
+    base = ["--bootstrap-server", bootstrap, "--topic", name]
+    out, err = io.StringIO(), io.StringIO()
+    create = [*base, "--create", "--if-not-exists", "--partitions", str(partitions)]
+    if topics.main([*create, "--replication-factor", str(rf)], out, err=err) != 0:
+        raise ClusterError(f"creating topic {name} failed: {err.getvalue().strip()}")
+    described = io.StringIO()
+    if topics.main([*base, "--describe"], described, err=err) != 0:
+        raise ClusterError(f"describing topic {name} failed: {err.getvalue().strip()}")
+    return (out.getvalue() + described.getvalue()).rstrip("\n")
+
+
 def _settled(info: QuorumInfo) -> bool:
     """The leader knows its high watermark and every voter has fetched up to it."""
     return info.high_watermark >= 0 and all(v.log_end_offset >= info.high_watermark for v in info.voters)
@@ -331,10 +511,21 @@ def quorum_status_text(cluster: ClusterFile, info: QuorumInfo | None = None) -> 
 
 
 def _endpoints_text(cluster: ClusterFile) -> str:
-    lines = [f"Cluster {cluster.cluster_id}: {len(cluster.nodes)} controller(s)"]
+    combined = sum(1 for n in cluster.nodes if n.is_broker and n.is_controller)
+    counts = [f"{len(cluster.controllers)} controller(s)"]
+    if cluster.brokers:
+        counts.append(f"{len(cluster.brokers)} broker(s)" + (f", {combined} combined" if combined else ""))
+    lines = [f"Cluster {cluster.cluster_id}: {', '.join(counts)}"]
     for n in cluster.nodes:
-        lines.append(f"  node {n.id}: {LISTENER}://{cluster.host}:{n.port}  pid {n.pid}  log {n.server_log}")
+        listeners = []
+        if n.is_controller:
+            listeners.append(f"{LISTENER}://{cluster.host}:{n.port}")
+        if n.is_broker:
+            listeners.append(f"{BROKER_LISTENER}://{cluster.host}:{n.broker_port}")
+        lines.append(f"  node {n.id} ({n.role_text}): {' '.join(listeners)}  pid {n.pid}  log {n.server_log}")
     lines.append(f"Bootstrap: --bootstrap-controller {','.join(str(a) for a in cluster.bootstrap())}")
+    if cluster.brokers:
+        lines.append(f"           --bootstrap-server {','.join(str(a) for a in cluster.bootstrap_servers())}")
     return "\n".join(lines)
 
 
@@ -358,15 +549,22 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     overrides = _parse_overrides(ns.override or [])
     if path.exists():
         cluster = ClusterFile.load(path)
-        if ns.controllers is not None and ns.controllers != len(cluster.nodes):
+        if ns.controllers is not None and ns.controllers != len(cluster.controllers):
             raise ClusterError(
-                f"{path} describes {len(cluster.nodes)} controller(s) but --controllers "
+                f"{path} describes {len(cluster.controllers)} controller(s) but --controllers "
                 f"{ns.controllers} was given; use another --data-dir for a different cluster"
             )
-        if ns.base_port is not None and ns.base_port not in (0, cluster.nodes[0].port):
+        if ns.brokers is not None and ns.brokers != len(cluster.brokers):
             raise ClusterError(
-                f"{path} uses ports from {cluster.nodes[0].port}; --base-port {ns.base_port} conflicts"
+                f"{path} describes {len(cluster.brokers)} broker(s) but --brokers "
+                f"{ns.brokers} was given; use another --data-dir for a different cluster"
             )
+        combined = any(n.is_broker and n.is_controller for n in cluster.nodes)
+        if ns.combined and not combined:
+            raise ClusterError(f"{path} describes separate controllers and brokers; --combined conflicts")
+        first_port = cluster.controllers[0].port
+        if ns.base_port is not None and ns.base_port not in (0, first_port):
+            raise ClusterError(f"{path} uses ports from {first_port}; --base-port {ns.base_port} conflicts")
         alive = running_nodes(cluster)
         if alive:
             pids = ", ".join(f"node {n.id} pid {n.pid}" for n in alive)
@@ -385,11 +583,14 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"{data_dir} has node directories but no {CLUSTER_FILE}; "
                 "remove them or choose another --data-dir"
             )
+        controllers = ns.controllers if ns.controllers is not None else 3
         cluster = plan_new_cluster(
             data_dir,
-            ns.controllers if ns.controllers is not None else 3,
+            controllers,
             ns.base_port if ns.base_port is not None else DEFAULT_BASE_PORT,
             overrides,
+            brokers=ns.brokers if ns.brokers is not None else (controllers if ns.combined else 0),
+            combined=ns.combined,
         )
     check_ports_free(cluster, cluster.nodes)
     if not cluster.cluster_id:
@@ -404,11 +605,18 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             child = start_node(cluster, node)
             children[child.pid] = child
         cluster.save(path)
-        info = wait_for_leader(cluster, children, ns.wait_timeout_s, expected_voters=len(cluster.nodes))
+        info = wait_for_leader(cluster, children, ns.wait_timeout_s, expected_voters=len(cluster.controllers))
+        if cluster.brokers:
+            wait_for_brokers(cluster, children, ns.wait_timeout_s)
+            with contextlib.suppress(AdminError):  # a view that lists the brokers as observers
+                info = AdminClient(cluster.bootstrap(), timeout_ms=5_000).describe_quorum()
         info = wait_until_settled(cluster, info, timeout_s=10.0)
         print(_endpoints_text(cluster), file=out)
         print("", file=out)
         print(quorum_status_text(cluster, info), file=out)
+        if ns.create_topic:
+            print("", file=out)
+            print(create_demo_topic(cluster, ns.create_topic), file=out)
         out.flush()
         if ns.detach:
             print(f"\nDetached. Stop with: kraft cluster down --data-dir {ns.data_dir}", file=out)
@@ -488,7 +696,7 @@ def stop_leader_last(
     timeout_s: float,
     children: dict[int, subprocess.Popen[bytes]] | None = None,
 ) -> processes.StopReport:
-    """SIGTERM the followers, wait for them, then the leader.
+    """SIGTERM the brokers, wait for them, then the controller followers, then the leader.
 
     A follower stops at once (it knows the leader). Stopping the leader last keeps its
     EndQuorumEpoch from turning a follower that is about to stop into a candidate that then waits
@@ -498,11 +706,14 @@ def stop_leader_last(
     """
     leader = _current_leader(cluster)
     leader_pid = next((n.pid for n in cluster.nodes if n.id == leader), None)
-    first = [p for p in pids if p != leader_pid]
+    # Broker-only nodes first: their controlled shutdown needs the controllers.
+    broker_pids = {n.pid for n in cluster.nodes if n.is_broker and not n.is_controller}
+    brokers = [p for p in pids if p in broker_pids]
+    first = [p for p in pids if p != leader_pid and p not in broker_pids]
     last = [p for p in pids if p == leader_pid]
     reports = [
         processes.stop_processes(group, timeout_s=timeout_s, children=children)
-        for group in (first, last)
+        for group in (brokers, first, last)
         if group
     ]
     return processes.StopReport(
@@ -590,7 +801,7 @@ def cmd_stop_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     node = cluster.node(ns.id)
     if node.pid is None or not processes.is_our_server(node.pid, node.config_path):
         raise ClusterError(f"node {node.id} is not running")
-    if ns.kill:
+    if ns.kill:  # --clean (SIGTERM: controlled shutdown, resignation) is the default
         os.kill(node.pid, signal.SIGKILL)
         processes.wait_for_exit([node.pid], time.monotonic() + 5, {})
         print(f"Killed node {node.id} (pid {node.pid}) with SIGKILL.", file=out)
@@ -634,6 +845,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     up = sub.add_parser("up", help="format (first time), start the nodes and wait for a leader")
     up.add_argument("--controllers", type=int, default=None, help="number of controllers (default: 3)")
+    up.add_argument("--brokers", type=int, default=None, help="number of brokers (default: 0)")
+    up.add_argument(
+        "--combined",
+        action="store_true",
+        help="every controller is a broker too (process.roles=broker,controller)",
+    )
+    up.add_argument(
+        "--create-topic",
+        metavar="NAME[:PARTITIONS[:RF]]",
+        help="once the brokers are up, create this topic (unless it exists) and describe it",
+    )
     data_dir(up)
     up.add_argument(
         "--base-port",
@@ -641,7 +863,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"node i listens on BASE+i-1 (default: {DEFAULT_BASE_PORT}; 0 = pick free ports)",
     )
-    up.add_argument("--detach", action="store_true", help="return once the quorum has a leader")
+    up.add_argument(
+        "--detach", action="store_true", help="return once the quorum has a leader and the brokers are up"
+    )
     up.add_argument(
         "--override",
         action="append",
@@ -665,7 +889,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     stop_node = sub.add_parser("stop-node", help="stop one node (SIGTERM, or SIGKILL with --kill)")
     stop_node.add_argument("--id", type=int, required=True)
-    stop_node.add_argument("--kill", action="store_true", help="kill -9: no graceful resignation")
+    how = stop_node.add_mutually_exclusive_group()
+    how.add_argument(
+        "--clean",
+        action="store_true",
+        help="SIGTERM (the default): a broker runs controlled shutdown, a leader resigns",
+    )
+    how.add_argument("--kill", action="store_true", help="kill -9: no controlled shutdown, no resignation")
     data_dir(stop_node)
     stop_timeout(stop_node)
 

@@ -20,6 +20,10 @@ TOOLS: dict[str, tuple[str, str]] = {
     "metadata-quorum": ("kraft.cli.metadata_quorum", "describe the quorum (--status, --replication)"),
     "metadata-shell": ("kraft.cli.metadata_shell", "browse the metadata image of a snapshot or a log dir"),
     "features": ("kraft.cli.features", "describe, upgrade, downgrade or disable feature levels"),
+    "topics": ("kraft.cli.topics", "create, list, describe, alter or delete topics through a broker"),
+    "configs": ("kraft.cli.configs", "describe or alter topic and broker configs through a broker"),
+    "leader-election": ("kraft.cli.leader_election", "run preferred or unclean leader elections"),
+    "broker-api-versions": ("kraft.cli.broker_api_versions", "list the API versions each broker serves"),
     "sim": ("kraft.cli.sim", "run the deterministic fault-injecting simulator"),
 }
 

@@ -1,6 +1,7 @@
 """What a broker's client listener answers: Kafka's admin APIs for unmodified clients.
 
-* **Read APIs** (Metadata, DescribeCluster, DescribeTopicPartitions, DescribeConfigs) are answered
+* **Read APIs** (Metadata, DescribeCluster, DescribeTopicPartitions, DescribeConfigs, and
+  ListOffsets over partitions whose logs are still empty: no data plane yet) are answered
   from the broker's committed metadata image by the pure handlers of ``kraft.broker.apis``. The
   image is immutable and swapped by reference by the raft thread, so reading it here is safe.
   Metadata may name topics to auto-create: a CreateTopics (default partitions and replication
@@ -13,11 +14,11 @@
   controller in combined mode. NOT_CONTROLLER, a lost connection or an unknown leader are retried
   inside the broker (backing off 50-500 ms) until the request's own timeout (``timeoutMs``, else
   the controller request timeout); then each item gets REQUEST_TIMED_OUT.
-* **Read your writes** (beyond Kafka): after a forwarded CreateTopics, DeleteTopics or
-  CreatePartitions succeeds, the answer waits (bounded by the same deadline) until this broker's
-  own image shows the change, so a client that creates a topic through a broker and then asks the
-  same broker for it finds it. Kafka answers at once and its clients meet UNKNOWN_TOPIC_OR_PARTITION
-  until the broker catches up.
+* **Read your writes** (beyond Kafka): after a forwarded CreateTopics, DeleteTopics,
+  CreatePartitions or IncrementalAlterConfigs (SET and DELETE) succeeds, the answer waits (bounded
+  by the same deadline) until this broker's own image shows the change, so a client that creates a
+  topic through a broker and then asks the same broker for it finds it. Kafka answers at once, and
+  its clients meet UNKNOWN_TOPIC_OR_PARTITION until the broker catches up.
 
 This module decides nothing itself and never blocks: everything that waits is awaited.
 """
@@ -36,6 +37,7 @@ from kraft.broker.apis import (
     handle_describe_cluster,
     handle_describe_configs,
     handle_describe_topic_partitions,
+    handle_list_offsets,
     handle_metadata,
 )
 from kraft.common.errors import RemoteProtocolError
@@ -57,6 +59,7 @@ from kraft.protocol.messages import (
     describe_topic_partitions,
     elect_leaders,
     incremental_alter_configs,
+    list_offsets,
     metadata,
     update_features,
 )
@@ -94,6 +97,7 @@ def broker_served_apis() -> dict[int, Api]:
             describe_topic_partitions,
             describe_configs,
             describe_quorum,
+            list_offsets,
         )
     }
     apis.update(FORWARDED_APIS)
@@ -180,6 +184,8 @@ class BrokerApis:
             return handle_describe_cluster(image, request.body, request.version, self._context(request))
         if key == describe_configs.API.key:
             return handle_describe_configs(image, request.body, request.version, self._context(request))
+        if key == list_offsets.API.key:
+            return handle_list_offsets(image, request.body, request.version, self._context(request))
         if key == describe_quorum.API.key:
             return await self._describe_quorum(request)
         raise RemoteProtocolError(f"{request.api.name} is not served on this listener")
@@ -314,4 +320,20 @@ def _visibility_check(
             return True
 
         return check
+    if key == incremental_alter_configs.API.key:
+        ok = {(r.resource_type, r.resource_name) for r in response.responses if r.error_code == Code.NONE}
+        wanted: list[tuple[tuple[int, str], str, str | None]] = []
+        for resource in body.resources:
+            where = (resource.resource_type, resource.resource_name)
+            if where not in ok:
+                continue
+            for c in resource.configs:
+                if c.config_operation == 0:  # SET
+                    wanted.append((where, c.name, c.value))
+                elif c.config_operation == 1:  # DELETE
+                    wanted.append((where, c.name, None))
+                # APPEND and SUBTRACT depend on the value before: not waited for.
+        if not wanted:
+            return None
+        return lambda image: all(image.configs.get(w, {}).get(n) == v for w, n, v in wanted)
     return None

@@ -20,6 +20,7 @@ from kraft.broker.apis import (
     handle_describe_cluster,
     handle_describe_configs,
     handle_describe_topic_partitions,
+    handle_list_offsets,
     handle_metadata,
 )
 from kraft.common.errors import ConfigError
@@ -28,7 +29,13 @@ from kraft.metadata.image import BrokerRegistration, Endpoint, MetadataImage, To
 from kraft.metadata.partition import PartitionRegistration
 from kraft.metadata.records import ConfigResourceType
 from kraft.protocol.error_codes import ErrorCode
-from kraft.protocol.messages import describe_cluster, describe_configs, describe_topic_partitions, metadata
+from kraft.protocol.messages import (
+    describe_cluster,
+    describe_configs,
+    describe_topic_partitions,
+    list_offsets,
+    metadata,
+)
 from kraft.protocol.primitives import ZERO_UUID
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
@@ -868,3 +875,84 @@ def test_describe_configs_responses_decode_with_kafka_python_at_every_version(ve
     )
     kp = _check_wire(describe_configs.API, resp, version)
     assert [r.error_code for r in kp.results] == [0, 0, 0, E.INVALID_REQUEST]
+
+
+# ---------------------------------------------------------------------------------------------------
+# ListOffsets over empty logs
+
+LO: Any = list_offsets.REQUEST.cls
+
+
+def lo_request(queries: list[tuple[str, int, int]], *, replica: int = -1, epoch: int = -1) -> Any:
+    by_topic: dict[str, list[Any]] = {}
+    for name, partition, ts in queries:
+        by_topic.setdefault(name, []).append(
+            LO.ListOffsetsTopic.ListOffsetsPartition(
+                partition_index=partition, current_leader_epoch=epoch, timestamp=ts
+            )
+        )
+    return LO(
+        replica_id=replica,
+        isolation_level=0,
+        topics=[LO.ListOffsetsTopic(name=n, partitions=ps) for n, ps in by_topic.items()],
+    )
+
+
+def lo_rows(response: Any) -> list[tuple[str, int, int, int, int, int]]:
+    return [
+        (t.name, p.partition_index, p.error_code, p.offset, p.timestamp, p.leader_epoch)
+        for t in response.topics
+        for p in t.partitions
+    ]
+
+
+def test_list_offsets_answers_an_empty_log_on_the_leader_only() -> None:
+    img = image(topics=[topic("t", 1, [part((1, 2), leader_epoch=4), part((2, 1), leader_epoch=2)])])
+    queries = [
+        ("t", 0, -1),
+        ("t", 0, -2),
+        ("t", 0, 1_700_000_000_000),
+        ("t", 1, -1),
+        ("t", 9, -1),
+        ("x", 0, -1),
+    ]
+    rows = lo_rows(handle_list_offsets(img, lo_request(queries), 10, ctx(1)))
+    assert rows == [
+        ("t", 0, 0, 0, -1, 4),  # latest: the end of an empty log, with the leader's epoch
+        ("t", 0, 0, 0, -1, 4),  # earliest: its start
+        ("t", 0, 0, -1, -1, -1),  # no record at or after the timestamp
+        ("t", 1, E.NOT_LEADER_OR_FOLLOWER, -1, -1, -1),  # broker 2 leads partition 1
+        ("t", 9, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1),
+        ("x", 0, E.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1),
+    ]
+    # The debugging replica id may ask a follower.
+    follower = lo_rows(handle_list_offsets(img, lo_request([("t", 1, -2)], replica=-2), 10, ctx(1)))
+    assert follower == [("t", 1, 0, 0, -1, 2)]
+
+
+def test_list_offsets_fences_stale_epochs_and_gates_special_timestamps_by_version() -> None:
+    img = image(topics=[topic("t", 1, [part((1, 2), leader_epoch=4)])])
+    assert lo_rows(handle_list_offsets(img, lo_request([("t", 0, -1)], epoch=3), 10, ctx(1)))[0][2] == (
+        E.FENCED_LEADER_EPOCH
+    )
+    assert lo_rows(handle_list_offsets(img, lo_request([("t", 0, -1)], epoch=5), 10, ctx(1)))[0][2] == (
+        E.UNKNOWN_LEADER_EPOCH
+    )
+    for ts, first in ((-3, 7), (-4, 8), (-5, 9)):
+        below = lo_rows(handle_list_offsets(img, lo_request([("t", 0, ts)]), first - 1, ctx(1)))
+        at = lo_rows(handle_list_offsets(img, lo_request([("t", 0, ts)]), first, ctx(1)))
+        assert below[0][2] == E.UNSUPPORTED_VERSION and at[0][2] == E.NONE
+    assert lo_rows(handle_list_offsets(img, lo_request([("t", 0, -4)]), 10, ctx(1)))[0][3] == 0  # local start
+    assert lo_rows(handle_list_offsets(img, lo_request([("t", 0, -5)]), 10, ctx(1)))[0][3] == -1  # no tiers
+
+
+@pytest.mark.parametrize("version", range(1, 11))
+def test_list_offsets_responses_decode_with_kafka_python(version: int) -> None:
+    img = image(topics=[topic("t", 1, [part((1, 2), leader_epoch=4)])])
+    response = handle_list_offsets(img, lo_request([("t", 0, -1), ("u", 1, -2)]), version, ctx(1))
+    schema = list_offsets.RESPONSE
+    flexible = list_offsets.API.is_flexible(version)
+    ours = schema.encode(response, version, flexible)
+    kp_cls = KAFKA_PYTHON[list_offsets.API.key][1]
+    assert bytes(to_kp(schema, response, kp_cls, version).encode(version=version)) == ours
+    assert from_kp(schema, kp_cls.decode(ours, version=version)) == schema.decode(ours, version, flexible)

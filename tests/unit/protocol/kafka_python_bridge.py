@@ -37,7 +37,7 @@ from kafka.protocol.admin import (
     UpdateFeaturesRequest,
     UpdateFeaturesResponse,
 )
-from kafka.protocol.consumer import FetchRequest, FetchResponse
+from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
 from kraft.protocol.primitives import ZERO_UUID
@@ -46,6 +46,7 @@ from kraft.protocol.schema import ArrayType, StructType
 # api key -> (request class, response class)
 KAFKA_PYTHON: dict[int, tuple[Any, Any]] = {
     1: (FetchRequest, FetchResponse),
+    2: (ListOffsetsRequest, ListOffsetsResponse),
     3: (MetadataRequest, MetadataResponse),
     18: (ApiVersionsRequest, ApiVersionsResponse),
     19: (CreateTopicsRequest, CreateTopicsResponse),

@@ -65,9 +65,9 @@ def _check_both_ways(key: int, version: int, side: str, value: Any) -> None:
 def test_every_kafka_python_api_is_covered() -> None:
     covered = {REGISTRY[key].name for key, _, _ in CASES}
     assert covered == {
-        "ApiVersions", "Fetch", "DescribeQuorum", "Metadata", "DescribeCluster", "DescribeTopicPartitions",
-        "CreateTopics", "DeleteTopics", "IncrementalAlterConfigs", "DescribeConfigs", "ElectLeaders",
-        "UpdateFeatures",
+        "ApiVersions", "Fetch", "ListOffsets", "DescribeQuorum", "Metadata", "DescribeCluster",
+        "DescribeTopicPartitions", "CreateTopics", "DeleteTopics", "IncrementalAlterConfigs",
+        "DescribeConfigs", "ElectLeaders", "UpdateFeatures",
     }
     # kafka-python lowers every API's minimum to 0, so every version we describe is compared.
     assert len(CASES) == 2 * sum(

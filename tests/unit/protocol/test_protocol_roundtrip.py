@@ -40,13 +40,13 @@ def test_registry_holds_every_api_of_the_brief() -> None:
         "DeleteTopics": "0-6", "BrokerRegistration": "0-4", "BrokerHeartbeat": "0-1",
         "AlterPartition": "0-3", "IncrementalAlterConfigs": "0-1", "DescribeConfigs": "0-4",
         "ElectLeaders": "0-2", "UpdateFeatures": "0-2", "AddRaftVoter": "0", "RemoveRaftVoter": "0",
-        "UpdateRaftVoter": "0", "CreatePartitions": "0-3", "UnregisterBroker": "0",
+        "UpdateRaftVoter": "0", "CreatePartitions": "0-3", "UnregisterBroker": "0", "ListOffsets": "0-10",
     }
     assert {api.name: str(api.versions) for api in REGISTRY.values()} == expected
     served = {api.name: str(api.served) for api in REGISTRY.values() if api.served != api.versions}
     # The ranges: CreateTopics 0-7, DeleteTopics 0-6 and DescribeConfigs 0-4 are served
     # whole (Kafka 4.0 dropped their oldest versions, KIP-896; older clients still send them).
-    assert served == {"Fetch": "13-17", "UpdateFeatures": "0-1"}
+    assert served == {"Fetch": "13-17", "ListOffsets": "1-10", "UpdateFeatures": "0-1"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)

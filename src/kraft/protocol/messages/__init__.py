@@ -24,6 +24,7 @@ from kraft.protocol.messages import (
     fetch,
     fetch_snapshot,
     incremental_alter_configs,
+    list_offsets,
     metadata,
     remove_raft_voter,
     unregister_broker,
@@ -34,6 +35,7 @@ from kraft.protocol.messages import (
 
 _MODULES = (
     fetch,
+    list_offsets,
     metadata,
     api_versions,
     create_topics,

@@ -1,0 +1,418 @@
+"""``kraft configs``: Kafka's ``kafka-configs.sh`` for topic and broker configs, against brokers.
+
+    kraft configs --bootstrap-server HOST:PORT --describe --entity-type topics [--entity-name T] [--all]
+    kraft configs --bootstrap-server HOST:PORT --describe --entity-type brokers
+        [--entity-name ID | --entity-default] [--all]
+    kraft configs --bootstrap-server HOST:PORT --alter --entity-type topics|brokers
+        (--entity-name N | --entity-default) [--add-config k=v,k2=[v1,v2]] [--delete-config k,k2]
+
+``--describe`` prints Kafka 4.x's lines: ``Dynamic configs for topic X are:`` (``All configs ...``
+with ``--all``; ``Default configs for brokers in the cluster are:`` for the cluster default), then
+``  name=value sensitive=false synonyms={SOURCE:name=value, ...}`` per entry, sorted by name. Without
+``--all`` only the entity's own dynamic entries are shown (DYNAMIC_TOPIC_CONFIG,
+DYNAMIC_BROKER_CONFIG or DYNAMIC_DEFAULT_BROKER_CONFIG), and an entity that does not exist prints
+``The topic 'X' doesn't exist and doesn't have dynamic config.`` (Kafka 4.1+). Without a name every
+topic (or every live broker, then the default) is described. ``--alter`` checks that the keys to
+delete are set (``Invalid config(s): k``), sends one IncrementalAlterConfigs (deletes, then sets)
+and prints ``Completed updating config for topic X.`` / ``Completed updating default config for
+brokers in the cluster.``. ``--json`` prints one JSON object instead.
+
+Only the ``topics`` and ``brokers`` entity types exist here (no users, clients, ips, broker-loggers,
+client-metrics or groups, no ``--add-config-file``, ``--topic``/``--broker`` shortcuts or
+``--bootstrap-controller``).
+
+Exit status: 0 success, 1 when an operation failed or the cluster could not be reached, 2 on misuse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from kraft.tools.admin import AdminError, parse_bootstrap
+from kraft.tools.broker_admin import (
+    AlterConfigOp,
+    ApiError,
+    BrokerAdminClient,
+    ConfigEntry,
+    ConfigOperation,
+    ConfigResource,
+    ConfigSource,
+)
+
+PROG = "kraft configs"
+TOPICS, BROKERS = "topics", "brokers"
+ENTITY_TYPES = (TOPICS, BROKERS)
+_LEGAL_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
+_MAX_TOPIC_NAME = 249
+# Kafka splits --add-config on commas (and each item on '=') outside square brackets.
+_OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
+_KEY = re.compile(r"[$a-zA-Z0-9._-]*")
+
+ClientFactory = Callable[[argparse.Namespace], BrokerAdminClient]
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _CommandError(Exception):
+    """The operation failed; the message is printed as it is."""
+
+
+class _ServerError(Exception):
+    """The cluster refused the operation; printed after Kafka's "Error while executing" prefix."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="This tool helps to manipulate and describe entity config for a topic or broker",
+    )
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help="The Kafka servers to connect to.")
+    parser.add_argument("--alter", action="store_true", help="Alter the configuration for the entity.")
+    parser.add_argument("--describe", action="store_true", help="List configs for the given entity.")
+    parser.add_argument(
+        "--all", action="store_true", help="List all configs for the given entity, including static configs."
+    )
+    parser.add_argument(
+        "--entity-type", action="append", metavar="TYPE", help="Type of entity (topics/brokers)"
+    )
+    names = parser.add_mutually_exclusive_group()
+    names.add_argument("--entity-name", metavar="NAME", help="Name of entity (topic name/broker id)")
+    names.add_argument(
+        "--entity-default", action="store_true", help="Default entity name for brokers (the cluster default)"
+    )
+    parser.add_argument(
+        "--add-config",
+        metavar="K=V,...",
+        help="Key Value pairs of configs to add. Square brackets can be used to group values which contain "
+        "commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'.",
+    )
+    parser.add_argument(
+        "--delete-config", action="append", metavar="K,...", help="config keys to remove 'k1,k2'"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument(
+        "--timeout-ms",
+        type=int,
+        default=30_000,
+        help="overall deadline of each admin call (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--request-timeout-ms",
+        type=int,
+        default=10_000,
+        help="deadline of each request (default: %(default)s)",
+    )
+    return parser
+
+
+def validate(ns: argparse.Namespace) -> tuple[str, str | None]:
+    """Kafka's ``ConfigCommandOptions.checkArgs`` for what exists here.
+
+    Returns:
+        (entity type, entity name): the name is None when not given and "" for ``--entity-default``.
+
+    Raises:
+        _UsageError: the arguments do not make one valid command.
+    """
+    if ns.alter == ns.describe:
+        raise _UsageError("Command must include exactly one action: --describe, --alter")
+    if ns.describe:
+        for dest in ("add_config", "delete_config"):
+            if getattr(ns, dest):
+                raise _UsageError(
+                    f'Option "[describe]" can\'t be used with option "[{dest.replace("_", "-")}]"'
+                )
+    types: list[str] = ns.entity_type or []
+    duplicates = sorted({t for t in types if types.count(t) > 1})
+    if duplicates:
+        raise _UsageError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
+    if ns.bootstrap_server is None:
+        raise _UsageError("--bootstrap-server must be specified")
+    for entity_type in types:
+        if entity_type not in ENTITY_TYPES:
+            raise _UsageError(
+                f"Invalid entity type {entity_type}, the entity type must be one of "
+                f"{', '.join(ENTITY_TYPES)} with a --bootstrap-server argument"
+            )
+    if not types:
+        raise _UsageError("At least one entity type must be specified")
+    if len(types) > 1:
+        raise _UsageError(f"Only one entity type may be specified here, got {', '.join(types)}")
+    entity_type = types[0]
+    name: str | None = "" if ns.entity_default else ns.entity_name
+    if name and entity_type == BROKERS:
+        try:
+            int(name)
+        except ValueError:
+            raise _UsageError(
+                f"The entity name for brokers must be a valid integer broker id, but it is: {name}"
+            ) from None
+    if ns.describe and ns.entity_default and entity_type != BROKERS:
+        raise _UsageError(f"--entity-default must not be specified with --describe of {entity_type}")
+    if ns.alter:
+        if entity_type == BROKERS:
+            if name is None:
+                raise _UsageError(
+                    "An entity-name or default entity must be specified with --alter of users, clients, "
+                    "brokers or ips"
+                )
+        elif not name:
+            raise _UsageError(f"An entity name must be specified with --alter of {entity_type}")
+        if ns.add_config is None and not ns.delete_config:
+            raise _UsageError(
+                "At least one of --add-config or --delete-config must be specified with --alter"
+            )
+    if entity_type == TOPICS and name:
+        validate_topic_name(name)
+    if ns.timeout_ms <= 0 or ns.request_timeout_ms <= 0:
+        raise _UsageError("--timeout-ms and --request-timeout-ms must be positive")
+    return entity_type, name
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's ``Topic.validate`` (InvalidTopicException's message).
+
+    Raises:
+        _UsageError: the name cannot be a topic's.
+    """
+    reason = None
+    if name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name) > _MAX_TOPIC_NAME:
+        reason = f"the length of '{name}' is longer than the max allowed length {_MAX_TOPIC_NAME}"
+    elif not _LEGAL_TOPIC_CHARS.fullmatch(name):
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    if reason is not None:
+        raise _UsageError(f"Topic name is invalid: {reason}")
+
+
+def parse_add_config(text: str) -> dict[str, str]:
+    """Kafka's ``parseConfigsToBeAdded``: ``k1=v1,k2=[v1,v2]`` -> {k1: v1, k2: "v1,v2"}.
+
+    Raises:
+        _UsageError: an item that is not ``key=value``, or a key with characters Kafka refuses.
+    """
+    items = re.split("," + _OUTSIDE_BRACKETS, text)
+    while items and items[-1] == "":  # Java's String.split drops trailing empty strings
+        items.pop()
+    configs: dict[str, str] = {}
+    for item in items:
+        pair = re.split(r"\s*=\s*" + _OUTSIDE_BRACKETS, item)
+        if len(pair) != 2:
+            raise _UsageError(
+                'Invalid entity config: all configs to be added must be in the format "key=val" or  '
+                '"key=[val1,val2]" to group values which contain commas.'
+            )
+        key = pair[0].strip()
+        if not _KEY.fullmatch(key):
+            raise _UsageError(f"Invalid character found for config key: {key}")
+        configs[key] = re.sub(r"\[?\]?", "", pair[1]).strip()
+    return configs
+
+
+def parse_delete_config(values: Sequence[str]) -> list[str]:
+    keys: list[str] = []
+    for value in values:
+        keys.extend(k.strip() for k in value.split(",") if k.strip())
+    return list(dict.fromkeys(keys))
+
+
+def resource_for(entity_type: str, name: str) -> ConfigResource:
+    return ConfigResource.topic(name) if entity_type == TOPICS else ConfigResource.broker(name)
+
+
+def dynamic_source(entity_type: str, name: str) -> ConfigSource:
+    """The source of an entity's own dynamic entries (what ``--describe`` shows without ``--all``)."""
+    if entity_type == TOPICS:
+        return ConfigSource.DYNAMIC_TOPIC_CONFIG
+    return ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG if name == "" else ConfigSource.DYNAMIC_BROKER_CONFIG
+
+
+def selected_entries(
+    entries: Sequence[ConfigEntry], entity_type: str, name: str, describe_all: bool
+) -> list[ConfigEntry]:
+    source = dynamic_source(entity_type, name)
+    return sorted((e for e in entries if describe_all or e.source == source), key=lambda e: e.name)
+
+
+def _java(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def format_entry(entry: ConfigEntry) -> str:
+    synonyms = ", ".join(f"{s.source.name}:{s.name}={_java(s.value)}" for s in entry.synonyms)
+    return f"  {entry.name}={_java(entry.value)} sensitive={_java(entry.sensitive)} synonyms={{{synonyms}}}"
+
+
+def header(entity_type: str, name: str, describe_all: bool) -> str:
+    if name == "":
+        return f"Default configs for {entity_type} in the cluster are:"
+    return f"{'All' if describe_all else 'Dynamic'} configs for {entity_type[:-1]} {name} are:"
+
+
+def entry_json(entry: ConfigEntry) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "value": entry.value,
+        "source": entry.source.name,
+        "sensitive": entry.sensitive,
+        "readOnly": entry.read_only,
+        "synonyms": [{"name": s.name, "value": s.value, "source": s.source.name} for s in entry.synonyms],
+    }
+
+
+# ---------------------------------------------------------------------------------------------------
+# Commands
+
+
+def _describe(
+    ns: argparse.Namespace,
+    client: BrokerAdminClient,
+    entity_type: str,
+    name: str | None,
+    out: TextIO,
+    err: TextIO,
+) -> None:
+    if not ns.all and name is not None:
+        missing = False
+        if entity_type == TOPICS:
+            missing = name not in {t.name for t in client.list_topics(include_internal=True)}
+        elif name != "":
+            missing = name not in {str(b.node_id) for b in client.describe_cluster()}
+        if missing:
+            message = f"The {entity_type[:-1]} '{name}' doesn't exist and doesn't have dynamic config."
+            if ns.json:
+                print(message, file=err)
+                print(json.dumps({"entityType": entity_type, "entities": []}, indent=2), file=out)
+            else:
+                print(message, file=out)
+            return
+    if name is not None:
+        entities = [name]
+    elif entity_type == TOPICS:
+        entities = [t.name for t in client.list_topics(include_internal=True)]
+    else:
+        entities = [str(b.node_id) for b in client.describe_cluster()] + [""]
+    answered = client.describe_configs(
+        [resource_for(entity_type, e) for e in entities], include_synonyms=True
+    )
+    described: list[dict[str, Any]] = []
+    for entity in entities:
+        if not ns.json:
+            print(header(entity_type, entity, ns.all), file=out)
+        entries = answered[resource_for(entity_type, entity)]
+        if isinstance(entries, ApiError):
+            raise _ServerError(f"{entries.name} for {entity_type[:-1]} '{entity}': {entries.text}")
+        shown = selected_entries(entries, entity_type, entity, ns.all)
+        if ns.json:
+            described.append({"name": entity if entity else None, "configs": [entry_json(e) for e in shown]})
+        else:
+            for entry in shown:
+                print(format_entry(entry), file=out)
+    if ns.json:
+        print(json.dumps({"entityType": entity_type, "entities": described}, indent=2), file=out)
+
+
+def _alter(
+    ns: argparse.Namespace, client: BrokerAdminClient, entity_type: str, name: str, out: TextIO
+) -> None:
+    to_add = parse_add_config(ns.add_config) if ns.add_config is not None else {}
+    to_delete = parse_delete_config(ns.delete_config or ())
+    resource = resource_for(entity_type, name)
+    current = client.describe_configs([resource])[resource]
+    if isinstance(current, ApiError):
+        raise _ServerError(f"{current.name} for {entity_type[:-1]} '{name}': {current.text}")
+    present = {e.name for e in selected_entries(current, entity_type, name, describe_all=False)}
+    invalid = [k for k in to_delete if k not in present]
+    if invalid:
+        raise _CommandError(f"Invalid config(s): {','.join(invalid)}")
+    operations = [AlterConfigOp(k, ConfigOperation.DELETE, "") for k in to_delete]
+    operations += [AlterConfigOp(k, ConfigOperation.SET, v) for k, v in to_add.items()]
+    error = client.incremental_alter_configs(resource, operations)
+    if error is not None:
+        raise _ServerError(f"{error.name} for {entity_type[:-1]} '{name or '<default>'}': {error.text}")
+    if ns.json:
+        print(
+            json.dumps(
+                {"entityType": entity_type, "name": name or None, "set": to_add, "deleted": to_delete},
+                indent=2,
+            ),
+            file=out,
+        )
+    elif name:
+        print(f"Completed updating config for {entity_type[:-1]} {name}.", file=out)
+    else:
+        print(f"Completed updating default config for {entity_type} in the cluster.", file=out)
+
+
+# ---------------------------------------------------------------------------------------------------
+# main
+
+
+def default_client(ns: argparse.Namespace) -> BrokerAdminClient:
+    return BrokerAdminClient(
+        parse_bootstrap(ns.bootstrap_server),
+        timeout_ms=ns.timeout_ms,
+        request_timeout_ms=ns.request_timeout_ms,
+    )
+
+
+def _one_line(error: Exception) -> str:
+    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    out: TextIO | None = None,
+    *,
+    err: TextIO | None = None,
+    client_factory: ClientFactory = default_client,
+) -> int:
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        ns = parser.parse_args(args)
+    except SystemExit as e:  # argparse exits on --help and on errors
+        return int(e.code) if isinstance(e.code, int) else 2
+    try:
+        entity_type, name = validate(ns)
+        if ns.add_config is not None:
+            parse_add_config(ns.add_config)  # refuse malformed input before connecting
+        client = client_factory(ns)
+    except _UsageError as e:
+        print(f"{PROG}: {e}", file=err)
+        return 2
+    except AdminError as e:  # a malformed --bootstrap-server
+        print(f"{PROG}: {_one_line(e)}", file=err)
+        return 2
+    try:
+        with client:
+            if ns.describe:
+                _describe(ns, client, entity_type, name, out, err)
+            else:
+                assert name is not None  # validate() requires one for --alter
+                _alter(ns, client, entity_type, name, out)
+    except _CommandError as e:
+        print(str(e), file=err)
+        return 1
+    except (_ServerError, AdminError) as e:
+        print(f"Error while executing config command with args '{' '.join(args)}': {_one_line(e)}", file=err)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
