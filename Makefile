@@ -15,9 +15,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev,fast]'
 	@touch $(STAMP)
 
-## Start the embedded default: a local 3-controller cluster with data under ./data, and show its status.
+## Start the embedded default: 3 controllers and 3 brokers with data under ./data, a demo topic
+## (replication factor 3), and show the quorum and the topic.
 run: $(STAMP)
-	$(VENV)/bin/kraft cluster up --controllers 3 --data-dir ./data
+	$(VENV)/bin/kraft cluster up --controllers 3 --brokers 3 --data-dir ./data --create-topic demo:3:3
 
 ## The whole suite (unit, golden, simulator, process-level).
 test: $(STAMP)

@@ -474,6 +474,17 @@ def create_demo_topic(cluster: ClusterFile, spec: str) -> str:
     create = [*base, "--create", "--if-not-exists", "--partitions", str(partitions)]
     if topics.main([*create, "--replication-factor", str(rf)], out, err=err) != 0:
         raise ClusterError(f"creating topic {name} failed: {err.getvalue().strip()}")
+    # Every broker is up: leaders re-add returning replicas to the ISR within a heartbeat or two.
+    # Give that a few seconds, so the view printed is the settled one (an unsettled one is printed
+    # as it is: a slow ISR is worth seeing).
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        lagging = io.StringIO()
+        if topics.main([*base, "--describe", "--under-replicated-partitions"], lagging, err=err) != 0:
+            break
+        if not lagging.getvalue().strip():
+            break
+        time.sleep(0.2)
     described = io.StringIO()
     if topics.main([*base, "--describe"], described, err=err) != 0:
         raise ClusterError(f"describing topic {name} failed: {err.getvalue().strip()}")

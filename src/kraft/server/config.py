@@ -125,6 +125,7 @@ class ServerConfig:
     registration_timeout_ms: int = 60_000
     # request.timeout.ms: forwarded admin requests without a timeout of their own.
     broker_request_timeout_ms: int = 30_000
+    max_request_partition_size_limit: int = 2000  # DescribeTopicPartitions cap (spec 6.3)
     segment_bytes: int = DEFAULT_SEGMENT_BYTES
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
@@ -263,6 +264,7 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         controlled_shutdown_enable=get_bool(props, "controlled.shutdown.enable", True),
         controlled_shutdown_timeout_ms=get_int(props, "controlled.shutdown.timeout.ms", 30_000, minimum=0),
         broker_request_timeout_ms=get_int(props, "request.timeout.ms", 30_000, minimum=1),
+        max_request_partition_size_limit=get_int(props, "max.request.partition.size.limit", 2000, minimum=1),
         registration_timeout_ms=get_int(props, "initial.broker.registration.timeout.ms", 60_000, minimum=1),
         voters=voters,
         bootstrap_servers=bootstrap,

@@ -343,6 +343,7 @@ class KraftServer:
                         controllers=tuple(
                             (i, v.host, v.port, None) for i, v in sorted(config.voters.items())
                         ),
+                        max_request_partition_size_limit=config.max_request_partition_size_limit,
                     )
                     for e in config.broker_listeners
                 },

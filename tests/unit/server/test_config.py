@@ -110,6 +110,8 @@ def test_a_broker_config_parses() -> None:
     assert cfg.rack == "rack-a" and [str(d) for d in cfg.log_dirs] == ["/data/a", "/data/b"]
     assert str(cfg.metadata_log_dir) == "/data/a" and cfg.security_protocols == {"PLAINTEXT": 0}
     assert cfg.controlled_shutdown_enable and cfg.registration_timeout_ms == 60_000
+    assert cfg.max_request_partition_size_limit == 2000 and cfg.broker_request_timeout_ms == 30_000
+    assert cfg.max_request_partition_size_limit == 2000 and cfg.broker_request_timeout_ms == 30_000
 
 
 def test_a_combined_node_binds_both_kinds_of_listener() -> None:
@@ -136,6 +138,8 @@ def test_a_combined_node_binds_both_kinds_of_listener() -> None:
         ({"controller.listener.names": None}, "controller.listener.names"),
         ({"initial.broker.registration.timeout.ms": "0"}, "initial.broker.registration.timeout.ms"),
         ({"controlled.shutdown.enable": "maybe"}, "controlled.shutdown.enable"),
+        ({"max.request.partition.size.limit": "0"}, "max.request.partition.size.limit"),
+        ({"max.request.partition.size.limit": "0"}, "max.request.partition.size.limit"),
         ({"process.roles": "broker,controller", "listeners": "CONTROLLER://h:1"}, "listeners"),
     ],
 )
