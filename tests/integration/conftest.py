@@ -97,7 +97,7 @@ class LocalCluster:
         return self.spec.node(node_id)
 
     def address(self, node_id: int) -> Address:
-        return Address("127.0.0.1", self.node(node_id).port)
+        return self.node(node_id).address
 
     def bootstrap(self, ids: Sequence[int] | None = None) -> list[Address]:
         """The controllers' addresses (or those of ``ids``)."""

@@ -120,6 +120,12 @@ class ConfigDef:
     broker_synonym: str | None = None
     is_list: bool = False
 
+    @property
+    def is_broker_key(self) -> bool:
+        """A key of a BROKER resource. A topic key with a broker synonym (``retention.ms`` ->
+        ``log.retention.ms``) is not one: the broker knows it by the synonym, as Kafka does."""
+        return self.broker and self.broker_synonym is None
+
 
 _DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("min.insync.replicas", "1", ConfigType.INT, _int_at_least(1)),
@@ -196,7 +202,7 @@ _DEFS: tuple[ConfigDef, ...] = (
 
 CONFIG_DEFS: Mapping[str, ConfigDef] = {d.name: d for d in _DEFS}
 TOPIC_CONFIG_NAMES: tuple[str, ...] = tuple(sorted(d.name for d in _DEFS if d.topic))
-BROKER_CONFIG_NAMES: tuple[str, ...] = tuple(sorted(d.name for d in _DEFS if d.broker))
+BROKER_CONFIG_NAMES: tuple[str, ...] = tuple(sorted(d.name for d in _DEFS if d.is_broker_key))
 # Broker keys a topic key is the synonym of also count as "broker-level" for the topic key.
 _BROKER_SYNONYM_OF: Mapping[str, str] = {d.broker_synonym: d.name for d in _DEFS if d.broker_synonym}
 
@@ -208,7 +214,11 @@ def validate_value(resource_type: int, name: str, value: str | None) -> None:
         InvalidConfigError: unknown key for the resource type, null value, or a bad value.
     """
     d = CONFIG_DEFS.get(name)
-    if d is None or (resource_type == TOPIC and not d.topic) or (resource_type == BROKER and not d.broker):
+    if (
+        d is None
+        or (resource_type == TOPIC and not d.topic)
+        or (resource_type == BROKER and not d.is_broker_key)
+    ):
         kind = "topic" if resource_type == TOPIC else "broker"
         raise InvalidConfigError(f"Unknown {kind} config name: {name}")
     if value is None:

@@ -604,3 +604,23 @@ def test_noop_records_are_written_while_idle(record_type: MetadataRecordType) ->
     for _ in range(100):
         c.step(10)
     assert committed_record_types(c).count(record_type.name) >= 5
+
+
+def test_a_broker_resource_knows_topic_keys_only_by_their_broker_names() -> None:
+    c = ControllerCluster(1)
+    c.start_brokers([1])
+    refused = c.set_config(BROKER, "", "retention.ms", "1000")
+    assert refused.error_code == ErrorCode.INVALID_CONFIG
+    assert c.set_config(BROKER, "", "log.retention.ms", "1000").error_code == 0
+    cls = describe_configs.REQUEST.cls
+    r = c.call(
+        describe_configs,
+        4,
+        resources=[
+            cls.DescribeConfigsResource(resource_type=BROKER, resource_name="1", configuration_keys=None)
+        ],
+        include_synonyms=False,
+    )
+    names = {x.name for x in r.results[0].configs}
+    assert {"log.retention.ms", "min.insync.replicas", "compression.type"} <= names
+    assert not names & {"retention.ms", "cleanup.policy", "segment.bytes"}
