@@ -76,6 +76,71 @@ def test_node_properties_describe_a_static_loopback_quorum(tmp_path: Path) -> No
     assert props["controller.quorum.fetch.timeout.ms"] == "500"
 
 
+def props_of(spec: cluster.ClusterFile, node_id: int) -> dict[str, str]:
+    text = cluster.node_properties(spec, spec.node(node_id))
+    return dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def test_brokers_follow_the_controllers_in_ids_and_ports(tmp_path: Path) -> None:
+    spec = cluster.plan_new_cluster(tmp_path, 3, 9093, {}, "cid", brokers=3)
+    assert [(n.id, n.roles, n.port, n.broker_port) for n in spec.nodes] == [
+        (1, ("controller",), 9093, None),
+        (2, ("controller",), 9094, None),
+        (3, ("controller",), 9095, None),
+        (4, ("broker",), None, 9096),
+        (5, ("broker",), None, 9097),
+        (6, ("broker",), None, 9098),
+    ]
+    broker = props_of(spec, 5)
+    assert broker["process.roles"] == "broker"
+    assert broker["listeners"] == "PLAINTEXT://127.0.0.1:9097"
+    assert broker["controller.quorum.voters"] == "1@127.0.0.1:9093,2@127.0.0.1:9094,3@127.0.0.1:9095"
+    assert broker["log.dirs"] == str((tmp_path / "node-5" / "data").resolve())
+    assert broker["metadata.log.dir"] == str((tmp_path / "node-5" / "metadata").resolve())
+    assert [str(a) for a in spec.bootstrap_servers()] == [
+        "127.0.0.1:9096",
+        "127.0.0.1:9097",
+        "127.0.0.1:9098",
+    ]
+    assert [str(a) for a in spec.bootstrap()] == ["127.0.0.1:9093", "127.0.0.1:9094", "127.0.0.1:9095"]
+
+
+def test_combined_nodes_bind_both_listeners(tmp_path: Path) -> None:
+    spec = cluster.plan_new_cluster(tmp_path, 3, 9093, {}, "cid", combined=True)
+    assert [(n.id, n.port, n.broker_port) for n in spec.nodes] == [
+        (1, 9093, 9096),
+        (2, 9094, 9097),
+        (3, 9095, 9098),
+    ]
+    props = props_of(spec, 2)
+    assert props["process.roles"] == "broker,controller"
+    assert props["listeners"] == "CONTROLLER://127.0.0.1:9094,PLAINTEXT://127.0.0.1:9097"
+    with pytest.raises(cluster.ClusterError, match="--combined"):
+        cluster.plan_new_cluster(tmp_path, 3, 9093, {}, "cid", brokers=2, combined=True)
+
+
+def test_a_cluster_file_from_before_brokers_loads_as_controllers(tmp_path: Path) -> None:
+    (tmp_path / "cluster.json").write_text(
+        json.dumps(
+            {"cluster_id": "c", "nodes": [{"id": 1, "port": 9093, "pid": None, "log_dir": "/x/metadata"}]}
+        )
+    )
+    loaded = cluster.ClusterFile.load(tmp_path / "cluster.json")
+    assert [(n.roles, n.broker_port) for n in loaded.nodes] == [(("controller",), None)]
+
+
+def test_up_refuses_a_different_broker_count_and_a_bad_demo_topic(tmp_path: Path) -> None:
+    write_cluster(tmp_path, [None, None])
+    code, _, err = run(["up", "--data-dir", str(tmp_path), "--brokers", "2"])
+    assert code == 1 and "describes 0 broker(s)" in err
+    spec = cluster.plan_new_cluster(tmp_path, 1, 9093, {}, "cid", brokers=1)
+    with pytest.raises(cluster.ClusterError, match="NAME\\[:PARTITIONS"):
+        cluster.create_demo_topic(spec, "demo:three")
+    controllers_only = cluster.plan_new_cluster(tmp_path, 1, 9093, {}, "cid")
+    with pytest.raises(cluster.ClusterError, match="needs brokers"):
+        cluster.create_demo_topic(controllers_only, "demo")
+
+
 def test_base_port_zero_picks_distinct_free_ports(tmp_path: Path) -> None:
     spec = cluster.plan_new_cluster(tmp_path, 3, 0, {}, "cid")
     ports = [n.port for n in spec.nodes]
