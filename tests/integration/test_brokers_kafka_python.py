@@ -162,3 +162,33 @@ def test_admin_writes_survive_a_controller_failover(running: LocalCluster) -> No
         assert {"before", "after"} <= set(admin.list_topics())  # type: ignore[attr-defined]
     finally:
         admin.close()  # type: ignore[attr-defined]
+
+
+def test_combined_nodes_serve_clients_and_survive_losing_the_active_controller(
+    local_cluster: Callable[..., LocalCluster],
+) -> None:
+    cluster = local_cluster(3, combined=True)
+    cluster.start_all()
+    leader = cluster.wait_for_leader().leader_id
+    cluster.wait_for_brokers()
+    survivors = [n for n in cluster.broker_ids if n != leader]
+    admin = admin_for(cluster, survivors[0])
+    try:
+        admin.create_topics([kafka_admin.NewTopic("combined", 3, 3)])  # type: ignore[attr-defined]
+        cluster.kill(leader)  # the active controller and a broker at once
+        cluster.wait_for_leader(among=survivors)
+        # Its session expires (3 s here): fenced, its leaderships move to the survivors.
+        cluster.wait_for(
+            "the dead node to be fenced", lambda: cluster.unfenced_brokers() == set(survivors) or None
+        )
+        # kafka-python keeps the first ControllerId it was told for good (it refreshes only on
+        # NOT_CONTROLLER, not on a refused connection), and that may be the node just killed:
+        # a client made after the failover is what shows the cluster serves on.
+        admin.close()  # type: ignore[attr-defined]
+        admin = admin_for(cluster, survivors[1])
+        admin.create_topics([kafka_admin.NewTopic("after", 1, 2)])  # type: ignore[attr-defined]
+        (topic,) = admin.describe_topics(["combined"])  # type: ignore[attr-defined]
+        assert all(p["leader_id"] in survivors for p in topic["partitions"])
+        assert {"combined", "after"} <= set(admin.list_topics())  # type: ignore[attr-defined]
+    finally:
+        admin.close()  # type: ignore[attr-defined]
