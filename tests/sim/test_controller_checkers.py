@@ -14,8 +14,8 @@ import pytest
 
 import kraft.controller.config_control as config_control
 import kraft.controller.partition_change as partition_change
-import kraft.controller.quorum_controller as quorum_controller
 import kraft.controller.replication_control as replication_control
+import kraft.metadata.snapshot_scheduler as snapshot_scheduler
 from kraft.controller.cluster_control import ClusterControl
 from kraft.controller.quorum_controller import QuorumController
 from kraft.metadata.records import MetadataRecordType, decode_record, encode_record, make_record
@@ -122,14 +122,14 @@ def test_a_standby_that_skips_a_record_breaks_committed_image_agreement(
 def test_a_snapshot_missing_a_topic_breaks_committed_image_agreement(monkeypatch: pytest.MonkeyPatch) -> None:
     # Caught when a controller loads such a snapshot, or by the check of a controller against its
     # own snapshot plus log (before a crash, every few thousand events, at the end).
-    original = quorum_controller.snapshot_records_bytes
+    original = snapshot_scheduler.snapshot_records_bytes
 
     def lossy(image: Any, **kwargs: Any) -> list[bytes]:
         records = original(image, **kwargs)
         dropped = _first_topic(records)
         return [r for r in records if r not in dropped]
 
-    monkeypatch.setattr(quorum_controller, "snapshot_records_bytes", lossy)
+    monkeypatch.setattr(snapshot_scheduler, "snapshot_records_bytes", lossy)
     assert "CommittedImageAgreement" in _found("controller-snapshots", (1,))
 
 

@@ -83,18 +83,29 @@ def handle_fetch_request(
     if validated.kind is ValidationKind.DIVERGING:
         return respond(ErrorCode.NONE, diverging_epoch=validated.offset_and_epoch)
 
-    _update_replica_progress(node, state, request, now_ms)
+    progress = _update_replica_progress(node, state, request, now_ms)
     records = b""
     if request.fetch_offset < node.log.end_offset():
         max_bytes = min(request.max_bytes, node.config.max_fetch_bytes)
         records = node.log.read(request.fetch_offset, max(max_bytes, 1))
-    if not records and may_park and request.max_wait_ms > 0:
+    hw = node.high_watermark
+    known = -1 if hw is None else hw
+    # Park only a fetcher that already knows our high watermark. One that does not (the commit
+    # happened after its last answer, often because of this very fetch) is answered at once, so a
+    # commit reaches followers and observers in one round trip instead of waiting for the next
+    # write. Kafka <= 4.0 parks it and leaves it stale until the next record (KAFKA-14145,
+    # KAFKA-18818); 4.1's KIP-1166 fixes it with a HighWatermark field in Fetch v18, which the
+    # leader here infers from what it last sent.
+    if not records and may_park and request.max_wait_ms > 0 and known <= progress.told_high_watermark:
         node.park_fetch(envelope, now_ms + request.max_wait_ms)
         return None
+    progress.told_high_watermark = known
     return respond(ErrorCode.NONE, records=records)
 
 
-def _update_replica_progress(node: RaftNode, state: LeaderState, request: FetchRequest, now_ms: int) -> None:
+def _update_replica_progress(
+    node: RaftNode, state: LeaderState, request: FetchRequest, now_ms: int
+) -> ReplicaProgress:
     key = request.replica_key
     leader_end = node.log.end_offset()
     if key.id in state.voters and key.id != state.local_key.id:
@@ -106,6 +117,7 @@ def _update_replica_progress(node: RaftNode, state: LeaderState, request: FetchR
     progress.update_on_fetch(request.fetch_offset, leader_end, now_ms)
     if key.id in state.voters:
         node.maybe_advance_high_watermark(state, now_ms)
+    return progress
 
 
 def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, now_ms: int) -> bool:

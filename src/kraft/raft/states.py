@@ -118,6 +118,9 @@ class ReplicaProgress:
     last_fetch_ms: int = -1
     last_fetch_leader_end_offset: int = -1
     last_caught_up_ms: int = -1
+    # The high watermark this leader last sent the replica in a Fetch response: what the replica
+    # knows. A Fetch is never parked while the replica knows less than the leader (see fetch.py).
+    told_high_watermark: int = -1
 
     def update_on_fetch(self, fetch_offset: int, leader_end_offset: int, now_ms: int) -> None:
         # KIP-836: caught up if at the leader's end now, or at the end the leader had at the

@@ -112,9 +112,42 @@ def test_fetch_with_diverging_epoch_gets_the_divergence_point() -> None:
     assert body.diverging_epoch == OffsetAndEpoch(2, 1)
 
 
+def told_the_high_watermark(ctx: RaftTestContext, replica: int = 2) -> int:
+    """A fetch at the log end whose answer carries the current high watermark (the replica did not
+    know it), so the replica's next empty fetch is parked."""
+    leo = ctx.log.end_offset()
+    ctx.deliver(
+        ctx.fetch_request(epoch=5, replica=replica, fetch_offset=leo, last_fetched_epoch=5, max_wait_ms=500)
+    )
+    ctx.poll()
+    body = ctx.assert_sent_fetch_response()
+    assert body.records == b"" and body.high_watermark == ctx.node.high_watermark
+    return leo
+
+
+def test_a_fetcher_that_does_not_know_the_high_watermark_is_answered_at_once_then_parked() -> None:
+    # KIP-1166's rule, inferred by the leader: the fetch at the log end acknowledges the epoch's
+    # first record, which commits it; the answer carries the new high watermark at once instead of
+    # waiting for the next write. The same replica's next empty fetch is parked.
+    ctx = leader_ctx()
+    leo = told_the_high_watermark(ctx)
+    assert ctx.node.high_watermark == leo
+    ctx.deliver(
+        ctx.fetch_request(epoch=5, replica=2, fetch_offset=leo, last_fetched_epoch=5, max_wait_ms=500)
+    )
+    ctx.poll()
+    assert ctx.sent_of(FetchResponse) == []
+    # Another replica does not know it yet: answered at once too.
+    ctx.deliver(
+        ctx.fetch_request(epoch=5, replica=3, fetch_offset=leo, last_fetched_epoch=5, max_wait_ms=500)
+    )
+    ctx.poll()
+    assert ctx.assert_sent_fetch_response().high_watermark == leo
+
+
 def test_empty_fetch_is_parked_and_completed_by_an_append() -> None:
     ctx = leader_ctx()
-    leo = ctx.log.end_offset()
+    leo = told_the_high_watermark(ctx)
     ctx.deliver(
         ctx.fetch_request(epoch=5, replica=2, fetch_offset=leo, last_fetched_epoch=5, max_wait_ms=500)
     )
@@ -128,7 +161,7 @@ def test_empty_fetch_is_parked_and_completed_by_an_append() -> None:
 
 def test_parked_fetch_expires_empty_after_max_wait() -> None:
     ctx = leader_ctx()
-    leo = ctx.log.end_offset()
+    leo = told_the_high_watermark(ctx)
     ctx.deliver(
         ctx.fetch_request(epoch=5, replica=2, fetch_offset=leo, last_fetched_epoch=5, max_wait_ms=100)
     )
@@ -141,7 +174,7 @@ def test_parked_fetch_expires_empty_after_max_wait() -> None:
 
 def test_parked_fetch_fails_with_not_leader_on_resign() -> None:
     ctx = leader_ctx()
-    leo = ctx.log.end_offset()
+    leo = told_the_high_watermark(ctx)
     ctx.deliver(
         ctx.fetch_request(epoch=5, replica=2, fetch_offset=leo, last_fetched_epoch=5, max_wait_ms=500)
     )
