@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,fast]'
+	$(PY) -m pip install --quiet -e '.[dev,fast,spark]'
 	@touch $(STAMP)
 
 ## Start the embedded default: 3 controllers and 3 brokers with data under ./data, a demo topic
@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_sim.py
 	$(PY) benchmarks/bench_quorum.py
 	$(PY) benchmarks/bench_controller.py
+	$(PY) benchmarks/bench_brokers.py
 
 ## Long simulator sweeps on a mypyc-compiled build, audited against the interpreter (hours).
 SEEDS ?= 1..10000
