@@ -4,10 +4,14 @@
                   [--no-prevote] [--json]
     kraft sim sweep --scenario NAME|all|raft|controller --seeds A..B [--workers K] [--no-prevote]
                     [--voters N] [--json]
+    kraft sim campaign --scenarios LIST --seeds A..B --out OUT [--voters 3,5] [--compare-prevote]
+                       [--master URL] [--partitions-per-core K]
     kraft sim list
 
 ``run`` exits 1 if any invariant was violated. ``sweep`` prints a per-scenario table, a reproduce
-command per failing seed, and exits 1 on any violation. Progress goes to stderr.
+command per failing seed, and exits 1 on any violation. ``campaign`` runs the seeds on Spark
+(``kraft[spark]``, ``kraft.spark.campaign``), writes ``OUT/runs.parquet``, ``OUT/summary.json``,
+``OUT/summary.md`` and plots, and exits 1 on any violation. Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -58,6 +62,25 @@ def _build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--voters", type=int, choices=(1, 2, 3, 4, 5), default=None)
     sweep.add_argument("--no-prevote", action="store_true")
     sweep.add_argument("--json", action="store_true")
+
+    campaign = sub.add_parser("campaign", help="run many seeds on Spark: Parquet, summary and plots")
+    campaign.add_argument(
+        "--scenarios", required=True, help="comma-separated scenario names and groups (all, raft, controller)"
+    )
+    campaign.add_argument("--seeds", type=_parse_seeds, required=True, help="A..B inclusive")
+    campaign.add_argument("--voters", default=None, help="comma list of voter counts, e.g. 3,5")
+    prevote = campaign.add_mutually_exclusive_group()
+    prevote.add_argument(
+        "--compare-prevote",
+        "--no-prevote-too",
+        dest="compare_prevote",
+        action="store_true",
+        help="also run every seed with Pre-Vote off and compare",
+    )
+    prevote.add_argument("--no-prevote", action="store_true", help="only with Pre-Vote off")
+    campaign.add_argument("--master", default=None, help="Spark master URL (default local[*])")
+    campaign.add_argument("--out", required=True, help="output directory")
+    campaign.add_argument("--partitions-per-core", type=int, default=3)
 
     sub.add_parser("list", help="list the scenarios")
     return parser
@@ -211,6 +234,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             print("kraft sim: --workers must be >= 1", file=sys.stderr)
             return 2
         return _sweep(args, out)
+    if args.command == "campaign":
+        from kraft.spark.campaign import main as campaign_main  # pyspark only for this command
+
+        return campaign_main(args, out)
     from kraft.sim.runner import run_seed
     from kraft.sim.scenarios import all_scenarios
 
