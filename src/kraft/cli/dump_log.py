@@ -49,7 +49,13 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from kraft.common.errors import CorruptRecordError
-from kraft.metadata.records import UnmodelledRecord, UnmodelledRecordError, decode_record, record_to_json
+from kraft.metadata.records import (
+    UNMODELLED_RECORD_NAMES,
+    UnmodelledRecord,
+    UnmodelledRecordError,
+    decode_record,
+    record_to_json,
+)
 from kraft.records.batch import (
     BatchHeader,
     Record,
@@ -75,16 +81,6 @@ _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 # A progress bar is only worth drawing for files that take a noticeable time to read.
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 _INT32_MAX = 2**31 - 1
-# Kafka's MetadataRecordType names of the record types kraft reads past (IGNORED_RECORD_TYPES).
-UNMODELLED_RECORD_NAMES = {
-    10: "DELEGATION_TOKEN_RECORD",
-    11: "USER_SCRAM_CREDENTIAL_RECORD",
-    14: "CLIENT_QUOTA_RECORD",
-    18: "ACCESS_CONTROL_ENTRY_RECORD",
-    19: "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
-    22: "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
-    26: "REMOVE_DELEGATION_TOKEN_RECORD",
-}
 
 
 def build_parser() -> argparse.ArgumentParser:

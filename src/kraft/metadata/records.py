@@ -83,6 +83,16 @@ class MetadataRecordType(enum.IntEnum):
 
 # Keys of record types this project reads past without modelling (ACLs, SCRAM, quotas, tokens).
 IGNORED_RECORD_TYPES = frozenset({10, 11, 14, 18, 19, 22, 26})
+# Kafka's MetadataRecordType names of the record types kraft reads past (tools print them).
+UNMODELLED_RECORD_NAMES: dict[int, str] = {
+    10: "DELEGATION_TOKEN_RECORD",
+    11: "USER_SCRAM_CREDENTIAL_RECORD",
+    14: "CLIENT_QUOTA_RECORD",
+    18: "ACCESS_CONTROL_ENTRY_RECORD",
+    19: "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
+    22: "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+    26: "REMOVE_DELEGATION_TOKEN_RECORD",
+}
 
 
 class ConfigResourceType(enum.IntEnum):

@@ -49,9 +49,13 @@ def kraft_session(
 
 
 def register(spark: Any) -> None:
-    """Register the ``kraft`` data source on ``spark`` (idempotent)."""
-    try:
-        from kraft.spark.source import KraftDataSource
-    except ImportError:  # the source module is not there yet (built in steps)
-        return
+    """Register the ``kraft`` data source on ``spark`` (idempotent).
+
+    Also turns on ``spark.sql.python.filterPushdown.enabled`` (off by default in Spark 4.1-4.3),
+    which the source's ``pushFilters`` option needs: with it off, Spark refuses to read a reader
+    that implements ``pushFilters``. Readers that do not are unaffected.
+    """
+    from kraft.spark.source import KraftDataSource
+
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(KraftDataSource)

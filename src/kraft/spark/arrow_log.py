@@ -1,0 +1,815 @@
+"""The metadata log's files as Arrow record batches of ``RECORD_SCHEMA`` (no Spark needed).
+
+Two steps, so that a planner can spread the work and a worker can do it:
+
+* ``plan_units(path, ...)`` lists the read units of a log directory (or of one file): one per
+  non-empty segment file and, with ``include_snapshots``, per snapshot file. A file larger than
+  ``max_bytes_per_unit`` is split into several units at batch boundaries, found by walking the
+  12-byte batch prefixes (base offset, length) without decoding records. Units whose offsets
+  cannot pass the ``RowFilter`` are left out.
+* ``read_unit(unit, row_filter)`` reads one unit and yields ``pyarrow.RecordBatch``es of exactly
+  ``RECORD_SCHEMA`` (about ``batch_rows`` rows each; a log batch is never split across two).
+
+Rows equal what ``kraft dump-log --cluster-metadata-decoder --json`` prints for the same records
+(see ``kraft.spark.columns``): ``payload`` is dump-log's ``payload.data`` of a metadata record or
+``control`` of a control record as compact JSON (``ensure_ascii=False``). A record of a type kraft
+reads past (ACLs, SCRAM, quotas, tokens: dump-log's ``payload_unmodelled``) gets its Kafka type name
+and version but a null payload; a value that is not a metadata record at all (the
+test-raft-server's payloads) gets nulls and stays in ``value``. A snapshot's rows all carry the
+snapshot's end offset - 1 as ``offset`` (``batch_base_offset`` stays the batch's own, as in the
+file).
+
+Integrity, as ``FileLog`` recovery judges it: every batch read is checked (header, length, magic,
+CRC-32C, dense offsets from the file name's base offset, non-decreasing epochs), and a batch that
+fails is a ``LogReadError`` naming the file, the byte position and the offset, except for a torn
+tail: an invalid batch in the log's *last* segment with no valid batch after it, which ends the
+read there (the segment is being written, or a crash cut it; ``FileLog`` would truncate it at open).
+A snapshot file is complete once published, so any invalid batch in it is an error. A batch with
+a valid CRC whose records do not parse is an error too. Batches outside the row filter's offsets
+are checked but not decoded; nothing after the filter's end offset is read.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import re
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from kraft.common.errors import CorruptRecordError, StorageError
+from kraft.metadata.records import (
+    FRAME_VERSION,
+    IGNORED_RECORD_TYPES,
+    UNMODELLED_RECORD_NAMES,
+    MetadataRecordType,
+    UnmodelledRecordError,
+    decode_record,
+    record_to_json,
+)
+from kraft.records.batch import (
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MIN_BATCH_LENGTH,
+    BatchHeader,
+    Record,
+    batch_crc_valid,
+    decode_batch,
+    read_batch_header,
+)
+from kraft.records.control import control_type_of, decode_control_record, to_kafka_json
+from kraft.spark.columns import RECORD_SCHEMA
+from kraft.storage.meta_properties import read_meta_properties
+
+PARTITION_DIR = "__cluster_metadata-0"
+BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
+SEGMENT = "segment"
+SNAPSHOT = "snapshot"
+# Work per unit: a few seconds of decoding, so that a big segment spreads over the cores while
+# Spark's ~30 ms per task stays negligible.
+DEFAULT_MAX_BYTES_PER_UNIT = 32 * 1024 * 1024
+DEFAULT_BATCH_ROWS = 4096
+
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+_PREFIX = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_LAST_OFFSET_DELTA_POSITION = 23
+_MAGIC_POSITION = 16
+_TS_US = pa.timestamp("us", tz="UTC")
+# Decoded payloads are cached by value bytes (KRaft repeats many records verbatim: NoOpRecords,
+# heartbeat-driven registration changes); small values only, and the cache is dropped when full.
+_CACHE_MAX_ENTRIES = 16384
+_CACHE_MAX_VALUE = 512
+
+# Type id -> dump-log's payload type name, for the records it names (modelled and read-past).
+_TYPE_NAMES: dict[int, str] = {
+    **{int(t): t.upper_name for t in MetadataRecordType},
+    **{t: UNMODELLED_RECORD_NAMES.get(t, f"UNKNOWN_{t}") for t in IGNORED_RECORD_TYPES},
+}
+
+_Decoded = tuple[str | None, int | None, str | None]  # record_type, record_version, payload
+_NOT_METADATA: _Decoded = (None, None, None)
+
+
+class LogReadError(StorageError):
+    """A file of the log cannot be read as it is: corrupt, missing data, or gone.
+
+    ``file`` and ``position`` locate the problem; ``offset`` is the batch's offset (or the offset
+    expected there) when known.
+    """
+
+    def __init__(
+        self, message: str, file: str, position: int | None = None, offset: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.file = file
+        self.position = position
+        self.offset = offset
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.file, self.position, self.offset))
+
+
+# -------------------------------------------------------------------------------------------------
+# Row filters
+
+
+@dataclass(frozen=True, slots=True)
+class RowFilter:
+    """The rows a read keeps (the AND of every constraint); the default keeps all.
+
+    ``start``/``end`` bound ``offset`` (inclusive/exclusive), ``offsets`` lists the allowed
+    offsets; ``record_types`` lists the allowed ``record_type`` values and
+    ``record_type_not_null`` drops rows without one (so both drop every control record).
+    """
+
+    start: int | None = None
+    end: int | None = None
+    offsets: frozenset[int] | None = None
+    record_types: frozenset[str] | None = None
+    record_type_not_null: bool = False
+
+    def offset_at_least(self, offset: int) -> RowFilter:
+        return replace(self, start=offset if self.start is None else max(self.start, offset))
+
+    def offset_below(self, offset: int) -> RowFilter:
+        return replace(self, end=offset if self.end is None else min(self.end, offset))
+
+    def offset_in(self, offsets: Iterable[int]) -> RowFilter:
+        allowed = frozenset(offsets)
+        return replace(self, offsets=allowed if self.offsets is None else self.offsets & allowed)
+
+    def record_type_in(self, names: Iterable[str]) -> RowFilter:
+        allowed = frozenset(names)
+        return replace(
+            self, record_types=allowed if self.record_types is None else self.record_types & allowed
+        )
+
+    def record_type_present(self) -> RowFilter:
+        return replace(self, record_type_not_null=True)
+
+    def intersect(self, other: RowFilter) -> RowFilter:
+        """The rows both filters keep."""
+        out = self
+        if other.start is not None:
+            out = out.offset_at_least(other.start)
+        if other.end is not None:
+            out = out.offset_below(other.end)
+        if other.offsets is not None:
+            out = out.offset_in(other.offsets)
+        if other.record_types is not None:
+            out = out.record_type_in(other.record_types)
+        if other.record_type_not_null:
+            out = out.record_type_present()
+        return out
+
+    @property
+    def filters_record_types(self) -> bool:
+        return self.record_types is not None or self.record_type_not_null
+
+    @property
+    def filters_offsets(self) -> bool:
+        return self.start is not None or self.end is not None or self.offsets is not None
+
+    def admits_offset(self, offset: int) -> bool:
+        return (
+            (self.start is None or offset >= self.start)
+            and (self.end is None or offset < self.end)
+            and (self.offsets is None or offset in self.offsets)
+        )
+
+    def admits_record_type(self, name: str | None) -> bool:
+        if name is None:
+            return not self.filters_record_types
+        return self.record_types is None or name in self.record_types
+
+    def may_contain(self, low: int, high: int | None) -> bool:
+        """Whether any offset in ``[low, high)`` (``high`` None: unbounded) can pass."""
+        if self.record_types is not None and not self.record_types:
+            return False
+        lo = low if self.start is None else max(low, self.start)
+        hi = high if self.end is None else (self.end if high is None else min(high, self.end))
+        if hi is not None and lo >= hi:
+            return False
+        if self.offsets is None:
+            return True
+        return any(o >= lo and (hi is None or o < hi) for o in self.offsets)
+
+    def covers(self, low: int, high: int) -> bool:
+        """Whether every offset in ``[low, high)`` passes the offset constraints."""
+        return (
+            self.offsets is None
+            and (self.start is None or low >= self.start)
+            and (self.end is None or high <= self.end)
+        )
+
+
+ALL_ROWS = RowFilter()
+
+
+# -------------------------------------------------------------------------------------------------
+# Locating the files
+
+
+@dataclass(frozen=True, slots=True)
+class LogFiles:
+    """What a path given to the reader designates.
+
+    ``segments``: (base offset, path) ascending; ``snapshots``: (end offset, epoch, path)
+    ascending; ``last_segment``: the path of the partition directory's last segment (the one that
+    may have a torn tail), even when only one other file was asked for; ``node``: the node id of
+    ``meta.properties`` in the metadata log directory, if there is one; ``single_file``: the path
+    was one file (a snapshot file given alone is read whatever ``include_snapshots`` says).
+    """
+
+    segments: tuple[tuple[int, str], ...]
+    snapshots: tuple[tuple[int, int, str], ...]
+    last_segment: str | None
+    node: int | None
+    single_file: bool
+
+
+def _list_dir(directory: Path) -> tuple[list[tuple[int, str]], list[tuple[int, int, str]]]:
+    segments: list[tuple[int, str]] = []
+    snapshots: list[tuple[int, int, str]] = []
+    for name in os.listdir(directory):
+        m = _SEGMENT_NAME.match(name)
+        if m is not None:
+            segments.append((int(m.group(1)), str(directory / name)))
+            continue
+        m = _SNAPSHOT_NAME.match(name)
+        if m is not None:
+            snapshots.append((int(m.group(1)), int(m.group(2)), str(directory / name)))
+    return sorted(segments), sorted(snapshots)
+
+
+def _node_of(metadata_dir: Path) -> int | None:
+    meta = read_meta_properties(metadata_dir)
+    return None if meta is None else meta.node_id
+
+
+def locate(path: str | os.PathLike[str]) -> LogFiles:
+    """The files of ``path``: a node's ``metadata.log.dir``, its ``__cluster_metadata-0``
+    directory, or one segment (``<base offset>.log``), snapshot (``<offset>-<epoch>.checkpoint``)
+    or ``bootstrap.checkpoint`` file.
+
+    Raises:
+        StorageError: the path does not exist or is none of these; ``meta.properties`` is invalid.
+    """
+    p = Path(os.path.abspath(os.fspath(path)))
+    if p.is_dir():
+        if (p / PARTITION_DIR).is_dir():
+            partition_dir = p / PARTITION_DIR
+        else:
+            partition_dir = p
+        segments, snapshots = _list_dir(partition_dir)
+        if partition_dir.name != PARTITION_DIR and not segments and not snapshots:
+            raise StorageError(
+                f"{p} holds no {PARTITION_DIR} directory and no segment or snapshot file: pass a "
+                f"node's metadata.log.dir, its {PARTITION_DIR} directory, or one .log/.checkpoint file"
+            )
+        return LogFiles(
+            segments=tuple(segments),
+            snapshots=tuple(snapshots),
+            last_segment=segments[-1][1] if segments else None,
+            node=_node_of(partition_dir.parent),
+            single_file=False,
+        )
+    if not p.exists():
+        raise StorageError(f"{p} does not exist")
+    name = p.name
+    if name == BOOTSTRAP_SNAPSHOT:
+        return LogFiles((), ((0, 0, str(p)),), None, _node_of(p.parent), True)
+    seg = _SEGMENT_NAME.match(name)
+    snap = _SNAPSHOT_NAME.match(name)
+    if seg is None and snap is None:
+        raise StorageError(
+            f"{p} is not a segment (<20-digit base offset>.log) or snapshot "
+            "(<offset>-<epoch>.checkpoint, bootstrap.checkpoint) file"
+        )
+    siblings, _ = _list_dir(p.parent)
+    last = siblings[-1][1] if siblings else None
+    node = _node_of(p.parent.parent)
+    if seg is not None:
+        return LogFiles(((int(seg.group(1)), str(p)),), (), last, node, True)
+    assert snap is not None
+    return LogFiles((), ((int(snap.group(1)), int(snap.group(2)), str(p)),), last, node, True)
+
+
+# -------------------------------------------------------------------------------------------------
+# Planning
+
+
+@dataclass(frozen=True, slots=True)
+class ReadUnit:
+    """A byte range of one file, read as one task (picklable).
+
+    ``start``/``end``: byte positions (batch boundaries; ``end`` of a file's last unit is the file
+    size when planned); ``first_offset``: the base offset the batch at ``start`` must have;
+    ``end_offset``: offsets of this unit are below it (the next unit's or segment's first offset;
+    None for the tail of the last segment), and for the last unit of a non-last segment, where
+    the data must end; ``min_epoch``: the epoch of the batch before ``start`` (-1: unknown);
+    ``file_size``: the file's size when planned (a torn tail is judged up to there);
+    ``last_segment``: the file is the log's last segment; ``snapshot_offset``: for a snapshot,
+    the offset its rows carry (end offset - 1).
+    """
+
+    path: str
+    kind: str
+    start: int
+    end: int
+    first_offset: int
+    end_offset: int | None
+    min_epoch: int
+    file_size: int
+    last_segment: bool
+    node: int | None
+    snapshot_offset: int | None = None
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+    def may_contain(self, row_filter: RowFilter) -> bool:
+        if row_filter.record_types is not None and not row_filter.record_types:
+            return False
+        if self.snapshot_offset is not None:
+            return row_filter.admits_offset(self.snapshot_offset)
+        return row_filter.may_contain(self.first_offset, self.end_offset)
+
+
+def _split_points(path: str, size: int, max_bytes: int, first_offset: int) -> list[tuple[int, int, int]]:
+    """(position, expected base offset, previous epoch) of each batch where a new unit starts.
+
+    Walks the batch prefixes of the file; stops at the first one that is not a whole batch of a
+    sane length (what lies beyond is left to the reader of the last unit to judge).
+    """
+    points: list[tuple[int, int, int]] = []
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        size = min(size, len(mm))
+        pos = 0
+        unit_start = 0
+        expected = first_offset
+        epoch = -1
+        while pos + HEADER_SIZE <= size:
+            base, length, batch_epoch = _PREFIX.unpack_from(mm, pos)
+            if length < MIN_BATCH_LENGTH or pos + LOG_OVERHEAD + length > size:
+                break
+            if pos - unit_start >= max_bytes:
+                points.append((pos, expected, epoch))
+                unit_start = pos
+            (last_delta,) = _LAST_OFFSET_DELTA.unpack_from(mm, pos + _LAST_OFFSET_DELTA_POSITION)
+            expected = base + max(last_delta, 0) + 1
+            epoch = batch_epoch
+            pos += LOG_OVERHEAD + length
+    return points
+
+
+def _file_units(
+    path: str,
+    kind: str,
+    first_offset: int,
+    end_offset: int | None,
+    max_bytes: int,
+    *,
+    last_segment: bool,
+    node: int | None,
+    snapshot_offset: int | None = None,
+) -> list[ReadUnit]:
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        raise LogReadError(f"{path}: the file is gone (deleted while planning the read)", path) from None
+    if size == 0:
+        return []
+    points = _split_points(path, size, max_bytes, first_offset) if size > max_bytes else []
+    starts = [(0, first_offset, -1), *points]
+    units = []
+    for i, (start, offset, epoch) in enumerate(starts):
+        last = i + 1 == len(starts)
+        units.append(
+            ReadUnit(
+                path=path,
+                kind=kind,
+                start=start,
+                end=size if last else starts[i + 1][0],
+                first_offset=offset,
+                end_offset=end_offset if last else starts[i + 1][1],
+                min_epoch=epoch,
+                file_size=size,
+                last_segment=last_segment,
+                node=node,
+                snapshot_offset=snapshot_offset,
+            )
+        )
+    return units
+
+
+def plan_units(
+    path: str | os.PathLike[str] | LogFiles,
+    *,
+    include_snapshots: bool = False,
+    max_bytes_per_unit: int = DEFAULT_MAX_BYTES_PER_UNIT,
+    row_filter: RowFilter = ALL_ROWS,
+) -> list[ReadUnit]:
+    """The read units of ``path`` (see ``locate``) that ``row_filter`` may keep rows of:
+    snapshots first (oldest first, only with ``include_snapshots`` or when the path is the
+    snapshot file), then segments by offset.
+
+    Raises:
+        StorageError: see ``locate``; ``LogReadError`` if a file vanishes while planning.
+        ValueError: ``max_bytes_per_unit`` is not positive.
+    """
+    if max_bytes_per_unit <= 0:
+        raise ValueError(f"max_bytes_per_unit must be positive, got {max_bytes_per_unit}")
+    files = path if isinstance(path, LogFiles) else locate(path)
+    units: list[ReadUnit] = []
+    if include_snapshots or files.single_file:
+        for end, _epoch, snap_path in files.snapshots:
+            if not row_filter.admits_offset(end - 1):
+                continue
+            units += _file_units(
+                snap_path,
+                SNAPSHOT,
+                0,
+                None,
+                max_bytes_per_unit,
+                last_segment=False,
+                node=files.node,
+                snapshot_offset=end - 1,
+            )
+    for i, (base, seg_path) in enumerate(files.segments):
+        next_base = files.segments[i + 1][0] if i + 1 < len(files.segments) else None
+        last = seg_path == files.last_segment
+        if next_base is None and not last:
+            # One segment given alone: its end is where the next one in its directory begins.
+            siblings, _ = _list_dir(Path(seg_path).parent)
+            later = [b for b, _p in siblings if b > base]
+            next_base = later[0] if later else None
+        if not row_filter.may_contain(base, next_base):
+            continue
+        units += [
+            u
+            for u in _file_units(
+                seg_path, SEGMENT, base, next_base, max_bytes_per_unit, last_segment=last, node=files.node
+            )
+            if u.may_contain(row_filter)
+        ]
+    return units
+
+
+# -------------------------------------------------------------------------------------------------
+# Reading
+
+
+def _read_range(path: str, start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of the file, fewer if it is now shorter."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise LogReadError(
+            f"{path}: the file is gone (deleted after the read was planned, e.g. by snapshot cleanup)",
+            path,
+            start,
+        ) from None
+    try:
+        parts: list[bytes] = []
+        pos = start
+        while pos < end:
+            chunk = os.pread(fd, min(end - pos, 64 * 1024 * 1024), pos)
+            if not chunk:
+                break
+            parts.append(chunk)
+            pos += len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def _valid_batch_after(unit: ReadUnit, position: int, next_offset: int) -> int | None:
+    """File position of a CRC-valid batch at or after ``next_offset`` anywhere after
+    ``position`` (up to the planned file size): the test ``FileLog`` recovery applies before it
+    calls an invalid batch a torn tail."""
+    data = _read_range(unit.path, position, unit.file_size)
+    at = data.find(2, _MAGIC_POSITION + 1)
+    while at != -1:
+        start = at - _MAGIC_POSITION
+        try:
+            header = read_batch_header(data, start)
+        except CorruptRecordError:
+            header = None
+        if (
+            header is not None
+            and header.base_offset >= next_offset
+            and start + header.size_in_bytes <= len(data)
+            and batch_crc_valid(data, start, header)
+        ):
+            return position + start
+        at = data.find(2, at + 1)
+    return None
+
+
+def _batch_problem(
+    data: bytes, pos: int, file_pos: int, expected: int, last_epoch: int
+) -> tuple[BatchHeader | None, str | None]:
+    try:
+        header = read_batch_header(data, pos)
+    except CorruptRecordError as e:
+        return None, "invalid batch header: " + str(e).replace(f"position {pos}", f"position {file_pos}")
+    if header is None:
+        return None, f"short batch header ({len(data) - pos} bytes before the end of the file)"
+    if pos + header.size_in_bytes > len(data):
+        return header, f"batch length {header.batch_length} runs past the end of the file"
+    if not batch_crc_valid(data, pos, header):
+        return header, "CRC mismatch"
+    if header.base_offset != expected:
+        return header, f"batch has base offset {header.base_offset}, expected {expected}"
+    if header.partition_leader_epoch < last_epoch:
+        return header, f"batch epoch {header.partition_leader_epoch} is below the previous {last_epoch}"
+    return header, None
+
+
+def _peek_type_name(value: bytes | None) -> str | None:
+    """dump-log's type name from a value's frame header, without decoding the record (None:
+    the value cannot be a record that has one)."""
+    if value is None or len(value) < 3 or value[0] != FRAME_VERSION:
+        return None
+    type_id = 0
+    shift = 0
+    for i in range(1, min(len(value), 4)):
+        b = value[i]
+        type_id |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return _TYPE_NAMES.get(type_id)
+        shift += 7
+    return None
+
+
+def _compact(obj: Any) -> str:
+    # Kafka's Jackson output, as dump-log prints payloads: compact, non-ASCII as is.
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+class _PayloadDecoder:
+    """Metadata and control record decoding as dump-log does it, with a cache for repeated values."""
+
+    def __init__(self) -> None:
+        self._cache: dict[bytes, _Decoded] = {}
+
+    def metadata(self, value: bytes | None) -> _Decoded:
+        if value is None:
+            return _NOT_METADATA
+        hit = self._cache.get(value)
+        if hit is not None:
+            return hit
+        try:
+            obj = record_to_json(decode_record(value))
+            decoded: _Decoded = (obj["type"], obj["version"], _compact(obj["data"]))
+        except UnmodelledRecordError as e:
+            u = e.record
+            decoded = (_TYPE_NAMES.get(u.type, f"UNKNOWN_{u.type}"), u.version, None)
+        except CorruptRecordError:
+            decoded = _NOT_METADATA
+        if len(value) <= _CACHE_MAX_VALUE:
+            if len(self._cache) >= _CACHE_MAX_ENTRIES:
+                self._cache.clear()
+            self._cache[value] = decoded
+        return decoded
+
+    @staticmethod
+    def control(record: Record) -> tuple[str | None, str | None]:
+        """(control_type, payload) as dump-log's ``control_type`` and ``control``."""
+        try:
+            kind = control_type_of(record)
+        except CorruptRecordError:
+            return None, None
+        if kind is None:
+            return "UNKNOWN", None
+        try:
+            return kind.name, _compact(to_kafka_json(decode_control_record(record)[1]))
+        except CorruptRecordError:
+            return kind.name, None
+
+
+class _Columns:
+    """Column lists of the rows being gathered; ``take()`` turns them into one Arrow batch."""
+
+    def __init__(self, unit: ReadUnit) -> None:
+        self._unit = unit
+        self._clear()
+
+    def _clear(self) -> None:
+        self.offset: list[int] = []
+        self.epoch: list[int] = []
+        self.base: list[int] = []
+        self.timestamp: list[int] = []
+        self.is_control: list[bool] = []
+        self.control_type: list[str | None] = []
+        self.record_type: list[str | None] = []
+        self.record_version: list[int | None] = []
+        self.key: list[bytes | None] = []
+        self.value: list[bytes | None] = []
+        self.payload: list[str | None] = []
+
+    def __len__(self) -> int:
+        return len(self.offset)
+
+    def add_control(self, header: BatchHeader, records: list[Record], offsets: list[int]) -> None:
+        n = len(records)
+        self._add_common(header, records, offsets, True)
+        decoded = [_PayloadDecoder.control(r) for r in records]
+        self.control_type += [d[0] for d in decoded]
+        self.payload += [d[1] for d in decoded]
+        self.record_type += [None] * n
+        self.record_version += [None] * n
+
+    def add_data(
+        self, header: BatchHeader, records: list[Record], offsets: list[int], decoded: list[_Decoded]
+    ) -> None:
+        self._add_common(header, records, offsets, False)
+        self.control_type += [None] * len(records)
+        self.record_type += [d[0] for d in decoded]
+        self.record_version += [d[1] for d in decoded]
+        self.payload += [d[2] for d in decoded]
+
+    def _add_common(
+        self, header: BatchHeader, records: list[Record], offsets: list[int], control: bool
+    ) -> None:
+        n = len(records)
+        self.offset += offsets
+        self.epoch += [header.partition_leader_epoch] * n
+        self.base += [header.base_offset] * n
+        self.timestamp += [r.timestamp for r in records]
+        self.is_control += [control] * n
+        self.key += [r.key for r in records]
+        self.value += [r.value for r in records]
+
+    def take(self) -> pa.RecordBatch:
+        n = len(self.offset)
+        unit = self._unit
+        node = (
+            pa.nulls(n, pa.int32()) if unit.node is None else pa.repeat(pa.scalar(unit.node, pa.int32()), n)
+        )
+        arrays = [
+            pa.array(self.offset, pa.int64()),
+            pa.array(self.epoch, pa.int32()),
+            pa.array(self.base, pa.int64()),
+            pa.array([t * 1000 for t in self.timestamp], _TS_US),
+            pa.array(self.is_control, pa.bool_()),
+            pa.array(self.control_type, pa.string()),
+            pa.array(self.record_type, pa.string()),
+            pa.array(self.record_version, pa.int16()),
+            pa.array(self.key, pa.binary()),
+            pa.array(self.value, pa.binary()),
+            pa.array(self.payload, pa.string()),
+            pa.repeat(pa.scalar(unit.snapshot_offset is not None, pa.bool_()), n),
+            node,
+            pa.repeat(pa.scalar(unit.path, pa.string()), n),
+        ]
+        self._clear()
+        return pa.RecordBatch.from_arrays(arrays, schema=RECORD_SCHEMA)
+
+
+def read_unit(
+    unit: ReadUnit, row_filter: RowFilter = ALL_ROWS, *, batch_rows: int = DEFAULT_BATCH_ROWS
+) -> Iterator[pa.RecordBatch]:
+    """The rows of ``unit`` that pass ``row_filter``, as ``RECORD_SCHEMA`` batches.
+
+    Raises:
+        LogReadError: corrupt or missing data (see the module docstring), naming the file,
+            the position and the offset.
+    """
+    rf = row_filter
+    snapshot_offset = unit.snapshot_offset
+    snapshot = snapshot_offset is not None
+    if snapshot_offset is not None and not rf.admits_offset(snapshot_offset):
+        return
+    if rf.record_types is not None and not rf.record_types:
+        return
+    data = _read_range(unit.path, unit.start, unit.end)
+    columns = _Columns(unit)
+    decoder = _PayloadDecoder()
+    by_type = rf.filters_record_types
+    pos = 0
+    expected = unit.first_offset
+    last_epoch = unit.min_epoch
+    reached_end = True
+    while pos < len(data):
+        file_pos = unit.start + pos
+        header, problem = _batch_problem(data, pos, file_pos, expected, last_epoch)
+        if problem is not None:
+            _fail_unless_torn(unit, file_pos, expected, header, problem)
+            reached_end = False
+            break
+        assert header is not None
+        size = header.size_in_bytes
+        base, next_offset = header.base_offset, header.next_offset
+        if not snapshot and rf.end is not None and base >= rf.end:
+            reached_end = False
+            break
+        skip = (header.is_control and by_type) or (not snapshot and not rf.may_contain(base, next_offset))
+        if not skip:
+            try:
+                batch = decode_batch(data, pos, verify_crc=False)
+            except CorruptRecordError as e:
+                raise LogReadError(
+                    f"{unit.path}: corrupt records in the batch at position {file_pos} (offset {base}): {e}",
+                    unit.path,
+                    file_pos,
+                    base,
+                ) from None
+            records = list(batch.records)
+            if not snapshot and not rf.covers(base, next_offset):
+                records = [r for r in records if rf.admits_offset(r.offset)]
+            offsets = (
+                [r.offset for r in records] if snapshot_offset is None else [snapshot_offset] * len(records)
+            )
+            if header.is_control:
+                columns.add_control(header, records, offsets)
+            else:
+                if by_type:
+                    keep = [
+                        i for i, r in enumerate(records) if rf.admits_record_type(_peek_type_name(r.value))
+                    ]
+                    records = [records[i] for i in keep]
+                    offsets = [offsets[i] for i in keep]
+                decoded = [decoder.metadata(r.value) for r in records]
+                if by_type:
+                    keep = [i for i, d in enumerate(decoded) if rf.admits_record_type(d[0])]
+                    if len(keep) != len(records):
+                        records = [records[i] for i in keep]
+                        offsets = [offsets[i] for i in keep]
+                        decoded = [decoded[i] for i in keep]
+                columns.add_data(header, records, offsets, decoded)
+        expected = next_offset
+        last_epoch = header.partition_leader_epoch
+        pos += size
+        if len(columns) >= batch_rows:
+            yield columns.take()
+    missing = unit.end_offset is not None and expected != unit.end_offset
+    if (
+        reached_end
+        and missing
+        and unit.kind == SEGMENT
+        and unit.end == unit.file_size
+        and not unit.last_segment
+    ):
+        raise LogReadError(
+            f"{unit.path}: the segment ends before offset {expected} but the next segment starts "
+            f"at offset {unit.end_offset}: the log is missing data",
+            unit.path,
+            unit.start + pos,
+            expected,
+        )
+    if len(columns):
+        yield columns.take()
+
+
+def _fail_unless_torn(
+    unit: ReadUnit, file_pos: int, expected: int, header: BatchHeader | None, problem: str
+) -> None:
+    """Raise ``LogReadError`` for an invalid batch, unless it is the torn tail of the last segment."""
+    offset = expected if header is None else header.base_offset
+    where = f"{unit.path}: invalid batch at position {file_pos} (offset {offset}): {problem}"
+    if unit.kind == SNAPSHOT:
+        raise LogReadError(f"{where}; a published snapshot is never torn", unit.path, file_pos, offset)
+    if not unit.last_segment:
+        raise LogReadError(
+            f"{where}; only the last segment can have a torn tail", unit.path, file_pos, offset
+        )
+    follower = _valid_batch_after(unit, file_pos, expected)
+    if follower is not None:
+        raise LogReadError(
+            f"{where}; a valid batch follows at position {follower}, so this is not a torn tail",
+            unit.path,
+            file_pos,
+            offset,
+        )
+
+
+def read_log(
+    path: str | os.PathLike[str],
+    *,
+    include_snapshots: bool = False,
+    row_filter: RowFilter = ALL_ROWS,
+    max_bytes_per_unit: int = DEFAULT_MAX_BYTES_PER_UNIT,
+) -> pa.Table:
+    """Every unit of ``path`` read in order into one table (small logs, tests, notebooks)."""
+    batches = [
+        batch
+        for unit in plan_units(
+            path,
+            include_snapshots=include_snapshots,
+            max_bytes_per_unit=max_bytes_per_unit,
+            row_filter=row_filter,
+        )
+        for batch in read_unit(unit, row_filter)
+    ]
+    return pa.Table.from_batches(batches, schema=RECORD_SCHEMA)
