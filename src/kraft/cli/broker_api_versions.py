@@ -28,12 +28,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from kraft.protocol.messages import REGISTRY
-from kraft.tools.admin import AdminError, parse_bootstrap
-from kraft.tools.broker_admin import BrokerAdminClient, BrokerNode
+from kraft.tools.admin import AdminError
+from kraft.tools.broker_admin import (
+    BrokerNode,
+    ClientFactory,
+    client_from_args,
+    one_line,
+)
 
 PROG = "kraft broker-api-versions"
 
@@ -67,8 +72,6 @@ API_NAMES: dict[int, str] = {
 CLIENT_API_KEYS: frozenset[int] = frozenset(
     [0, 1, 2, 3, *range(8, 52), 55, 57, 60, 61, 64, 65, 66, 68, 69, 71, 72, *range(74, 82), *range(83, 88)]
 )
-
-ClientFactory = Callable[[argparse.Namespace], BrokerAdminClient]
 
 
 class _UsageError(Exception):
@@ -150,24 +153,12 @@ def versions_json(versions: Mapping[int, tuple[int, int]]) -> list[dict[str, Any
     return rows
 
 
-def default_client(ns: argparse.Namespace) -> BrokerAdminClient:
-    return BrokerAdminClient(
-        parse_bootstrap(ns.bootstrap_server),
-        timeout_ms=ns.timeout_ms,
-        request_timeout_ms=ns.request_timeout_ms,
-    )
-
-
-def _one_line(error: Exception) -> str:
-    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
-
-
 def main(
     argv: Sequence[str] | None = None,
     out: TextIO | None = None,
     *,
     err: TextIO | None = None,
-    client_factory: ClientFactory = default_client,
+    client_factory: ClientFactory = client_from_args,
 ) -> int:
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
@@ -186,7 +177,7 @@ def main(
         print(f"{PROG}: {e}", file=err)
         return 2
     except AdminError as e:  # a malformed --bootstrap-server
-        print(f"{PROG}: {_one_line(e)}", file=err)
+        print(f"{PROG}: {one_line(e)}", file=err)
         return 2
     failed = 0
     brokers_json: list[dict[str, Any]] = []
@@ -194,7 +185,7 @@ def main(
         try:
             brokers = client.cluster_metadata().brokers
         except AdminError as e:
-            print(f"{PROG}: cannot find the brokers: {_one_line(e)}", file=err)
+            print(f"{PROG}: cannot find the brokers: {one_line(e)}", file=err)
             return 1
         if not brokers:
             print(f"{PROG}: Metadata lists no brokers", file=err)
@@ -211,11 +202,11 @@ def main(
                             "host": node.host,
                             "port": node.port,
                             "rack": node.rack,
-                            "error": _one_line(e),
+                            "error": one_line(e),
                         }
                     )
                 else:
-                    print(f"{node_string(node)} -> ERROR: {_one_line(e)}", file=out)
+                    print(f"{node_string(node)} -> ERROR: {one_line(e)}", file=out)
                 continue
             if ns.json:
                 brokers_json.append(

@@ -30,18 +30,21 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
 
-from kraft.tools.admin import AdminError, parse_bootstrap
+from kraft.tools.admin import AdminError
 from kraft.tools.broker_admin import (
     AlterConfigOp,
     ApiError,
     BrokerAdminClient,
+    ClientFactory,
     ConfigEntry,
     ConfigOperation,
     ConfigResource,
     ConfigSource,
+    client_from_args,
+    one_line,
 )
 
 PROG = "kraft configs"
@@ -52,8 +55,6 @@ _MAX_TOPIC_NAME = 249
 # Kafka splits --add-config on commas (and each item on '=') outside square brackets.
 _OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
 _KEY = re.compile(r"[$a-zA-Z0-9._-]*")
-
-ClientFactory = Callable[[argparse.Namespace], BrokerAdminClient]
 
 
 class _UsageError(Exception):
@@ -360,24 +361,12 @@ def _alter(
 # main
 
 
-def default_client(ns: argparse.Namespace) -> BrokerAdminClient:
-    return BrokerAdminClient(
-        parse_bootstrap(ns.bootstrap_server),
-        timeout_ms=ns.timeout_ms,
-        request_timeout_ms=ns.request_timeout_ms,
-    )
-
-
-def _one_line(error: Exception) -> str:
-    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
-
-
 def main(
     argv: Sequence[str] | None = None,
     out: TextIO | None = None,
     *,
     err: TextIO | None = None,
-    client_factory: ClientFactory = default_client,
+    client_factory: ClientFactory = client_from_args,
 ) -> int:
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
@@ -396,7 +385,7 @@ def main(
         print(f"{PROG}: {e}", file=err)
         return 2
     except AdminError as e:  # a malformed --bootstrap-server
-        print(f"{PROG}: {_one_line(e)}", file=err)
+        print(f"{PROG}: {one_line(e)}", file=err)
         return 2
     try:
         with client:
@@ -409,7 +398,7 @@ def main(
         print(str(e), file=err)
         return 1
     except (_ServerError, AdminError) as e:
-        print(f"Error while executing config command with args '{' '.join(args)}': {_one_line(e)}", file=err)
+        print(f"Error while executing config command with args '{' '.join(args)}': {one_line(e)}", file=err)
         return 1
     return 0
 

@@ -22,12 +22,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from kraft.protocol.error_codes import ErrorCode
-from kraft.tools.admin import AdminError, parse_bootstrap
-from kraft.tools.broker_admin import ApiError, ApiFailure, BrokerAdminClient, ElectionType
+from kraft.tools.admin import AdminError
+from kraft.tools.broker_admin import (
+    ApiError,
+    ApiFailure,
+    ClientFactory,
+    ElectionType,
+    client_from_args,
+    one_line,
+)
 
 PROG = "kraft leader-election"
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -42,7 +49,6 @@ _EXCEPTION_NAMES = {
     ErrorCode.INVALID_CONFIG: "InvalidConfigurationException",
 }
 
-ClientFactory = Callable[[argparse.Namespace], BrokerAdminClient]
 TopicPartition = tuple[str, int]
 
 
@@ -240,18 +246,6 @@ def results_json(
     }
 
 
-def default_client(ns: argparse.Namespace) -> BrokerAdminClient:
-    return BrokerAdminClient(
-        parse_bootstrap(ns.bootstrap_server),
-        timeout_ms=ns.timeout_ms,
-        request_timeout_ms=ns.request_timeout_ms,
-    )
-
-
-def _one_line(error: Exception) -> str:
-    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
-
-
 def _partitions(ns: argparse.Namespace) -> list[TopicPartition] | None:
     if ns.path_to_json_file is not None:
         try:
@@ -270,7 +264,7 @@ def main(
     out: TextIO | None = None,
     *,
     err: TextIO | None = None,
-    client_factory: ClientFactory = default_client,
+    client_factory: ClientFactory = client_from_args,
 ) -> int:
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
@@ -287,7 +281,7 @@ def main(
         print(f"{PROG}: {e}", file=err)
         return 2
     except AdminError as e:  # a malformed --bootstrap-server
-        print(f"{PROG}: {_one_line(e)}", file=err)
+        print(f"{PROG}: {one_line(e)}", file=err)
         return 2
     try:
         with client:
@@ -299,7 +293,7 @@ def main(
             print(f"Error while making request: {e.error.name}: {e.error.text}", file=err)
         return 1
     except AdminError as e:
-        print(f"Timeout waiting for election results: {_one_line(e)}", file=err)
+        print(f"Timeout waiting for election results: {one_line(e)}", file=err)
         return 1
     lines, failures = format_results(election_type, results)
     if ns.json:

@@ -32,23 +32,26 @@ import json
 import re
 import sys
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kraft.common.uuids import uuid_from_base64, uuid_to_base64
 from kraft.protocol.error_codes import ErrorCode
-from kraft.tools.admin import AdminError, parse_bootstrap
+from kraft.tools.admin import AdminError
 from kraft.tools.broker_admin import (
     ApiError,
     BrokerAdminClient,
+    ClientFactory,
     ConfigEntry,
     ConfigResource,
     NewPartitions,
     NewTopic,
     PartitionInfo,
     TopicDescription,
+    client_from_args,
     is_internal_topic,
+    one_line,
 )
 
 PROG = "kraft topics"
@@ -67,8 +70,6 @@ _COLLISION_WARNING = (
     "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could "
     "collide. To avoid issues it is best to use either, but not both."
 )
-
-ClientFactory = Callable[[argparse.Namespace], BrokerAdminClient]
 
 
 class _UsageError(Exception):
@@ -641,25 +642,12 @@ def _describe(ns: argparse.Namespace, client: BrokerAdminClient, out: TextIO) ->
 # main
 
 
-def default_client(ns: argparse.Namespace) -> BrokerAdminClient:
-    return BrokerAdminClient(
-        parse_bootstrap(ns.bootstrap_server),
-        timeout_ms=ns.timeout_ms,
-        request_timeout_ms=ns.request_timeout_ms,
-    )
-
-
-def one_line(error: Exception) -> str:
-    """An error's message on one line (AdminError lists each address tried on its own line)."""
-    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
-
-
 def main(
     argv: Sequence[str] | None = None,
     out: TextIO | None = None,
     *,
     err: TextIO | None = None,
-    client_factory: ClientFactory = default_client,
+    client_factory: ClientFactory = client_from_args,
 ) -> int:
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr

@@ -26,6 +26,7 @@ the tools, never to the core or the server.
 
 from __future__ import annotations
 
+import argparse
 import enum
 import time
 import uuid
@@ -54,6 +55,7 @@ from kraft.tools.admin import (
     RetriableError,
     _timeout_message,
     error_name,
+    parse_bootstrap,
 )
 
 K = TypeVar("K")
@@ -1108,3 +1110,20 @@ __all__ = [
     "TopicDescription",
     "is_internal_topic",
 ]
+
+
+ClientFactory = Callable[[argparse.Namespace], "BrokerAdminClient"]
+
+
+def client_from_args(ns: argparse.Namespace) -> BrokerAdminClient:
+    """The client a tool's ``--bootstrap-server``, ``--timeout-ms`` and ``--request-timeout-ms`` ask for."""
+    return BrokerAdminClient(
+        parse_bootstrap(ns.bootstrap_server),
+        timeout_ms=ns.timeout_ms,
+        request_timeout_ms=ns.request_timeout_ms,
+    )
+
+
+def one_line(error: Exception) -> str:
+    """An error's message on one line (AdminError lists each address tried on its own line)."""
+    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
