@@ -523,17 +523,39 @@ def _camel(name: str) -> str:
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
+# (attribute, JSON name, type, tagged default or _NOT_TAGGED) per present field, by (struct, version):
+# computed once, since tools and the Spark source turn millions of records into JSON.
+_NOT_TAGGED: Any = object()
+_JSON_PLANS: dict[tuple[int, int], tuple[StructType, tuple[tuple[str, str, Any, Any], ...]]] = {}
+
+
+def _json_plan(schema: StructType, version: int) -> tuple[tuple[str, str, Any, Any], ...]:
+    cached = _JSON_PLANS.get((id(schema), version))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    plan = tuple(
+        (
+            field.name,
+            _camel(field.name),
+            field.type,
+            field.default_value() if version in field.tagged else _NOT_TAGGED,
+        )
+        for field in schema.fields
+        if version in field.versions
+    )
+    _JSON_PLANS[(id(schema), version)] = (schema, plan)
+    return plan
+
+
 def _struct_json(schema: StructType, value: Any, version: int) -> dict[str, Any]:
     from kraft.common.uuids import uuid_to_base64
 
     out: dict[str, Any] = {}
-    for field in schema.fields:
-        if version not in field.versions:
+    for name, json_name, ftype, tagged_default in _json_plan(schema, version):
+        v = getattr(value, name)
+        if tagged_default is not _NOT_TAGGED and v == tagged_default:
             continue
-        v = getattr(value, field.name)
-        if version in field.tagged and v == field.default_value():
-            continue
-        out[_camel(field.name)] = _json_value(field.type, v, version, uuid_to_base64)
+        out[json_name] = _json_value(ftype, v, version, uuid_to_base64)
     return out
 
 
