@@ -1,4 +1,5 @@
-"""One SparkSession for every ``spark`` test of the run (starting one takes ~15 s)."""
+"""One SparkSession for every ``spark`` test of the run (starting one takes ~15 s), and real
+clusters on loopback for the streaming tests."""
 
 from __future__ import annotations
 
@@ -17,3 +18,44 @@ def spark() -> Iterator[Any]:
     session = kraft_session("local[2]", "kraft-tests", {"spark.sql.shuffle.partitions": "4"})
     yield session
     session.stop()
+
+
+def _integration_conftest() -> Any:
+    """``tests/integration/conftest.py`` (``LocalCluster``), loaded under its own module name so
+    that it cannot clash with this conftest."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    name = "kraft_tests_integration_conftest"
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parent.parent / "integration" / "conftest.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture(scope="session")
+def local_cluster_class() -> Any:
+    """``tests/integration``'s ``LocalCluster``: real nodes on loopback, kill -9 and restart."""
+    return _integration_conftest().LocalCluster
+
+
+@pytest.fixture
+def local_cluster(tmp_path: Any, local_cluster_class: Any) -> Iterator[Any]:
+    """Factory of real clusters (``LocalCluster``): ``local_cluster(controllers=3, overrides=...)``;
+    every node is stopped at teardown."""
+    made: list[Any] = []
+    cluster_class = local_cluster_class
+
+    def factory(controllers: int = 3, overrides: dict[str, str] | None = None, **kw: Any) -> Any:
+        c = cluster_class(tmp_path / f"cluster-{len(made)}", controllers, overrides, **kw)
+        made.append(c)
+        return c
+
+    yield factory
+    for c in made:
+        c.stop_all()

@@ -7,7 +7,6 @@ non-metadata records come through as bytes."""
 from __future__ import annotations
 
 import base64
-import importlib.util
 import io
 import json
 import shutil
@@ -351,10 +350,3 @@ def test_options_are_checked() -> None:
         ReadOptions.parse({})
     parsed = ReadOptions.parse({"PATH": "x", "STARTINGOFFSET": "5", "includesnapshots": "TRUE"})
     assert (parsed.path, parsed.starting_offset, parsed.include_snapshots) == ("x", 5, True)
-
-
-def test_the_stream_reader_is_named_until_it_exists() -> None:
-    if importlib.util.find_spec("kraft.spark.stream") is not None:
-        pytest.skip("kraft.spark.stream exists now; its own tests cover it")
-    with pytest.raises(NotImplementedError, match=r"kraft\.spark\.stream\.KraftStreamReader"):
-        KraftDataSource({"path": "x"}).streamReader(None)  # type: ignore[arg-type]

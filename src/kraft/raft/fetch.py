@@ -108,6 +108,10 @@ def _update_replica_progress(
 ) -> ReplicaProgress:
     key = request.replica_key
     leader_end = node.log.end_offset()
+    if key.id < 0:
+        # A reader without a node id (a tool tailing the log): not a replica, so not listed as an
+        # observer (Kafka's LeaderState ignores negative ids too); never parked, it is told at once.
+        return ReplicaProgress(key)
     if key.id in state.voters and key.id != state.local_key.id:
         progress = state.voters[key.id]
         if progress.key.directory_id == ZERO_UUID and key.directory_id != ZERO_UUID:

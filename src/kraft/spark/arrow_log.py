@@ -813,3 +813,102 @@ def read_log(
         for batch in read_unit(unit, row_filter)
     ]
     return pa.Table.from_batches(batches, schema=RECORD_SCHEMA)
+
+
+def decode_records(
+    data: bytes | bytearray | memoryview,
+    *,
+    source: str,
+    node: int | None = None,
+    snapshot_offset: int | None = None,
+    row_filter: RowFilter = ALL_ROWS,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> Iterator[pa.RecordBatch]:
+    """Rows of whole record batches held in memory (e.g. fetched from a quorum's leader rather than
+    read from a file), as ``RECORD_SCHEMA`` batches, decoded exactly as ``read_unit`` decodes a file.
+
+    ``source`` fills the ``file`` column and names the data in errors; ``node`` fills ``node``;
+    ``snapshot_offset`` marks the bytes as (a part of) a snapshot whose rows all carry that offset
+    (its end offset - 1) and ``from_snapshot`` = true. ``row_filter`` applies as in ``read_unit``.
+    Every batch is checked (header, length, CRC-32C); the bytes must end at a batch boundary.
+
+    Raises:
+        LogReadError: an invalid or partial batch, or records that do not parse (naming ``source``,
+            the byte position and the batch's offset).
+    """
+    unit = ReadUnit(
+        path=source,
+        kind=SEGMENT if snapshot_offset is None else SNAPSHOT,
+        start=0,
+        end=len(data),
+        first_offset=0,
+        end_offset=None,
+        min_epoch=-1,
+        file_size=len(data),
+        last_segment=False,
+        node=node,
+        snapshot_offset=snapshot_offset,
+    )
+    rf = row_filter
+    if snapshot_offset is not None and not rf.admits_offset(snapshot_offset):
+        return
+    if rf.record_types is not None and not rf.record_types:
+        return
+    columns = _Columns(unit)
+    decoder = _PayloadDecoder()
+    by_type = rf.filters_record_types
+    snapshot = snapshot_offset is not None
+    pos = 0
+    while pos < len(data):
+        header: BatchHeader | None
+        try:
+            header = read_batch_header(data, pos)
+        except CorruptRecordError as e:
+            raise LogReadError(
+                f"{source}: invalid batch header at position {pos}: {e}", source, pos
+            ) from None
+        if header is None:
+            raise LogReadError(f"{source}: partial batch header at position {pos}", source, pos)
+        base, size = header.base_offset, header.size_in_bytes
+        if pos + size > len(data):
+            raise LogReadError(
+                f"{source}: the batch at position {pos} (offset {base}) runs past the end of the data",
+                source,
+                pos,
+                base,
+            )
+        if not batch_crc_valid(data, pos, header):
+            raise LogReadError(
+                f"{source}: invalid batch at position {pos} (offset {base}): CRC mismatch", source, pos, base
+            )
+        if (header.is_control and by_type) or (not snapshot and not rf.may_contain(base, header.next_offset)):
+            pos += size
+            continue
+        try:
+            batch = decode_batch(data, pos, verify_crc=False)
+        except CorruptRecordError as e:
+            raise LogReadError(
+                f"{source}: corrupt records in the batch at position {pos} (offset {base}): {e}",
+                source,
+                pos,
+                base,
+            ) from None
+        records = list(batch.records)
+        if not snapshot and not rf.covers(base, header.next_offset):
+            records = [r for r in records if rf.admits_offset(r.offset)]
+        offsets = [r.offset for r in records] if snapshot_offset is None else [snapshot_offset] * len(records)
+        if header.is_control:
+            columns.add_control(header, records, offsets)
+        else:
+            decoded = [decoder.metadata(r.value) for r in records]
+            if by_type:
+                keep = [i for i, d in enumerate(decoded) if rf.admits_record_type(d[0])]
+                records = [records[i] for i in keep]
+                offsets = [offsets[i] for i in keep]
+                decoded = [decoded[i] for i in keep]
+            columns.add_data(header, records, offsets, decoded)
+        pos += size
+        if len(columns) >= batch_rows:
+            yield columns.take()
+    if len(columns):
+        yield columns.take()

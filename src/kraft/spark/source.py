@@ -36,10 +36,9 @@ files and sizes an earlier action planned: ``load()`` again to see new records.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -70,7 +69,6 @@ from kraft.spark.arrow_log import (
 from kraft.spark.columns import RECORD_DDL, RECORD_SCHEMA
 
 SOURCE_NAME = "kraft"
-STREAM_MODULE = "kraft.spark.stream"
 
 # Lower-cased option name -> the spelling the documentation uses.
 OPTIONS = {
@@ -310,13 +308,6 @@ class KraftDataSource(DataSource):
         return KraftPushdownReader(options) if options.push_filters else KraftReader(options)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        try:
-            module = importlib.import_module(STREAM_MODULE)
-        except ModuleNotFoundError as e:
-            if e.name != STREAM_MODULE:
-                raise
-            raise NotImplementedError(
-                f'spark.readStream.format("kraft") needs {STREAM_MODULE}.KraftStreamReader, '
-                "which this installation of kraft does not have yet; use spark.read for batch reads"
-            ) from None
-        return cast(DataSourceStreamReader, module.KraftStreamReader(self.options, schema))
+        from kraft.spark.stream import KraftStreamReader  # imported only when streaming
+
+        return KraftStreamReader(self.options, schema)

@@ -93,6 +93,15 @@ def test_observer_fetches_do_not_advance_the_high_watermark() -> None:
     assert [o.replica_id for o in described.observers] == [9]
 
 
+def test_a_reader_without_a_node_id_is_served_but_not_listed_as_an_observer() -> None:
+    ctx = leader_ctx()
+    leo = told_the_high_watermark(ctx)
+    ctx.deliver(ctx.fetch_request(epoch=5, replica=-1, fetch_offset=0, last_fetched_epoch=0, max_wait_ms=500))
+    ctx.poll()
+    assert ctx.assert_sent_fetch_response().high_watermark == leo  # answered, not parked
+    assert [o.replica_id for o in ctx.node.describe_quorum(ctx.now_ms).observers] == []
+
+
 def test_fetch_with_stale_epoch_is_fenced_and_future_epoch_unknown() -> None:
     ctx = leader_ctx()
     ctx.deliver(ctx.fetch_request(epoch=4, replica=2, fetch_offset=0, last_fetched_epoch=0), source=2)
