@@ -25,6 +25,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "leader-election": ("kraft.cli.leader_election", "run preferred or unclean leader elections"),
     "broker-api-versions": ("kraft.cli.broker_api_versions", "list the API versions each broker serves"),
     "sim": ("kraft.cli.sim", "run the deterministic fault-injecting simulator"),
+    "analyze": ("kraft.cli.analyze", "rebuild a cluster's history from its metadata logs on Spark (report)"),
 }
 
 
