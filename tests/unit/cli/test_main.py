@@ -31,3 +31,17 @@ def test_closed_pipe_ends_quietly_without_a_traceback() -> None:
         os.close(write_end)
     assert done.returncode == 141
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+
+
+def test_the_server_and_the_tools_start_without_the_spark_extra() -> None:
+    # kraft[spark] is optional: nothing but kraft.spark (and the commands that need it) may import it.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kraft.cli.main, kraft.cli.sim, kraft.cli.analyze, kraft.server.kraft_server; "
+        "heavy = {'pyspark', 'pyarrow', 'pandas', 'matplotlib'}; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

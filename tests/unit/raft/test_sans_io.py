@@ -14,6 +14,8 @@ import pytest
 import kraft
 
 BANNED_MODULES = {"socket", "asyncio", "threading", "time", "os", "selectors", "subprocess"}
+# The Spark pipeline's heavy dependencies (the kraft[spark] extra): never needed by a core.
+BANNED_MODULES |= {"pyspark", "pyarrow", "pandas", "matplotlib"}
 PACKAGE_DIR = Path(kraft.__file__).parent
 CORES = ("raft", "metadata", "controller", "broker")
 MODULES = sorted(p for core in CORES for p in (PACKAGE_DIR / core).rglob("*.py"))
