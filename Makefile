@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_quorum.py
 	$(PY) benchmarks/bench_controller.py
 	$(PY) benchmarks/bench_brokers.py
+	$(PY) benchmarks/bench_spark_source.py
 
 ## Long simulator sweeps on a mypyc-compiled build, audited against the interpreter (hours).
 SEEDS ?= 1..10000

@@ -564,7 +564,9 @@ class _PayloadDecoder:
         self._cache: dict[bytes, _Decoded] = {}
 
     def metadata(self, value: bytes | None) -> _Decoded:
-        if value is None:
+        if value is None or not value or value[0] != FRAME_VERSION:
+            # Not an ApiMessageAndVersion frame (e.g. a test-raft-server payload): decode_record
+            # would refuse it anyway, after costing more than the whole row; nor worth caching.
             return _NOT_METADATA
         hit = self._cache.get(value)
         if hit is not None:
