@@ -647,89 +647,101 @@ def print_report(r: dict[str, Any]) -> None:
     m = r["machine"]
     print(f"machine: {m['cpus']} CPUs, Python {m['python']}; the run took {r['elapsed_s']:.0f} s")
 
-    p = r.get("propagation", {})
-    print(
-        f"\n1. metadata propagation: {r['topics']} topics (1 partition, RF 3), CreateTopics to the controller"
-    )
-    if "error" in p:
-        print(f"   FAILED: {p['error']}")
-    else:
-        goal = "met" if p["goal_p50_under_50_ms"] else "MISSED"
-        rtt = f"baseline: Metadata v{p['metadata_version']} round trip"
-        print(f"   {'CreateTopics answered (commit)':36} {fmt_ms(p['commit_ms'])}")
-        all_three = fmt_ms(p["visible_on_all_three_ms"])
-        print(f"   {'commit -> visible on all three':36} {all_three}  (goal p50 < 50 ms: {goal})")
-        print(f"   {'commit -> visible on one broker':36} {fmt_ms(p['visible_per_broker_ms'])}")
-        print(f"   {rtt:36} {fmt_ms(p['baseline_metadata_rtt_ms'])}")
+    if "propagation" in r:
+        p = r.get("propagation", {})
         print(
-            f"   all three vs round trip, p50: {p['p50_vs_rtt']:.1f}x; {p['polls_per_topic_mean']:.1f} polls "
-            f"per topic; visible at the first poll: {p['visible_at_first_poll']:.0%}"
+            f"\n1. metadata propagation: {r['topics']} topics (1 partition, RF 3), "
+            "CreateTopics to the controller"
         )
-
-    t = r.get("throughput", {})
-    print(
-        f"\n2. Metadata v13 of all topics, {THROUGHPUT_TOPICS * PARTITIONS_PER_TOPIC:,} partitions, broker 4"
-    )
-    if "error" in t:
-        print(f"   FAILED: {t['error']}")
-    else:
-        print(
-            f"   response {t['metadata_response_bytes']:,} bytes; baseline ApiVersions "
-            f"v{t['api_versions_version']}, {t['api_versions_response_bytes']:,} bytes"
-        )
-        for c in (1, 2):
-            x = t[f"clients_{c}"]
-            base = x["baseline_api_versions_per_s"]
+        if "error" in p:
+            print(f"   FAILED: {p['error']}")
+        else:
+            goal = "met" if p["goal_p50_under_50_ms"] else "MISSED"
+            rtt = f"baseline: Metadata v{p['metadata_version']} round trip"
+            print(f"   {'CreateTopics answered (commit)':36} {fmt_ms(p['commit_ms'])}")
+            all_three = fmt_ms(p["visible_on_all_three_ms"])
+            print(f"   {'commit -> visible on all three':36} {all_three}  (goal p50 < 50 ms: {goal})")
+            print(f"   {'commit -> visible on one broker':36} {fmt_ms(p['visible_per_broker_ms'])}")
+            print(f"   {rtt:36} {fmt_ms(p['baseline_metadata_rtt_ms'])}")
             print(
-                f"   {c} client{'s' if c > 1 else ' '}: Metadata {x['metadata_per_s']:8,.1f} req/s "
-                f"({x['metadata_mb_per_s']:5.1f} MB/s)   ApiVersions {base:8,.0f} req/s   "
-                f"ratio {x['ratio']:.4f}"
+                f"   all three vs round trip, p50: {p['p50_vs_rtt']:.1f}x; "
+                f"{p['polls_per_topic_mean']:.1f} polls "
+                f"per topic; visible at the first poll: {p['visible_at_first_poll']:.0%}"
             )
 
-    print(f"\n3. broker {RESTART_BROKER} start -> unfenced, {r['partitions']:,} partitions (RF 3)")
-    runs = (("restart_no_snapshot", "no snapshot"), ("restart_with_snapshot", "with snapshot"))
-    head_other = f"in broker {OBSERVING_BROKER}'s Metadata"
-    print(f"   {'':52} {head_other:>24} {'in its own log':>16}")
-    for key, label in runs:
-        x = r.get(key, {})
-        for what, name in (("baseline_first_start", "first start, empty cluster"), ("restart", "restart")):
-            if what in x:
-                v = x[what]
-                row = f"{name} ({label} cluster)"
-                other, own = v["unfenced_in_other_broker_s"], v["unfenced_in_own_log_s"]
-                print(f"   {row:52} {other:22.2f} s {own:14.2f} s")
-        if "baseline_first_start" in x and "restart" in x:
-            ratio = (
-                x["restart"]["unfenced_in_other_broker_s"]
-                / x["baseline_first_start"]["unfenced_in_other_broker_s"]
+    if "throughput" in r:
+        t = r.get("throughput", {})
+        print(
+            f"\n2. Metadata v13 of all topics, "
+            f"{THROUGHPUT_TOPICS * PARTITIONS_PER_TOPIC:,} partitions, broker 4"
+        )
+        if "error" in t:
+            print(f"   FAILED: {t['error']}")
+        else:
+            print(
+                f"   response {t['metadata_response_bytes']:,} bytes; baseline ApiVersions "
+                f"v{t['api_versions_version']}, {t['api_versions_response_bytes']:,} bytes"
             )
-            print(f"   {'  restart / first start':52} {ratio:22.2f} x")
-    for key, label in runs:
-        x = r.get(key, {})
-        if "error" in x:
-            print(f"   {label}: FAILED: {x['error']}")
-        if "before_restart" not in x:
-            continue
-        print(f"   {label} cluster ({', '.join(f'{k}={v}' for k, v in x['overrides'].items())}):")
-        for when in ("after_create", "before_restart"):
-            st = x[when]
-            snaps = st["snapshots"]
-            listing = (
-                snaps[-1] + (f" (newest of {len(snaps)})" if len(snaps) > 1 else "") if snaps else "none"
+            for c in (1, 2):
+                x = t[f"clients_{c}"]
+                base = x["baseline_api_versions_per_s"]
+                print(
+                    f"   {c} client{'s' if c > 1 else ' '}: Metadata {x['metadata_per_s']:8,.1f} req/s "
+                    f"({x['metadata_mb_per_s']:5.1f} MB/s)   ApiVersions {base:8,.0f} req/s   "
+                    f"ratio {x['ratio']:.4f}"
+                )
+
+    if "restart_no_snapshot" in r or "restart_with_snapshot" in r:
+        print(f"\n3. broker {RESTART_BROKER} start -> unfenced, {r['partitions']:,} partitions (RF 3)")
+        runs = (("restart_no_snapshot", "no snapshot"), ("restart_with_snapshot", "with snapshot"))
+        head_other = f"in broker {OBSERVING_BROKER}'s Metadata"
+        print(f"   {'':52} {head_other:>24} {'in its own log':>16}")
+        for key, label in runs:
+            x = r.get(key, {})
+            for what, name in (
+                ("baseline_first_start", "first start, empty cluster"),
+                ("restart", "restart"),
+            ):
+                if what in x:
+                    v = x[what]
+                    row = f"{name} ({label} cluster)"
+                    other, own = v["unfenced_in_other_broker_s"], v["unfenced_in_own_log_s"]
+                    print(f"   {row:52} {other:22.2f} s {own:14.2f} s")
+            if "baseline_first_start" in x and "restart" in x:
+                ratio = (
+                    x["restart"]["unfenced_in_other_broker_s"]
+                    / x["baseline_first_start"]["unfenced_in_other_broker_s"]
+                )
+                print(f"   {'  restart / first start':52} {ratio:22.2f} x")
+        for key, label in runs:
+            x = r.get(key, {})
+            if "error" in x:
+                print(f"   {label}: FAILED: {x['error']}")
+            if "before_restart" not in x:
+                continue
+            print(f"   {label} cluster ({', '.join(f'{k}={v}' for k, v in x['overrides'].items())}):")
+            for when in ("after_create", "before_restart"):
+                st = x[when]
+                snaps = st["snapshots"]
+                listing = (
+                    snaps[-1] + (f" (newest of {len(snaps)})" if len(snaps) > 1 else "") if snaps else "none"
+                )
+                print(
+                    f"      {when.replace('_', ' ')}: "
+                    f"metadata log end offset {st['metadata_log_end_offset']:,}; "
+                    f"broker {RESTART_BROKER}'s snapshot: {listing}; "
+                    f"{st['log_after_newest_snapshot']:,} offsets of log after it"
+                )
+            marker = (
+                "clean-shutdown marker written" if x["clean_shutdown_marker"] else "NO clean-shutdown marker"
             )
             print(
-                f"      {when.replace('_', ' ')}: metadata log end offset {st['metadata_log_end_offset']:,}; "
-                f"broker {RESTART_BROKER}'s snapshot: {listing}; "
-                f"{st['log_after_newest_snapshot']:,} offsets of log after it"
+                f"      partitions created in {x['create_s']:.1f} s; stop-node took {x['stop_node_s']:.1f} s "
+                f"({marker}); fenced in broker {OBSERVING_BROKER}'s view "
+                f"{x['fenced_in_other_broker_after_stop_s']:.1f} s after stop-node began"
             )
-        marker = "clean-shutdown marker written" if x["clean_shutdown_marker"] else "NO clean-shutdown marker"
-        print(
-            f"      partitions created in {x['create_s']:.1f} s; stop-node took {x['stop_node_s']:.1f} s "
-            f"({marker}); fenced in broker {OBSERVING_BROKER}'s view "
-            f"{x['fenced_in_other_broker_after_stop_s']:.1f} s after stop-node began"
-        )
-        for line in x.get("restart", {}).get("log", []):
-            print(f"      restart log: {line}")
+            for line in x.get("restart", {}).get("log", []):
+                print(f"      restart log: {line}")
 
 
 def main() -> int:
@@ -740,11 +752,21 @@ def main() -> int:
     ap.add_argument(
         "--snapshot-bytes",
         type=int,
-        default=1 << 20,
-        help="metadata.log.max.record.bytes.between.snapshots of the 'with snapshot' cluster",
+        default=8 << 20,
+        help="metadata.log.max.record.bytes.between.snapshots of the 'with snapshot' cluster "
+        "(default 8 MiB: 100,000 partitions are about 11 MB of records, so one snapshot of a large "
+        "image is written while they are created; a much smaller threshold has every node write an "
+        "image of up to 11 MB again and again, which is what it measures then)",
     )
     ap.add_argument("--restart-timeout-s", type=float, default=900.0)
     ap.add_argument("--quick", action="store_true", help="50 topics, 5,000 partitions (a smoke test)")
+    ap.add_argument(
+        "--only",
+        choices=("main", "restart"),
+        default=None,
+        help="run only the propagation and throughput figures (main) or only the restart figures",
+    )
+    ap.add_argument("--keep", action="store_true", help="keep the clusters' directories (with --workdir)")
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     ap.add_argument(
         "--workdir", type=Path, default=None, help="where the clusters live (default: a temp dir)"
@@ -767,41 +789,61 @@ def main() -> int:
     }
     if args.workdir is not None:
         args.workdir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="kraft-bench-brokers-", dir=args.workdir) as tmp:
-        root = Path(tmp)
-        main_cluster = BenchCluster(root / "main", {})
-        try:
-            log("cluster up (3 controllers, 3 brokers) ...")
-            main_cluster.up()
-            with section(results, "propagation"):
-                log(f"propagation of {topics} topics ...")
-                results["propagation"] = bench_propagation(main_cluster, topics)
-            with section(results, "throughput"):
-                log("Metadata throughput with 10,000 partitions ...")
-                results["throughput"] = bench_throughput(main_cluster, topics, seconds)
-        except Exception as e:
-            results.setdefault("propagation", {"error": str(e)})
-            results.setdefault("throughput", {"error": str(e)})
-        finally:
-            main_cluster.down()
-        log("restart without a snapshot ...")
-        results["restart_no_snapshot"] = bench_restart(
-            root / "no-snapshot", partitions, NO_SNAPSHOT, False, args.restart_timeout_s
-        )
-        log(f"restart with a snapshot (threshold {snapshot_bytes:,} bytes) ...")
-        results["restart_with_snapshot"] = bench_restart(
-            root / "snapshot",
-            partitions,
-            {"metadata.log.max.record.bytes.between.snapshots": str(snapshot_bytes)},
-            True,
-            args.restart_timeout_s,
-        )
+    keep = args.keep and args.workdir is not None
+    with contextlib.ExitStack() as stack:
+        if keep:
+            root = Path(tempfile.mkdtemp(prefix="kraft-bench-brokers-", dir=args.workdir))
+            log(f"clusters under {root} (kept)")
+        else:
+            tmp = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="kraft-bench-brokers-", dir=args.workdir)
+            )
+            root = Path(tmp)
+        if args.only != "restart":
+            run_main(results, root, topics, seconds)
+        if args.only != "main":
+            run_restarts(results, root, partitions, snapshot_bytes, args.restart_timeout_s)
     results["elapsed_s"] = time.perf_counter() - started
     if args.json:
         print(json.dumps(results, indent=2))
     else:
         print_report(results)
     return 0
+
+
+def run_main(results: dict[str, Any], root: Path, topics: int, seconds: float) -> None:
+    main_cluster = BenchCluster(root / "main", {})
+    try:
+        log("cluster up (3 controllers, 3 brokers) ...")
+        main_cluster.up()
+        with section(results, "propagation"):
+            log(f"propagation of {topics} topics ...")
+            results["propagation"] = bench_propagation(main_cluster, topics)
+        with section(results, "throughput"):
+            log("Metadata throughput with 10,000 partitions ...")
+            results["throughput"] = bench_throughput(main_cluster, topics, seconds)
+    except Exception as e:
+        results.setdefault("propagation", {"error": str(e)})
+        results.setdefault("throughput", {"error": str(e)})
+    finally:
+        main_cluster.down()
+
+
+def run_restarts(
+    results: dict[str, Any], root: Path, partitions: int, snapshot_bytes: int, timeout_s: float
+) -> None:
+    log("restart without a snapshot ...")
+    results["restart_no_snapshot"] = bench_restart(
+        root / "no-snapshot", partitions, NO_SNAPSHOT, False, timeout_s
+    )
+    log(f"restart with a snapshot (threshold {snapshot_bytes:,} bytes) ...")
+    results["restart_with_snapshot"] = bench_restart(
+        root / "snapshot",
+        partitions,
+        {"metadata.log.max.record.bytes.between.snapshots": str(snapshot_bytes)},
+        True,
+        timeout_s,
+    )
 
 
 if __name__ == "__main__":

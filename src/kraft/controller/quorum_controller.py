@@ -577,15 +577,37 @@ class QuorumController:
     def _run_timers(self, now_ms: int, wake: list[int]) -> None:
         image = self._latest
         # Session expiry: one stale broker per tick (spec 2.4).
+        removals = dict(self.heartbeats.isr_removals)  # restored if an append does not fit
         fenced = self.cluster.maybe_fence_stale_broker(image, now_ms)
         if fenced is not None:
             broker_id, records, stats = fenced
             try:
                 self._append(records, now_ms)
                 self.metrics.add_stats(stats.as_dict())
-                log.info("controller %d: fenced broker %d (session expired)", self.node_id, broker_id)
+                if broker_id in self.heartbeats.isr_removals:
+                    log.info(
+                        "controller %d: broker %d's session expired; %d partition(s) changed, "
+                        "more to go before it is fenced",
+                        self.node_id,
+                        broker_id,
+                        len(records),
+                    )
+                else:
+                    log.info("controller %d: fenced broker %d (session expired)", self.node_id, broker_id)
             except _BufferFull:
                 self.heartbeats.last_contact_ms[broker_id] = now_ms - self.config.session_timeout_ms
+                self.heartbeats.isr_removals = removals
+            wake.append(now_ms + 1)
+        removals = dict(self.heartbeats.isr_removals)
+        shutdown = self.cluster.continue_controlled_shutdown(self._latest)
+        if shutdown is not None:
+            broker_id, records, stats = shutdown
+            try:
+                last = self._append(records, now_ms)
+                self.heartbeats.controlled_shutdown_offset[broker_id] = last
+                self.metrics.add_stats(stats.as_dict())
+            except _BufferFull:
+                self.heartbeats.isr_removals = removals
             wake.append(now_ms + 1)
         expiry = self.heartbeats.next_expiry_ms(self._latest)
         if expiry is not None:

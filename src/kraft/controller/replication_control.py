@@ -237,10 +237,12 @@ class ReplicationControl:
         stats: ChangeStats,
         *,
         is_active: Callable[[int], bool],
+        partitions: Sequence[TopicIdPartition] | None = None,
     ) -> dict[TopicIdPartition, PartitionRegistration]:
-        """Fence, controlled shutdown, dir failure: ISR - b, b never acceptable (spec 4.3)."""
+        """Fence, controlled shutdown, dir failure: ISR - b, b never acceptable (spec 4.3). Over
+        ``partitions`` (a slice of them, see cluster_control) or every partition with b in ISR."""
         work = _Working(image, {})
-        for tp in image.partitions_with_isr_member(broker_id):
+        for tp in image.partitions_with_isr_member(broker_id) if partitions is None else partitions:
             part = work.get(tp)
             if part is None:
                 continue
@@ -805,9 +807,7 @@ class ReplicationControl:
                     rows: list[Any] = parts_out,
                 ) -> None:
                     if part is None:
-                        rows.append(
-                            cls.TopicData.PartitionData(partition_index=pid, error_code=int(code))
-                        )
+                        rows.append(cls.TopicData.PartitionData(partition_index=pid, error_code=int(code)))
                     else:
                         rows.append(
                             cls.TopicData.PartitionData(
