@@ -60,6 +60,9 @@ class IsrRemoval:
 
     remaining: tuple[TopicIdPartition, ...]
     fence: bool
+    # The last offset of the previous slice: the next one waits until it is committed, so a
+    # broker's removals go at the pace of replication and never pile up in the log unreplicated.
+    after_offset: int = -1
 
 
 @dataclass(slots=True)
@@ -331,6 +334,8 @@ class ClusterControl:
                     records.append(self.registration_change(image, broker, in_controlled_shutdown=1))
                     self._remove_from_isrs(image, b, records, stats, fence=False)
                     self.heartbeats.controlled_shutdown_offset[b] = next_offset + len(records) - 1
+                    if b in self.heartbeats.isr_removals:
+                        self.heartbeats.isr_removals[b].after_offset = next_offset + len(records) - 1
                 else:
                     next_state = "SHUTDOWN_NOW"
                     records = self.fence_records(image, b, stats)
@@ -369,11 +374,14 @@ class ClusterControl:
     # ------------------------------------------------------------------------------ session expiry
 
     def maybe_fence_stale_broker(
-        self, image: MetadataImage, now_ms: int
+        self, image: MetadataImage, now_ms: int, committed_offset: int
     ) -> tuple[int, list[Record], ChangeStats] | None:
         b = self.heartbeats.expired_broker(image, now_ms)
         if b is None:
             return None
+        pending = self.heartbeats.isr_removals.get(b)
+        if pending is not None and pending.fence and pending.after_offset > committed_offset:
+            return None  # its previous slice is not committed yet
         stats = ChangeStats()
         records: list[Record] = []
         if self._remove_from_isrs(image, b, records, stats, fence=True):
@@ -383,12 +391,13 @@ class ClusterControl:
         return b, records, stats
 
     def continue_controlled_shutdown(
-        self, image: MetadataImage
+        self, image: MetadataImage, committed_offset: int
     ) -> tuple[int, list[Record], ChangeStats] | None:
-        """The next slice of a controlled shutdown's ISR removals, if one is pending."""
+        """The next slice of a controlled shutdown's ISR removals, if one is pending and the
+        previous one is committed."""
         for b, work in list(self.heartbeats.isr_removals.items()):
-            if work.fence:
-                continue  # continued by maybe_fence_stale_broker while the session stays expired
+            if work.fence or work.after_offset > committed_offset:
+                continue  # fence: continued by maybe_fence_stale_broker while the session stays expired
             broker = image.brokers.get(b)
             if broker is None or broker.fenced or not broker.in_controlled_shutdown:
                 del self.heartbeats.isr_removals[b]

@@ -25,6 +25,7 @@ import logging
 import random
 from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -181,6 +182,7 @@ class QuorumController:
         rng: random.Random,
         config: ControllerConfig | None = None,
         bootstrap_features: dict[str, int] | None = None,
+        snapshot_encoder: Callable[[MetadataImage], Future[list[bytes]]] | None = None,
     ) -> None:
         self.node_id = node_id
         self.cluster_id = cluster_id
@@ -221,7 +223,9 @@ class QuorumController:
         self._next_rebalance_ms: int | None = None
         self._next_unclean_check_ms: int | None = None
         self.snapshots = SnapshotScheduler(
-            max_bytes=self.config.snapshot_max_bytes, interval_ms=self.config.snapshot_interval_ms
+            max_bytes=self.config.snapshot_max_bytes,
+            interval_ms=self.config.snapshot_interval_ms,
+            encode=snapshot_encoder,
         )
         self.on_commit: Callable[[MetadataImage], None] | None = None  # observers (tests, simulator)
 
@@ -578,13 +582,14 @@ class QuorumController:
         image = self._latest
         # Session expiry: one stale broker per tick (spec 2.4).
         removals = dict(self.heartbeats.isr_removals)  # restored if an append does not fit
-        fenced = self.cluster.maybe_fence_stale_broker(image, now_ms)
+        fenced = self.cluster.maybe_fence_stale_broker(image, now_ms, self._committed_offset)
         if fenced is not None:
             broker_id, records, stats = fenced
             try:
-                self._append(records, now_ms)
+                last = self._append(records, now_ms)
                 self.metrics.add_stats(stats.as_dict())
                 if broker_id in self.heartbeats.isr_removals:
+                    self.heartbeats.isr_removals[broker_id].after_offset = last
                     log.info(
                         "controller %d: broker %d's session expired; %d partition(s) changed, "
                         "more to go before it is fenced",
@@ -599,12 +604,14 @@ class QuorumController:
                 self.heartbeats.isr_removals = removals
             wake.append(now_ms + 1)
         removals = dict(self.heartbeats.isr_removals)
-        shutdown = self.cluster.continue_controlled_shutdown(self._latest)
+        shutdown = self.cluster.continue_controlled_shutdown(self._latest, self._committed_offset)
         if shutdown is not None:
             broker_id, records, stats = shutdown
             try:
                 last = self._append(records, now_ms)
                 self.heartbeats.controlled_shutdown_offset[broker_id] = last
+                if broker_id in self.heartbeats.isr_removals:
+                    self.heartbeats.isr_removals[broker_id].after_offset = last
                 self.metrics.add_stats(stats.as_dict())
             except _BufferFull:
                 self.heartbeats.isr_removals = removals
@@ -652,6 +659,10 @@ class QuorumController:
 
     def _maybe_snapshot(self, now_ms: int) -> None:
         """Spec 1.7: at a batch boundary once enough bytes were replayed, or the interval passed."""
+        done = self.snapshots.poll(self.raft)  # one encoded in the background
+        if done is not None:
+            self.metrics.snapshots_written += 1
+            log.info("controller %d: wrote snapshot %s", self.node_id, done)
         if not self.loader.in_transaction and self.snapshots.is_due(now_ms):
             self.write_snapshot(now_ms)
 

@@ -29,6 +29,7 @@ import signal
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -46,6 +47,7 @@ from kraft.controller.quorum_controller import (
     QuorumController,
 )
 from kraft.metadata.image import MetadataImage
+from kraft.metadata.image_snapshot import snapshot_records_bytes
 from kraft.net.broker_apis import BrokerApis, broker_served_apis
 from kraft.net.channel import ChannelError, PeerAddress, PeerChannel
 from kraft.net.controller_apis import CONTROLLER_API_BY_KEY, ControllerApis, served_apis
@@ -164,6 +166,8 @@ class KraftServer:
         self._metrics_server: Any = None
         self._log: Any = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        # Snapshots of the metadata image are encoded here, off the raft thread (snapshot_scheduler).
+        self._snapshot_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kraft-snapshot")
         self.controller: QuorumController | None = None
         self.broker: BrokerNode | None = None
 
@@ -300,6 +304,7 @@ class KraftServer:
                 rng=random.Random(),
                 config=config.controller,
                 bootstrap_features=None if bootstrap is None else dict(bootstrap.features),
+                snapshot_encoder=self._encode_snapshot,
             )
             node = ControllerNode(node, self.controller)
         if with_controller and config.is_broker:
@@ -426,6 +431,7 @@ class KraftServer:
                 raft=raft,
                 snapshot_max_bytes=config.controller.snapshot_max_bytes,
                 snapshot_interval_ms=config.controller.snapshot_interval_ms,
+                snapshot_encoder=self._encode_snapshot,
             )
         log.info(
             "%sbroker incarnation %s, previous broker epoch %d (%s), listeners %s",
@@ -529,6 +535,9 @@ class KraftServer:
         await self._stopped.wait()
         return self.exit_code if self.exit_code is not None else 0
 
+    def _encode_snapshot(self, image: MetadataImage) -> Future[list[bytes]]:
+        return self._snapshot_pool.submit(snapshot_records_bytes, image)
+
     async def stop(self, *, graceful: bool = True, timeout_ms: int = DEFAULT_SHUTDOWN_TIMEOUT_MS) -> None:
         """Graceful: a broker first runs controlled shutdown (its leaderships move away), a leader
         resigns (EndQuorumEpoch), the raft thread finishes, files close, and a broker leaves its
@@ -571,6 +580,7 @@ class KraftServer:
             # Give the last outbound messages (EndQuorumEpoch) a moment to reach the sockets.
             await asyncio.sleep(0.05)
         await self._close_resources()
+        self._snapshot_pool.shutdown(wait=False, cancel_futures=True)
         if clean and driver is not None and driver.failure is None and self.broker is not None:
             epoch = self.broker.lifecycle.broker_epoch
             if epoch >= 0:
