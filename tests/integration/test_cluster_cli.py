@@ -71,3 +71,71 @@ def test_cluster_up_describe_down_and_restart(tmp_path: Path) -> None:
         assert [n["port"] for n in spec2["nodes"]] == [n["port"] for n in spec["nodes"]]
     finally:
         assert kraft("cluster", "down", "--data-dir", data).returncode == 0
+
+
+def test_a_foreground_cluster_killed_with_sigkill_takes_its_nodes_down(tmp_path: Path) -> None:
+    """`make run` is a foreground `kraft cluster up`: killing it outright (kill -9, a closed
+    terminal) must not leave servers running, including a node restarted with `start-node`."""
+    import os
+    import signal
+    import time
+
+    data = tmp_path / "data"
+    overrides = [a for k, v in FAST_TIMEOUTS.items() for a in ("--override", f"{k}={v}")]
+    up = subprocess.Popen(
+        processes.kraft_command(
+            "cluster",
+            "up",
+            "--controllers",
+            "3",
+            "--brokers",
+            "1",
+            "--base-port",
+            "0",
+            "--data-dir",
+            str(data),
+            *overrides,
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=processes.child_env(),
+    )
+    pids: list[int] = []
+    try:
+        assert up.stdout is not None
+        deadline = time.monotonic() + 90
+        for line in up.stdout:
+            if "Running; press Ctrl-C" in line:
+                break
+            assert time.monotonic() < deadline, "the cluster did not come up"
+        spec = json.loads((data / "cluster.json").read_text())
+        # A node restarted into the foreground cluster is not its child: it must end with it too.
+        follower = spec["nodes"][1]["id"]
+        assert (
+            kraft("cluster", "stop-node", "--id", str(follower), "--kill", "--data-dir", str(data)).returncode
+            == 0
+        )
+        restarted = kraft("cluster", "start-node", "--id", str(follower), "--data-dir", str(data))
+        assert restarted.returncode == 0, restarted.stderr
+        spec = json.loads((data / "cluster.json").read_text())
+        pids = [n["pid"] for n in spec["nodes"]]
+        assert len(pids) == 4 and all(processes.pid_alive(p) for p in pids)
+
+        os.kill(up.pid, signal.SIGKILL)
+        up.wait(10)
+        deadline = time.monotonic() + 45
+        while any(processes.pid_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not [p for p in pids if processes.pid_alive(p)]
+        # They stopped gracefully (SIGTERM), not by a kill: each log says so.
+        for n in spec["nodes"]:
+            text = (Path(n["node_dir"]) / "server.log").read_text()
+            assert "supervising `kraft cluster up` is gone" in text, n["id"]
+            assert text.rstrip().endswith("stopped"), n["id"]
+    finally:
+        if up.poll() is None:
+            up.kill()
+        for p in pids:
+            if processes.pid_alive(p):
+                os.kill(p, signal.SIGKILL)

@@ -27,8 +27,11 @@ exists) and prints it as ``kraft topics --describe`` does; ``make run`` uses it 
 ``up`` waits for a leader, prints the endpoints and the ``metadata-quorum describe --status``
 view (and, with brokers, waits until every broker is registered and unfenced), then stays in the
 foreground until Ctrl-C or SIGTERM and stops every node (SIGTERM, then SIGKILL after
-``--stop-timeout-s``). A node that dies meanwhile is reported, not restarted: that is how one
-watches a failover (see docs/operations.md). ``--detach`` returns once the cluster is up; ``down``
+``--stop-timeout-s``). If ``up`` itself ends any other way (kill -9, a closed terminal), its nodes
+stop by themselves: they watch a lock it holds (``kraft.tools.supervisor_lock``). A node that dies
+meanwhile is reported, not restarted: that is how one watches a failover (see
+docs/operations.md). ``--detach`` returns once the cluster is up (no lock: the nodes run until
+``down``); ``down``
 stops a detached cluster by the pids in cluster.json, after checking that each pid still runs our
 server with that node's config file (a recycled pid is never signalled). Both stop the brokers
 first (their controlled shutdown needs the controllers), then the controller followers, and the
@@ -52,7 +55,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from kraft.tools import processes
+from kraft.tools import processes, supervisor_lock
 from kraft.tools.admin import Address, AdminClient, AdminError, Connection
 from kraft.tools.quorum_info import QuorumInfo, format_replication, format_status, to_json
 
@@ -346,7 +349,9 @@ def check_ports_free(cluster: ClusterFile, nodes: Sequence[NodeEntry]) -> None:
         )
 
 
-def start_node(cluster: ClusterFile, node: NodeEntry) -> subprocess.Popen[bytes]:
+def start_node(
+    cluster: ClusterFile, node: NodeEntry, supervisor_lock: Path | None = None
+) -> subprocess.Popen[bytes]:
     node.config_path.parent.mkdir(parents=True, exist_ok=True)
     node.config_path.write_text(node_properties(cluster, node))
     if not _is_formatted(node):
@@ -355,7 +360,7 @@ def start_node(cluster: ClusterFile, node: NodeEntry) -> subprocess.Popen[bytes]
         log.write(
             f"---- kraft cluster: starting node {node.id} at {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode()
         )
-    child = processes.start_server(node.config_path, node.server_log)
+    child = processes.start_server(node.config_path, node.server_log, supervisor_lock)
     node.pid = child.pid
     return child
 
@@ -610,10 +615,20 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     children: dict[int, subprocess.Popen[bytes]] = {}
     stop_requested = threading.Event()
+    # Foreground: the nodes watch this lock and stop when this process ends, even by kill -9.
+    lock_path = None if ns.detach else data_dir / supervisor_lock.LOCK_FILE
+    try:
+        lock = None if lock_path is None else supervisor_lock.hold(lock_path)
+    except supervisor_lock.SupervisorLockHeld:
+        raise ClusterError(
+            f"another `kraft cluster up` is running in the foreground on {data_dir}; stop it first"
+        ) from None
+    if lock is None:
+        lock_path = None
     previous_handlers = _install_stop_handlers(stop_requested) if not ns.detach else {}
     try:
         for node in cluster.nodes:
-            child = start_node(cluster, node)
+            child = start_node(cluster, node, lock_path)
             children[child.pid] = child
         cluster.save(path)
         info = wait_for_leader(cluster, children, ns.wait_timeout_s, expected_voters=len(cluster.controllers))
@@ -638,12 +653,18 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except BaseException:
         # Failed start (or Ctrl-C during it): leave nothing running behind.
         _stop_all(cluster, path, children, ns.stop_timeout_s, out=None)
+        if lock is not None:
+            lock.close()
         raise
     finally:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)
-    print("Stopping all nodes...", file=out)
-    _stop_all(cluster, path, children, ns.stop_timeout_s, out=out)
+    try:
+        print("Stopping all nodes...", file=out)
+        _stop_all(cluster, path, children, ns.stop_timeout_s, out=out)
+    finally:
+        if lock is not None:
+            lock.close()
     return 0
 
 
@@ -831,7 +852,9 @@ def cmd_start_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if node.pid is not None and processes.is_our_server(node.pid, node.config_path):
         raise ClusterError(f"node {node.id} is already running as pid {node.pid}")
     check_ports_free(cluster, [node])
-    child = start_node(cluster, node)
+    # A node started into a foreground cluster ends with it, like the ones it started.
+    lock_path = path.parent / supervisor_lock.LOCK_FILE
+    child = start_node(cluster, node, lock_path if supervisor_lock.is_held(lock_path) else None)
     cluster.save(path)
     print(f"Started node {node.id} as pid {child.pid} (log {node.server_log}).", file=out)
     return 0

@@ -51,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
     parser.add_argument("--no-uvloop", action="store_true", help="use asyncio's default event loop")
+    parser.add_argument(
+        "--supervisor-lock",
+        metavar="PATH",
+        help="stop gracefully (as on SIGTERM) once no process holds a lock on PATH; a foreground "
+        "`kraft cluster up` passes it so that its nodes end with it",
+    )
     return parser
 
 
@@ -63,6 +69,13 @@ def main(argv: Sequence[str] | None = None, *, stderr: TextIO | None = None) -> 
 
     try:
         config = load_server_config(args.config, parse_overrides(args.override))
+        if args.supervisor_lock:
+            from pathlib import Path
+
+            from kraft.tools.supervisor_lock import stop_when_released
+
+            # Controllers last: the brokers' controlled shutdown needs them.
+            stop_when_released(Path(args.supervisor_lock), delay_s=0.0 if config.is_broker else 3.0)
         return run_server(config, use_uvloop=not args.no_uvloop)
     except ConfigError as e:
         print(f"error: {e}", file=err)

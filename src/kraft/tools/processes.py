@@ -66,9 +66,15 @@ def start_kraft(args: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def start_server(config_path: Path, log_path: Path) -> subprocess.Popen[bytes]:
-    """``kraft server-start CONFIG`` (see ``start_kraft``)."""
-    return start_kraft(["server-start", str(config_path)], log_path)
+def start_server(
+    config_path: Path, log_path: Path, supervisor_lock: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """``kraft server-start CONFIG`` (see ``start_kraft``); with ``supervisor_lock`` the node stops
+    once nobody holds that lock (``kraft.tools.supervisor_lock``)."""
+    args = ["server-start", str(config_path)]
+    if supervisor_lock is not None:
+        args += ["--supervisor-lock", str(supervisor_lock)]
+    return start_kraft(args, log_path)
 
 
 def pid_alive(pid: int) -> bool:
