@@ -384,7 +384,7 @@ class ClusterControl:
             return None  # its previous slice is not committed yet
         stats = ChangeStats()
         records: list[Record] = []
-        if self._remove_from_isrs(image, b, records, stats, fence=True):
+        if self._next_slice(image, b, records, stats, fence=True):
             return b, records, stats  # more slices before the fencing record
         records.append(self.registration_change(image, image.brokers[b], fenced=1))
         self.heartbeats.last_contact_ms.pop(b, None)
@@ -404,10 +404,20 @@ class ClusterControl:
                 continue
             stats = ChangeStats()
             records: list[Record] = []
-            self._remove_from_isrs(image, b, records, stats, fence=False)
+            self._next_slice(image, b, records, stats, fence=False)
             if records:
                 return b, records, stats
         return None
+
+    def _next_slice(
+        self, image: MetadataImage, b: int, records: list[Record], stats: ChangeStats, *, fence: bool
+    ) -> bool:
+        """Slices until one writes a record or none remain (a slice of partitions that need no
+        change writes nothing); True when more slices remain."""
+        while True:
+            more = self._remove_from_isrs(image, b, records, stats, fence=fence)
+            if records or not more:
+                return more
 
     def _remove_from_isrs(
         self, image: MetadataImage, b: int, records: list[Record], stats: ChangeStats, *, fence: bool
