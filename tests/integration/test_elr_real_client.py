@@ -34,8 +34,19 @@ pytestmark = pytest.mark.slow
 
 
 def state(admin: Any, topic: str) -> tuple[list[int], list[int], list[int], int]:
-    """(ISR, ELR, LastKnownELR, leader) of partition 0, as the client sees it."""
-    (t,) = admin.describe_topic_partitions([topic])["topics"]
+    """(ISR, ELR, LastKnownELR, leader) of partition 0, as the client sees it. kafka-python sends
+    the request to a broker of its cached metadata, which may be one the test just stopped: a
+    refused connection is retried (the client refreshes its metadata meanwhile)."""
+    from kafka.errors import KafkaConnectionError
+
+    for attempt in range(20):
+        try:
+            (t,) = admin.describe_topic_partitions([topic])["topics"]
+            break
+        except KafkaConnectionError:
+            if attempt == 19:
+                raise
+            time.sleep(0.25)
     (p,) = t["partitions"]
     # kafka-python decodes an empty compact array in these nullable fields as None.
     return (
