@@ -3,6 +3,7 @@ records encoded in the background (the server)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -43,6 +44,16 @@ def image() -> MetadataImage:
     return loader.image
 
 
+def deferred_encoder(futures: list[Future[list[bytes]]]) -> Callable[[MetadataImage], Future[list[bytes]]]:
+    """An encoder whose results the test completes by hand (the server's runs on a thread)."""
+
+    def encode(img: MetadataImage) -> Future[list[bytes]]:
+        futures.append(Future())
+        return futures[-1]
+
+    return encode
+
+
 def due(scheduler: SnapshotScheduler, last_offset: int) -> None:
     scheduler.committed(last_offset, 1, 1000, record_bytes=scheduler.max_bytes)
     assert scheduler.is_due(2000)
@@ -53,17 +64,13 @@ def test_without_an_encoder_the_snapshot_is_written_in_the_same_step() -> None:
     due(s, 9)
     assert s.write(sink, img, 2000) == OffsetAndEpoch(10, 1)
     writer = sink.created[OffsetAndEpoch(10, 1)]
-    assert writer.frozen and sum(writer.batches, []) == snapshot_records_bytes(img)
+    assert writer.frozen and [r for batch in writer.batches for r in batch] == snapshot_records_bytes(img)
     assert not s.is_due(2001)
 
 
 def test_background_encoding_writes_the_file_only_once_the_records_are_ready() -> None:
     futures: list[Future[list[bytes]]] = []
-
-    def encode(img: MetadataImage) -> Future[list[bytes]]:
-        futures.append(Future())
-        return futures[-1]
-
+    encode = deferred_encoder(futures)
     s, sink, img = SnapshotScheduler(max_bytes=100, interval_ms=0, encode=encode), Sink(), image()
     due(s, 9)
     assert s.write(sink, img, 2000) is None and len(futures) == 1
@@ -80,11 +87,7 @@ def test_background_encoding_writes_the_file_only_once_the_records_are_ready() -
 
 def test_a_snapshot_loaded_while_encoding_wins_over_an_older_one() -> None:
     futures: list[Future[list[bytes]]] = []
-
-    def encode(img: MetadataImage) -> Future[list[bytes]]:
-        futures.append(Future())
-        return futures[-1]
-
+    encode = deferred_encoder(futures)
     s, sink, img = SnapshotScheduler(max_bytes=100, interval_ms=0, encode=encode), Sink(), image()
     due(s, 9)
     s.write(sink, img, 2000)
