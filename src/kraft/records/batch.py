@@ -824,6 +824,29 @@ def iter_batches(data: bytes | bytearray | memoryview, *, verify_crc: bool = Tru
         pos += batch.size_in_bytes
 
 
+def find_valid_batch(data: bytes, min_base_offset: int) -> int | None:
+    """Position in ``data`` of the first CRC-valid batch after position 0 whose base offset is at
+    least ``min_base_offset`` and which lies wholly in ``data``, or None: the test log recovery (and
+    any reader of a log) applies before it calls an invalid batch a torn tail rather than
+    corruption in the middle of the log."""
+    at = data.find(MAGIC, MAGIC_OFFSET + 1)
+    while at != -1:
+        start = at - MAGIC_OFFSET
+        try:
+            header = read_batch_header(data, start)
+        except CorruptRecordError:
+            header = None
+        if (
+            header is not None
+            and header.base_offset >= min_base_offset
+            and start + header.size_in_bytes <= len(data)
+            and batch_crc_valid(data, start, header)
+        ):
+            return start
+        at = data.find(MAGIC, at + 1)
+    return None
+
+
 def iter_batch_headers(data: bytes | bytearray | memoryview) -> Iterator[tuple[int, BatchHeader]]:
     """(position, header) of each whole batch, without decoding records or checking CRCs.
 

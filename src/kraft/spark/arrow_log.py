@@ -61,6 +61,7 @@ from kraft.records.batch import (
     Record,
     batch_crc_valid,
     decode_batch,
+    find_valid_batch,
     read_batch_header,
 )
 from kraft.records.control import control_type_of, decode_control_record, to_kafka_json
@@ -81,7 +82,6 @@ _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _PREFIX = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
 _LAST_OFFSET_DELTA = struct.Struct(">i")
 _LAST_OFFSET_DELTA_POSITION = 23
-_MAGIC_POSITION = 16
 _TS_US = pa.timestamp("us", tz="UTC")
 # Decoded payloads are cached by value bytes (KRaft repeats many records verbatim: NoOpRecords,
 # heartbeat-driven registration changes); small values only, and the cache is dropped when full.
@@ -497,23 +497,8 @@ def _valid_batch_after(unit: ReadUnit, position: int, next_offset: int) -> int |
     """File position of a CRC-valid batch at or after ``next_offset`` anywhere after
     ``position`` (up to the planned file size): the test ``FileLog`` recovery applies before it
     calls an invalid batch a torn tail."""
-    data = _read_range(unit.path, position, unit.file_size)
-    at = data.find(2, _MAGIC_POSITION + 1)
-    while at != -1:
-        start = at - _MAGIC_POSITION
-        try:
-            header = read_batch_header(data, start)
-        except CorruptRecordError:
-            header = None
-        if (
-            header is not None
-            and header.base_offset >= next_offset
-            and start + header.size_in_bytes <= len(data)
-            and batch_crc_valid(data, start, header)
-        ):
-            return position + start
-        at = data.find(2, at + 1)
-    return None
+    found = find_valid_batch(_read_range(unit.path, position, unit.file_size), next_offset)
+    return None if found is None else position + found
 
 
 def _batch_problem(

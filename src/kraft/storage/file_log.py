@@ -64,10 +64,10 @@ from kraft.raft.log import (
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import (
     HEADER_SIZE,
-    MAGIC,
     BatchHeader,
     assign_offsets_and_epoch,
     batch_crc_valid,
+    find_valid_batch,
     read_batch_header,
 )
 from kraft.storage import snapshots as snap
@@ -83,7 +83,6 @@ DELETED_SEGMENT_SUFFIX = ".log.deleted"
 DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 _SCAN_CHUNK = 4 * 1024 * 1024
-_MAGIC_POSITION = 16
 
 _fdatasync = getattr(os, "fdatasync", os.fsync)
 
@@ -408,23 +407,8 @@ class FileLog:
     def _find_valid_batch_after(fd: int, position: int, file_size: int, next_offset: int) -> int | None:
         """Position of a CRC-valid batch at or after ``next_offset`` anywhere after ``position``."""
         data = os.pread(fd, file_size - position, position) if file_size > position else b""
-        magic = bytes([MAGIC])
-        at = data.find(magic, _MAGIC_POSITION + 1)
-        while at != -1:
-            start = at - _MAGIC_POSITION
-            try:
-                header = read_batch_header(data, start)
-            except CorruptRecordError:
-                header = None
-            if (
-                header is not None
-                and header.base_offset >= next_offset
-                and start + header.size_in_bytes <= len(data)
-                and batch_crc_valid(data, start, header)
-            ):
-                return position + start
-            at = data.find(magic, at + 1)
-        return None
+        found = find_valid_batch(data, next_offset)
+        return None if found is None else position + found
 
     # ------------------------------------------------------------------ segments
 
