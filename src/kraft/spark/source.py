@@ -67,6 +67,7 @@ from kraft.spark.arrow_log import (
     read_unit,
 )
 from kraft.spark.columns import RECORD_DDL, RECORD_SCHEMA
+from kraft.spark.options import bool_option, int_option, lowered_options
 
 SOURCE_NAME = "kraft"
 
@@ -84,23 +85,6 @@ OPTIONS = {
         "pushFilters",
     )
 }
-
-
-def _int_option(options: Mapping[str, str], name: str) -> int | None:
-    text = options.get(name.lower())
-    if text is None:
-        return None
-    try:
-        return int(str(text).strip())
-    except ValueError:
-        raise ConfigError(f"option {name} must be an integer, got {text!r}") from None
-
-
-def _bool_option(options: Mapping[str, str], name: str) -> bool:
-    text = str(options.get(name.lower(), "false")).strip().lower()
-    if text not in ("true", "false"):
-        raise ConfigError(f"option {name} must be true or false, got {options.get(name.lower())!r}")
-    return text == "true"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,20 +107,14 @@ class ReadOptions:
         Raises:
             ConfigError: a missing path, an unknown option, or a value out of place.
         """
-        lowered = {str(k).lower(): v for k, v in options.items()}
-        unknown = sorted(k for k in lowered if k not in OPTIONS)
-        if unknown:
-            raise ConfigError(
-                f"unknown option(s) {', '.join(unknown)} for the kraft source; "
-                f"known: {', '.join(OPTIONS.values())}"
-            )
+        lowered = lowered_options(options, OPTIONS, "kraft source")
         path = lowered.get("path")
         if not path:
             raise ConfigError(
                 'the kraft source needs a path: spark.read.format("kraft").load(METADATA_LOG_DIR)'
             )
-        committed = _bool_option(lowered, "committedOnly")
-        ending = _int_option(lowered, "endingOffset")
+        committed = bool_option(lowered, "committedOnly")
+        ending = int_option(lowered, "endingOffset")
         bootstrap = lowered.get("bootstrap.controllers")
         bootstrap = str(bootstrap).strip() if bootstrap is not None else None
         if committed and ending is None and not bootstrap:
@@ -146,18 +124,18 @@ class ReadOptions:
             )
         if bootstrap is not None and not committed:
             raise ConfigError("bootstrap.controllers is only used with committedOnly=true")
-        max_bytes = _int_option(lowered, "maxBytesPerPartition")
+        max_bytes = int_option(lowered, "maxBytesPerPartition")
         if max_bytes is not None and max_bytes <= 0:
             raise ConfigError(f"option maxBytesPerPartition must be positive, got {max_bytes}")
         return cls(
             path=str(path),
-            starting_offset=_int_option(lowered, "startingOffset"),
+            starting_offset=int_option(lowered, "startingOffset"),
             ending_offset=ending,
-            include_snapshots=_bool_option(lowered, "includeSnapshots"),
+            include_snapshots=bool_option(lowered, "includeSnapshots"),
             committed_only=committed,
             bootstrap_controllers=bootstrap or None,
             max_bytes_per_partition=DEFAULT_MAX_BYTES_PER_UNIT if max_bytes is None else max_bytes,
-            push_filters=_bool_option(lowered, "pushFilters"),
+            push_filters=bool_option(lowered, "pushFilters"),
         )
 
     def row_filter(self) -> RowFilter:

@@ -64,6 +64,7 @@ from pyspark.sql.types import StructType
 from kraft.common.errors import ConfigError
 from kraft.spark.arrow_log import ALL_ROWS, decode_records
 from kraft.spark.columns import RECORD_DDL, RECORD_SCHEMA
+from kraft.spark.options import bool_option, int_option, lowered_options
 from kraft.tools.quorum_reader import (
     LeaderHint,
     LogChunk,
@@ -106,14 +107,8 @@ STREAM_OPTIONS = {
 
 
 def _positive(lowered: Mapping[str, str], name: str) -> int | None:
-    text = lowered.get(name.lower())
-    if text is None:
-        return None
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise ConfigError(f"option {name} must be an integer, got {text!r}") from None
-    if value <= 0:
+    value = int_option(lowered, name)
+    if value is not None and value <= 0:
         raise ConfigError(f"option {name} must be positive, got {value}")
     return value
 
@@ -138,18 +133,12 @@ class StreamOptions:
         """
         from kraft.tools.admin import AdminError, parse_bootstrap
 
-        lowered = {str(k).lower(): v for k, v in options.items()}
-        if "path" in lowered:
+        if any(str(k).lower() == "path" for k in options):
             raise ConfigError(
                 'spark.readStream.format("kraft") reads a live quorum, not files: pass '
                 '.option("bootstrap.controllers", "host:port,...") and call load() without a path'
             )
-        unknown = sorted(k for k in lowered if k not in STREAM_OPTIONS)
-        if unknown:
-            raise ConfigError(
-                f"unknown option(s) {', '.join(unknown)} for the kraft stream; "
-                f"known: {', '.join(STREAM_OPTIONS.values())}"
-            )
+        lowered = lowered_options(options, STREAM_OPTIONS, "kraft stream")
         bootstrap = str(lowered.get("bootstrap.controllers") or "").strip()
         if not bootstrap:
             raise ConfigError(
@@ -173,14 +162,11 @@ class StreamOptions:
                 ) from None
             if starting < 0:
                 raise ConfigError(f"option startingOffset must be >= 0, got {starting}")
-        snapshots = str(lowered.get("includesnapshots", "true")).strip().lower()
-        if snapshots not in ("true", "false"):
-            raise ConfigError(f"option includeSnapshots must be true or false, got {snapshots!r}")
         return cls(
             bootstrap_controllers=",".join(str(a) for a in addresses),
             starting_offset=starting,
             max_records_per_trigger=_positive(lowered, "maxRecordsPerTrigger"),
-            include_snapshots=snapshots == "true",
+            include_snapshots=bool_option(lowered, "includeSnapshots", default=True),
             max_offsets_per_partition=_positive(lowered, "maxOffsetsPerPartition")
             or DEFAULT_MAX_OFFSETS_PER_PARTITION,
             timeout_ms=_positive(lowered, "timeoutMs") or DEFAULT_TIMEOUT_MS,
