@@ -1,6 +1,7 @@
 """Quorum benchmark: three voters on loopback (fsync on), 100-byte records, real processes.
 
     python benchmarks/bench_quorum.py [--quick] [--json] [--workdir DIR]
+        [--only saturation|latency|failover]... [--linger-ms MS]
 
 Prints, each next to baselines measured in the same run on the same machine and disk:
 
@@ -8,7 +9,10 @@ Prints, each next to baselines measured in the same run on the same machine and 
   loopback TCP round trip of a 100-byte message;
 * committed throughput at saturation (records/s and MB/s, measured by the leader's
   ``kraft test-raft-server`` over its time as leader);
-* commit latency p50/p99 at ~100 appends/s (append call to commit notification on the leader);
+* commit latency p50/p99 at ~100 appends/s (append call to commit notification on the leader),
+  with ``controller.quorum.append.linger.ms`` 0 (``--linger-ms``), next to its floor (two
+  fdatasyncs and two round trips), and the commit path stage by stage (``kraft.tools.commit_path``:
+  the voters run with ``--trace-commit-path``);
 * failover: from ``kill -9`` of the leader to the next committed append (the new leader's first
   commit in its epoch, wall clock), median and spread of several trials, with default timeouts
   and with timeouts 10x smaller.
@@ -39,6 +43,7 @@ from kraft.cli import cluster as cluster_cli
 from kraft.storage.uuids import random_uuid, uuid_to_base64
 from kraft.tools import processes
 from kraft.tools.admin import AdminClient, AdminError
+from kraft.tools.commit_path import commit_path_stages
 from kraft.tools.write_stats import percentile
 
 RECORD_SIZE = 100
@@ -119,7 +124,12 @@ class BenchCluster:
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
 
     def start(
-        self, node_id: int, throughput: float, duration_s: float | None = None, max_in_flight: int = 5_000
+        self,
+        node_id: int,
+        throughput: float,
+        duration_s: float | None = None,
+        max_in_flight: int = 5_000,
+        trace: bool = False,
     ) -> None:
         node = self.spec.node(node_id)
         Path(node.node_dir).mkdir(parents=True, exist_ok=True)
@@ -144,11 +154,24 @@ class BenchCluster:
         ]
         if duration_s is not None:
             args += ["--duration-s", str(duration_s)]
+        if trace:
+            args += ["--trace-commit-path", str(self.trace_path(node_id))]
         self.procs[node_id] = processes.start_kraft(args, node.server_log)
 
-    def start_all(self, throughput: float, duration_s: float | None = None) -> None:
+    def start_all(self, throughput: float, duration_s: float | None = None, trace: bool = False) -> None:
         for node in self.spec.nodes:
-            self.start(node.id, throughput, duration_s)
+            self.start(node.id, throughput, duration_s, trace=trace)
+
+    def trace_path(self, node_id: int) -> Path:
+        return Path(self.spec.node(node_id).node_dir) / "commit-trace.jsonl"
+
+    def trace_events(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for node in self.spec.nodes:
+            path = self.trace_path(node.id)
+            if path.exists():
+                out += [json.loads(line) for line in path.read_text().splitlines() if line]
+        return out
 
     def leader(self, timeout_s: float = 30.0) -> tuple[int, int]:
         deadline = time.monotonic() + timeout_s
@@ -195,12 +218,21 @@ def leader_total(cluster: BenchCluster) -> dict[str, Any]:
     return max(totals, key=lambda e: e["records"])
 
 
-def run_fixed_rate(root: Path, throughput: float, duration_s: float) -> dict[str, Any]:
-    cluster = BenchCluster(root, DEFAULT_TIMEOUTS)
+def run_fixed_rate(
+    root: Path,
+    throughput: float,
+    duration_s: float,
+    overrides: dict[str, str] | None = None,
+    trace: bool = False,
+) -> dict[str, Any]:
+    cluster = BenchCluster(root, DEFAULT_TIMEOUTS if overrides is None else overrides)
     try:
-        cluster.start_all(throughput, duration_s)
+        cluster.start_all(throughput, duration_s, trace=trace)
         cluster.wait_all_exit(duration_s + 60)
-        return leader_total(cluster)
+        total = leader_total(cluster)
+        if trace:
+            total["stages"] = commit_path_stages(cluster.trace_events(), total["node_id"])
+        return total
     finally:
         cluster.kill_all()
 
@@ -263,7 +295,20 @@ def main() -> int:
     parser.add_argument(
         "--workdir", default=None, help="where the nodes keep their logs (default: a temp dir)"
     )
+    parser.add_argument(
+        "--only",
+        choices=("saturation", "latency", "failover"),
+        action="append",
+        help="run only these parts (repeatable; default: all)",
+    )
+    parser.add_argument(
+        "--linger-ms",
+        type=int,
+        default=0,
+        help="controller.quorum.append.linger.ms of the latency run (default 0; Kafka's default is 25)",
+    )
     ns = parser.parse_args()
+    parts = set(ns.only or ("saturation", "latency", "failover"))
     saturation_s = 5.0 if ns.quick else 15.0
     latency_s = 5.0 if ns.quick else 15.0
     trials = 2 if ns.quick else 5
@@ -274,42 +319,66 @@ def main() -> int:
         print("baselines ...", file=sys.stderr)
         results["fdatasync_100B"] = fdatasync_latency_ms(root, 100 if ns.quick else 300)
         results["loopback_rtt_100B"] = loopback_rtt_us(500 if ns.quick else 2000)
-        print("saturation ...", file=sys.stderr)
-        results["saturation"] = run_fixed_rate(root / "saturation", 1_000_000.0, saturation_s)
-        print("commit latency at 100/s ...", file=sys.stderr)
-        results["at_100_per_s"] = run_fixed_rate(root / "latency", 100.0, latency_s)
-        print("failover (default timeouts) ...", file=sys.stderr)
-        results["failover_default"] = run_failover(root / "failover-default", DEFAULT_TIMEOUTS, trials)
-        print("failover (timeouts / 10) ...", file=sys.stderr)
-        results["failover_fast"] = run_failover(root / "failover-fast", FAST_TIMEOUTS, trials)
+        if "saturation" in parts:
+            print("saturation ...", file=sys.stderr)
+            results["saturation"] = run_fixed_rate(root / "saturation", 1_000_000.0, saturation_s)
+        if "latency" in parts:
+            print(f"commit latency at 100/s, linger {ns.linger_ms} ms ...", file=sys.stderr)
+            results["at_100_per_s"] = run_fixed_rate(
+                root / "latency",
+                100.0,
+                latency_s,
+                {"controller.quorum.append.linger.ms": str(ns.linger_ms)},
+                trace=True,
+            )
+            results["at_100_per_s"]["linger_ms"] = ns.linger_ms
+        if "failover" in parts:
+            print("failover (default timeouts) ...", file=sys.stderr)
+            results["failover_default"] = run_failover(root / "failover-default", DEFAULT_TIMEOUTS, trials)
+            print("failover (timeouts / 10) ...", file=sys.stderr)
+            results["failover_fast"] = run_failover(root / "failover-fast", FAST_TIMEOUTS, trials)
 
     if ns.json:
         print(json.dumps(results, indent=2))
         return 0
     fs, rtt = results["fdatasync_100B"], results["loopback_rtt_100B"]
-    sat, lat = results["saturation"], results["at_100_per_s"]
-    fd, ff = results["failover_default"], results["failover_fast"]
     print(f"machine: {results['machine']['cpus']} CPUs, Python {results['machine']['python']}")
     print(f"baseline fdatasync (100 B append):   p50 {fs['p50_ms']:.2f} ms   p99 {fs['p99_ms']:.2f} ms")
     print(f"baseline loopback TCP round trip:    p50 {rtt['p50_us']:.0f} us   p99 {rtt['p99_us']:.0f} us")
-    print(
-        f"saturation, 3 voters, fsync on:      {sat['records_per_s']:.0f} records/s  "
-        f"{sat['mb_per_s']:.2f} MB/s"
-        f"  (commit latency p50 {sat['latency_ms']['p50']:.1f} ms, p99 {sat['latency_ms']['p99']:.1f} ms)"
-    )
-    print(
-        f"commit latency at ~100 appends/s:    p50 {lat['latency_ms']['p50']:.1f} ms   "
-        f"p99 {lat['latency_ms']['p99']:.1f} ms"
-        f"   ({lat['records_per_s']:.0f} records/s committed)"
-    )
-    print(
-        f"failover, default timeouts:          median {fd['median_ms']:.0f} ms  "
-        f"(min {fd['min_ms']:.0f}, max {fd['max_ms']:.0f}, {fd['trials']} trials)"
-    )
-    print(
-        f"failover, timeouts / 10:             median {ff['median_ms']:.0f} ms  "
-        f"(min {ff['min_ms']:.0f}, max {ff['max_ms']:.0f}, {ff['trials']} trials)"
-    )
+    if "saturation" in results:
+        sat = results["saturation"]
+        print(
+            f"saturation, 3 voters, fsync on:      {sat['records_per_s']:.0f} records/s  "
+            f"{sat['mb_per_s']:.2f} MB/s"
+            f"  (commit latency p50 {sat['latency_ms']['p50']:.1f} ms, p99 {sat['latency_ms']['p99']:.1f} ms)"
+        )
+    if "at_100_per_s" in results:
+        lat = results["at_100_per_s"]
+        floor = 2 * fs["p50_ms"] + 2 * rtt["p50_us"] / 1000
+        print(
+            f"commit latency at ~100 appends/s:    p50 {lat['latency_ms']['p50']:.2f} ms   "
+            f"p99 {lat['latency_ms']['p99']:.2f} ms"
+            f"   ({lat['records_per_s']:.0f} records/s committed, linger {lat['linger_ms']} ms)"
+        )
+        print(
+            f"  floor (2 fdatasync + 2 round trips, p50s): {floor:.2f} ms; "
+            f"ratio latency p50 / floor: {lat['latency_ms']['p50'] / floor:.1f}"
+        )
+        stages = lat.get("stages", {})
+        if stages.get("stages"):
+            print(f"  commit path, stage by stage ({stages['commits']} traced commits):")
+            for row in stages["stages"]:
+                print(f"    {row['stage']:<58} p50 {row['p50_ms']:6.3f} ms   p99 {row['p99_ms']:6.3f} ms")
+    if "failover_default" in results:
+        fd, ff = results["failover_default"], results["failover_fast"]
+        print(
+            f"failover, default timeouts:          median {fd['median_ms']:.0f} ms  "
+            f"(min {fd['min_ms']:.0f}, max {fd['max_ms']:.0f}, {fd['trials']} trials)"
+        )
+        print(
+            f"failover, timeouts / 10:             median {ff['median_ms']:.0f} ms  "
+            f"(min {ff['min_ms']:.0f}, max {ff['max_ms']:.0f}, {ff['trials']} trials)"
+        )
     return 0
 
 

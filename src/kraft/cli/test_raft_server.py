@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from kraft.common import commit_trace
 from kraft.common.errors import ConfigError, KraftError
 from kraft.tools.write_stats import Summary, Throttler, WriteStats
 
@@ -122,6 +123,8 @@ class Workload:
         if batch.is_control or batch.epoch != self.claimed_epoch:
             return  # only our own epoch's appends have a start time on our clock
         now = time.perf_counter()
+        if commit_trace.TRACE is not None:
+            commit_trace.TRACE.note(commit_trace.COMMITTED, batch.last_offset)
         while self.pending and self.pending[0].first_offset <= batch.last_offset:
             entry = self.pending[0]
             upto = min(entry.last_offset, batch.last_offset)
@@ -174,6 +177,8 @@ class Workload:
                 self.not_leader_errors += 1
                 return MAX_TICK_S
             first = last_offset - count + 1
+            if commit_trace.TRACE is not None:
+                commit_trace.TRACE.note(commit_trace.APPEND, first, last_offset)
             self.pending.append(_Pending(first, last_offset, first, now))
             self.in_flight += count
         return max(0.0, min(MAX_TICK_S, self.throttler.next_due_s() - time.perf_counter()))
@@ -235,6 +240,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE", help="override a property")
     p.add_argument("--log-level", default="INFO", help="log level of the node's stderr log (default INFO)")
     p.add_argument("--no-uvloop", action="store_true", help="use asyncio's default event loop")
+    p.add_argument(
+        "--trace-commit-path",
+        metavar="FILE",
+        default=None,
+        help="note when each Fetch and its data pass the raft thread and the event loop, and write "
+        "the events to FILE as JSON lines on exit (benchmarks/bench_quorum.py's per-stage breakdown)",
+    )
     return p
 
 
@@ -262,6 +274,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     except (ConfigError, OSError) as e:
         print(f"error: {e}", file=err)
         return 1
+    trace = commit_trace.enable(config.node_id) if ns.trace_commit_path else None
     workload = Workload(
         config.node_id, ns.throughput, ns.record_size, out, ns.json, ns.report_interval_s, ns.max_in_flight
     )
@@ -292,6 +305,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     except KeyboardInterrupt:
         code = 0
     workload.report(workload.total(time.perf_counter()), "total")
+    if trace is not None:
+        try:
+            trace.dump(ns.trace_commit_path)
+        except OSError as e:
+            print(f"error: cannot write the commit path trace: {e}", file=err)
+            return 1
     return code
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kraft.common import commit_trace
 from kraft.common.errors import RemoteProtocolError
 from kraft.net import raft_codec
 from kraft.protocol.api import Api, decode_response, encode_request
@@ -36,7 +37,7 @@ from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.error_codes import describe as code_name
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.messages import api_versions
-from kraft.raft.messages import Envelope, RaftRequest, RaftResponse
+from kraft.raft.messages import Envelope, FetchRequest, FetchResponse, RaftRequest, RaftResponse
 
 log = logging.getLogger("kraft.net.channel")
 
@@ -457,10 +458,17 @@ class PeerChannel:
                         envelope.destination,
                     )
                 raise ChannelError(f"no address for node {envelope.destination}")
+            trace = commit_trace.TRACE
+            if trace is not None and isinstance(request_rpc, FetchRequest):
+                trace.note(commit_trace.FETCH_REQ_SENT, request_rpc.fetch_offset)
             _, body = await conn.call(
                 api, lambda v: raft_codec.encode_request(request_rpc, v), self._request_timeout_ms
             )
             response = raft_codec.decode_response(key, body, listener_name=self._listener_name)
+            if trace is not None and isinstance(response, FetchResponse) and response.records:
+                trace.note(
+                    commit_trace.FETCH_RESP_RECEIVED, commit_trace.records_base_offset(response.records)
+                )
             if response.error_code == Code.INCONSISTENT_CLUSTER_ID:
                 self._warn_cluster_id(envelope.destination)
         except (raft_codec.EncodeVersionError, NoCommonVersionError) as e:

@@ -31,6 +31,7 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol
 
+from kraft.common import commit_trace
 from kraft.common.errors import RemoteProtocolError
 from kraft.controller.quorum_controller import CONTROLLER_APIS, ControllerRequest, ControllerResponse
 from kraft.net import raft_codec
@@ -55,7 +56,14 @@ from kraft.protocol.messages import (
     update_features,
 )
 from kraft.protocol.schema import StructType
-from kraft.raft.messages import DescribeQuorumRequest, DescribeQuorumResponse, RaftRequest, RaftResponse
+from kraft.raft.messages import (
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    FetchRequest,
+    FetchResponse,
+    RaftRequest,
+    RaftResponse,
+)
 from kraft.raft.types import Endpoint, LeaderAndEpoch
 
 log = logging.getLogger("kraft.net.controller_apis")
@@ -276,7 +284,14 @@ class ControllerApis:
         if isinstance(decoded, DescribeQuorumRequest):
             response = await self._describe_quorum(request)
         else:
+            trace = commit_trace.TRACE
+            if trace is not None and isinstance(decoded, FetchRequest):
+                replica = decoded.replica_key.id
+                trace.note(commit_trace.FETCH_REQ_RECEIVED, replica, decoded.fetch_offset)
             response = await self._core.submit(raft_codec.request_source(decoded), decoded)
+            if trace is not None and isinstance(response, FetchResponse) and response.records:
+                base = commit_trace.records_base_offset(response.records)
+                trace.note(commit_trace.FETCH_RESP_READY, replica, base)
         return raft_codec.encode_response(response, request.version, listener_name=self._listener_name)
 
     async def _describe_quorum(self, request: InboundRequest) -> RaftResponse:

@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kraft.raft.messages import Envelope
+from kraft.common import commit_trace
+from kraft.raft.messages import Envelope, FetchRequest, FetchResponse
 from kraft.raft.types import Endpoint, LeaderAndEpoch
 
 log = logging.getLogger("kraft.server.driver")
@@ -255,7 +256,12 @@ class RaftDriver:
                     shutting_down = True
                     log.info("%sshutting down: resigning if leader, then stopping", self._prefix)
                     node.shutdown(now_ms, shutdown_timeout_ms)
+                trace = commit_trace.TRACE
+                if trace is not None:
+                    leo_before = self._trace_inbound(trace, inbound)
                 result = node.poll(now_ms, inbound)
+                if trace is not None:
+                    self._trace_flushed(trace, leo_before)
                 self._publish()
                 if result.outbound:
                     self._hand_off(result.outbound)
@@ -279,6 +285,25 @@ class RaftDriver:
             if failure is not None and self._loop is not None and self._on_fatal is not None:
                 with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody to tell
                     self._loop.call_soon_threadsafe(self._on_fatal, failure)
+
+    def _trace_inbound(self, trace: commit_trace.CommitTrace, inbound: list[Envelope]) -> int:
+        for envelope in inbound:
+            body = envelope.body
+            if isinstance(body, FetchRequest):
+                trace.note(commit_trace.FETCH_REQ_POLLED, envelope.source, body.fetch_offset)
+            elif isinstance(body, FetchResponse) and body.records:
+                trace.note(commit_trace.FETCH_RESP_POLLED, commit_trace.records_base_offset(body.records))
+        log = getattr(self.node, "log", None)
+        return -1 if log is None else int(log.end_offset())
+
+    def _trace_flushed(self, trace: commit_trace.CommitTrace, leo_before: int) -> None:
+        # The core fsyncs what it appended before poll returns, so a higher end offset after the
+        # poll means those records are durable now.
+        log = getattr(self.node, "log", None)
+        if log is not None:
+            leo = int(log.end_offset())
+            if leo > leo_before:
+                trace.note(commit_trace.FLUSHED, leo)
 
     def _hand_off(self, outbound: list[Envelope]) -> None:
         loop = self._loop
