@@ -4,12 +4,15 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
+# The C record decoder (setup.py builds it in place next to its source; optional: without a
+# compiler kraft falls back to pure Python and the test suite says so).
+NATIVE_SRC := src/kraft/records/_native_decode.c
 
 .PHONY: run test test-fast lint bench sweep clean setup
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py $(NATIVE_SRC)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,fast,spark]'
@@ -49,3 +52,4 @@ sweep: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
+	rm -f src/kraft/records/_native_decode.*.so src/kraft/records/_native_decode.*.pyd

@@ -733,6 +733,25 @@ def _decode_records_checked(header: BatchHeader, body: bytes | memoryview) -> tu
     return tuple(records)
 
 
+def decompress_records(
+    data: bytes | bytearray | memoryview,
+    pos: int,
+    header: BatchHeader,
+    *,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> bytes:
+    """The records of the compressed batch at ``pos`` (whole in ``data``, with this ``header``),
+    decompressed: an uncompressed body, as ``decode_batch`` decodes it.
+
+    Raises:
+        CorruptRecordError: as ``decode_batch`` does for records that fail to decompress or exceed
+            ``max_decompressed_bytes``; ``UnsupportedCompressionError`` for snappy or unknown codecs.
+    """
+    where = f"batch at offset {header.base_offset} (position {pos})"
+    body = bytes(memoryview(data)[pos + HEADER_SIZE : pos + header.size_in_bytes])
+    return _decompress(header.compression, body, max_decompressed_bytes, where)
+
+
 def decode_batch(
     data: bytes | bytearray | memoryview,
     pos: int = 0,
@@ -770,7 +789,7 @@ def decode_batch(
         # kept for its producer state) has no records whatever follows the header.
         return RecordBatch(header=header, records=(), crc_valid=crc_ok, raw=bytes(memoryview(data)[pos:end]))
     if header.compression != Compression.NONE:
-        body = _decompress(header.compression, bytes(body), max_decompressed_bytes, where)
+        body = decompress_records(data, pos, header, max_decompressed_bytes=max_decompressed_bytes)
     try:
         records = _decode_records(header, body)
     except CorruptRecordError as e:

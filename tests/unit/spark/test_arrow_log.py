@@ -6,11 +6,15 @@ of the last segment ends the read)."""
 from __future__ import annotations
 
 import base64
+import gzip
 import io
 import itertools
 import json
 import os
 import shutil
+import struct
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -19,22 +23,32 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 
+import lz4.frame  # noqa: E402
+import zstandard  # noqa: E402
+
 from kraft.cli import dump_log  # noqa: E402
 from kraft.metadata.records import MetadataRecordType as T  # noqa: E402
 from kraft.metadata.records import encode_record, make_record  # noqa: E402
 from kraft.raft.types import OffsetAndEpoch  # noqa: E402
 from kraft.records.batch import (  # noqa: E402
+    HEADER_SIZE,
+    TIMESTAMP_TYPE_MASK,
+    Compression,
     Header,
     SimpleRecord,
     assign_offsets_and_epoch,
     build_batch,
+    crc32c,
+    decode_batch,
     iter_batch_headers,
 )
 from kraft.records.control import ControlType, build_control_batch, leader_change_message  # noqa: E402
+from kraft.spark import arrow_log  # noqa: E402
 from kraft.spark.arrow_log import (  # noqa: E402
     ALL_ROWS,
     LogReadError,
     RowFilter,
+    decode_records,
     locate,
     plan_units,
     read_log,
@@ -385,3 +399,251 @@ def test_a_corrupt_snapshot_fails(log_dir: Path) -> None:
     with pytest.raises(LogReadError, match="never torn"):
         read_log(log_dir, include_snapshots=True)
     assert read_log(log_dir).num_rows > 0  # the log alone does not read it
+
+
+# ------------------------------------------------------------------------------------------------
+# The C decoder (kraft.records._native_decode): plain data batches go header -> C -> Arrow buffers;
+# everything else, and anything it declines, takes the Python path. Both give the same batches.
+
+
+def reframe(
+    batch: bytes,
+    *,
+    attributes: int | None = None,
+    max_timestamp: int | None = None,
+    records_count: int | None = None,
+    body: bytes | None = None,
+) -> bytes:
+    """``batch`` with some header fields or its records replaced, and a matching CRC."""
+    out = bytearray(batch[:HEADER_SIZE] + (batch[HEADER_SIZE:] if body is None else body))
+    struct.pack_into(">i", out, 8, len(out) - 12)
+    if attributes is not None:
+        struct.pack_into(">h", out, 21, attributes)
+    if max_timestamp is not None:
+        struct.pack_into(">q", out, 35, max_timestamp)
+    if records_count is not None:
+        struct.pack_into(">i", out, 57, records_count)
+    struct.pack_into(">I", out, 17, crc32c(memoryview(out)[21:]))
+    return bytes(out)
+
+
+def _plain(i: int, n: int = 7) -> list[SimpleRecord]:
+    """test-raft-server-like values with null, empty and binary keys and values, and timestamps
+    that go backwards within the batch."""
+    return [
+        SimpleRecord(
+            key=None if j % 3 == 0 else (b"" if j % 3 == 1 else bytes([j, 0, 255])),
+            value=None if j == 4 else (b"" if j == 5 else f"1:1:{i}-{j}:".encode().ljust(40 + j, b".")),
+            timestamp=1_700_000_000_000 + i * 10 - j,
+        )
+        for j in range(n)
+    ]
+
+
+def data_batches() -> list[bytes]:
+    """Plain data batches, and among them each kind of batch that must take the Python path."""
+    plain = [build_batch(_plain(i), timestamp_ms=0) for i in range(12)]
+    body = build_batch(_plain(99), timestamp_ms=0)
+    return [
+        _leader_change(1, 1),
+        *plain[:3],
+        # LogAppendTime: every record carries maxTimestamp.
+        reframe(plain[3], attributes=TIMESTAMP_TYPE_MASK, max_timestamp=1_800_000_000_000),
+        reframe(body, attributes=Compression.GZIP, body=gzip.compress(body[HEADER_SIZE:])),
+        reframe(body, attributes=Compression.LZ4, body=lz4.frame.compress(body[HEADER_SIZE:])),
+        reframe(body, attributes=Compression.ZSTD, body=zstandard.compress(body[HEADER_SIZE:])),
+        *plain[4:6],
+        # Python: record headers; a metadata record among plain values; a value that starts like
+        # one but does not decode.
+        build_batch([*_plain(50, 2), SimpleRecord(value=b"v", headers=(Header(key="h", value=None),))]),
+        build_batch([*_plain(51, 2), SimpleRecord(value=encode_record(make_record(T.NO_OP)))]),
+        build_batch([SimpleRecord(value=b"\x01 not a metadata record")]),
+        # No records (a batch emptied by compaction): none, whatever follows the header.
+        reframe(plain[6], records_count=0),
+        *plain[7:],
+    ]
+
+
+def python_only(batch: bytes) -> bool:
+    """Whether read_unit must decode ``batch`` in Python (see ``data_batches``)."""
+    decoded = decode_batch(batch)
+    return decoded.is_control or any(r.headers or (r.value or b"\0")[0] == 1 for r in decoded.records)
+
+
+def write_data_log(log_dir: Path, *, segment_bytes: int = 2000) -> Path:
+    """A data log (and a snapshot of plain values) in several segments and two epochs."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    write_meta_properties(log_dir, MetaProperties(cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=NODE))
+    log = FileLog(log_dir / "__cluster_metadata-0", segment_bytes=segment_bytes)
+    batches = data_batches()
+    for i, batch in enumerate(batches):
+        log.append_as_leader(batch, 1 if i < len(batches) // 2 else 2)
+    log.flush()
+    raw = log.create_new_snapshot(OffsetAndEpoch(20, 1))
+    assert raw is not None
+    writer = SnapshotWriter(raw, last_contained_log_timestamp_ms=1, timestamp_ms=2)
+    writer.append([b"plain-" + bytes([i]) * i for i in range(9)])
+    writer.append_batch(batches[4])  # LogAppendTime
+    writer.freeze()
+    log.close()
+    return log_dir
+
+
+Outcome = tuple[str, Any]
+
+
+def outcome(fn: Any) -> Outcome:
+    """What ``fn()`` returns (batches as Python rows) or raises (the error's type, text, fields)."""
+    try:
+        batches = list(fn())
+    except LogReadError as e:
+        return "error", (str(e), e.file, e.position, e.offset)
+    assert all(b.schema == RECORD_SCHEMA for b in batches)
+    return "batches", [(b.num_rows, b.to_pylist()) for b in batches]
+
+
+def both_paths(monkeypatch: pytest.MonkeyPatch, fn: Any) -> Outcome:
+    """``outcome(fn)`` with the C decoder and forced onto the Python path, which must agree."""
+    monkeypatch.setattr(arrow_log, "USE_NATIVE", True)
+    native = outcome(fn)
+    monkeypatch.setattr(arrow_log, "USE_NATIVE", False)
+    python = outcome(fn)
+    assert native == python
+    return native
+
+
+@pytest.fixture
+def data_log(tmp_path: Path) -> Path:
+    return write_data_log(tmp_path / "data")
+
+
+FILTERS = [
+    ALL_ROWS,
+    ALL_ROWS.offset_at_least(9).offset_below(40),  # cuts batches: those rows take the Python path
+    ALL_ROWS.offset_in([3, 4, 30, 31, 32, 33, 34, 35, 36]),
+    ALL_ROWS.record_type_present(),
+    ALL_ROWS.record_type_in(["NO_OP_RECORD"]),
+]
+
+
+@pytest.mark.parametrize("which", ["data", "metadata"])
+@pytest.mark.parametrize("batch_rows", [5, 4096])
+@pytest.mark.parametrize("row_filter", FILTERS, ids=range(len(FILTERS)))
+def test_the_c_decoder_yields_the_same_batches_as_the_python_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, which: str, batch_rows: int, row_filter: RowFilter
+) -> None:
+    log_dir = write_data_log(tmp_path / "d") if which == "data" else write_log(tmp_path / "m")
+    units = plan_units(log_dir, include_snapshots=True, row_filter=row_filter)
+    assert len(units) > (2 if row_filter == ALL_ROWS else 0)
+    rows_read = 0
+    for unit in units:
+        kind, got = both_paths(monkeypatch, lambda u=unit: read_unit(u, row_filter, batch_rows=batch_rows))
+        assert kind == "batches"
+        rows_read += sum(n for n, _ in got)
+    if row_filter == ALL_ROWS:
+        assert rows_read > 100
+    # The same bytes held in memory (a stream's fetched batches), through decode_records.
+    for path in files_of(units):
+        data = Path(path).read_bytes()
+        snap = next((u.snapshot_offset for u in units if u.path == path), None)
+        kind, _ = both_paths(
+            monkeypatch,
+            lambda d=data, s=snap: decode_records(
+                d, source="q", node=1, snapshot_offset=s, row_filter=row_filter, batch_rows=batch_rows
+            ),
+        )
+        assert kind == "batches"
+
+
+def test_plain_data_batches_are_decoded_without_record_objects(
+    data_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decoded: list[int] = []
+    real = arrow_log.decode_batch
+
+    def counting(data: bytes, pos: int, **kwargs: Any) -> Any:
+        decoded.append(pos)
+        return real(data, pos, **kwargs)
+
+    monkeypatch.setattr(arrow_log, "decode_batch", counting)
+    monkeypatch.setattr(arrow_log, "USE_NATIVE", True)
+    table = read_log(data_log, include_snapshots=True)
+    units = plan_units(data_log, include_snapshots=True)
+    batches = [
+        bytes(data[pos : pos + h.size_in_bytes])
+        for path in files_of(units)
+        for data in [Path(path).read_bytes()]
+        for pos, h in iter_batch_headers(data)
+    ]
+    assert len(decoded) == sum(python_only(b) for b in batches) < len(batches) // 2
+    # The rows the C decoder gathered: LogAppendTime, nulls and empties, snapshot offsets.
+    got = rows(table)
+    assert {r["timestamp"] for r in got if r["timestamp"] == 1_800_000_000_000_000}
+    assert {None, b""} <= {r["key"] for r in got} and {None, b""} <= {r["value"] for r in got}
+    snapshot_plain = [r for r in got if r["from_snapshot"] and not r["is_control"]]
+    assert len(snapshot_plain) == 16 and {r["offset"] for r in snapshot_plain} == {19}
+
+
+def test_corruption_fails_the_same_way_on_both_paths(data_log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Records that do not parse under a valid CRC, in a plain batch, on disk and in memory.
+    segment = segments(data_log)[0]
+    data = segment.read_bytes()
+    (pos, header), *_ = [(p, h) for p, h in iter_batch_headers(data) if not h.is_control]
+    batch = data[pos : pos + header.size_in_bytes]
+    for bad in (
+        reframe(batch, records_count=header.records_count + 1),
+        reframe(batch, body=batch[HEADER_SIZE:-1] + b"\x02"),  # header count 1, then nothing
+        reframe(batch, attributes=Compression.GZIP, body=b"not gzip"),
+    ):
+        segment.write_bytes(data[:pos] + bad + data[pos + len(batch) :])
+        kind, error = both_paths(monkeypatch, lambda: read_unit(plan_units(segment)[0]))
+        assert kind == "error" and "corrupt records" in error[0] and error[2:] == (pos, header.base_offset)
+        kind, error = both_paths(monkeypatch, lambda b=bad: decode_records(b, source="q"))
+        assert kind == "error" and "corrupt records" in error[0]
+    # A flipped byte in a plain batch: a CRC mismatch, or a torn tail in the last segment.
+    segment.write_bytes(data)
+    flip_byte(segment, pos + 80)
+    kind, error = both_paths(monkeypatch, lambda: read_log(data_log).to_batches())
+    assert kind == "error" and "CRC mismatch" in error[0]
+    last = segments(data_log)[-1]
+    last_data = last.read_bytes()
+    last_pos = list(iter_batch_headers(last_data))[-1][0]
+    segment.write_bytes(data)
+    last.write_bytes(last_data[: last_pos + 70])
+    kind, got = both_paths(monkeypatch, lambda: read_log(data_log).to_batches())
+    assert kind == "batches" and got
+
+
+def test_the_c_decoder_is_on_unless_the_environment_turns_it_off() -> None:
+    # The extension must be built where the tests run (an optional build that failed would
+    # otherwise go unnoticed), and arrow_log must use it by default.
+    assert arrow_log._NativeBuilder is not None
+    probe = "import kraft.spark.arrow_log as a; print(a.USE_NATIVE)"
+    for value, expected in (("", "True"), ("0", "True"), ("1", "False")):
+        env = {**os.environ, arrow_log.PURE_PYTHON_ENV: value}
+        out = subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == expected
+
+
+def test_interleaved_and_abandoned_reads_do_not_share_bytes(data_log: Path, log_dir: Path) -> None:
+    # read_unit reuses one read buffer per process, but only once a read is over.
+    units = plan_units(data_log, include_snapshots=True) + plan_units(log_dir, include_snapshots=True)
+    alone = [[b.to_pylist() for b in read_unit(u, batch_rows=3)] for u in units]
+    abandoned = read_unit(units[-1], batch_rows=3)
+    next(abandoned)
+    readers = [read_unit(u, batch_rows=3) for u in units]
+    interleaved: list[list[Any]] = [[] for _ in units]
+    live = set(range(len(units)))
+    while live:  # one batch from each unfinished read in turn
+        for i in sorted(live):
+            batch = next(readers[i], None)
+            if batch is None:
+                live.discard(i)
+            else:
+                interleaved[i].append(batch.to_pylist())
+    assert interleaved == alone
+    # Reads after those (smaller and larger units, in another order) are still right.
+    assert [[b.to_pylist() for b in read_unit(u, batch_rows=3)] for u in reversed(units)] == alone[::-1]
+    assert [b.to_pylist() for b in abandoned] == alone[-1][1:]
