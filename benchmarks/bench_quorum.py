@@ -14,8 +14,9 @@ Prints, each next to baselines measured in the same run on the same machine and 
   fdatasyncs and two round trips), and the commit path stage by stage (``kraft.tools.commit_path``:
   the voters run with ``--trace-commit-path``);
 * failover: from ``kill -9`` of the leader to the next committed append (the new leader's first
-  commit in its epoch, wall clock), median and spread of several trials, with default timeouts
-  and with timeouts 10x smaller.
+  commit in its epoch, wall clock), median and spread of several trials, with default timeouts,
+  with ``controller.quorum.fetch.timeout.ms`` 1000 (the rest default), and with timeouts 10x
+  smaller.
 
 Figures are reported, not gated: they depend on the machine and what else it runs.
 """
@@ -49,6 +50,8 @@ from kraft.tools.write_stats import percentile
 RECORD_SIZE = 100
 
 DEFAULT_TIMEOUTS: dict[str, str] = {}  # Kafka's defaults: election 1000, fetch 2000, backoff 1000
+# The issue's failover goal is set at etcd's election-timeout scale: fetch timeout 1 s, the rest default.
+ONE_SECOND_FETCH_TIMEOUT = {"controller.quorum.fetch.timeout.ms": "1000"}
 FAST_TIMEOUTS = {
     "controller.quorum.election.timeout.ms": "100",
     "controller.quorum.fetch.timeout.ms": "200",
@@ -335,6 +338,8 @@ def main() -> int:
         if "failover" in parts:
             print("failover (default timeouts) ...", file=sys.stderr)
             results["failover_default"] = run_failover(root / "failover-default", DEFAULT_TIMEOUTS, trials)
+            print("failover (fetch timeout 1000 ms) ...", file=sys.stderr)
+            results["failover_1s"] = run_failover(root / "failover-1s", ONE_SECOND_FETCH_TIMEOUT, trials)
             print("failover (timeouts / 10) ...", file=sys.stderr)
             results["failover_fast"] = run_failover(root / "failover-fast", FAST_TIMEOUTS, trials)
 
@@ -370,10 +375,14 @@ def main() -> int:
             for row in stages["stages"]:
                 print(f"    {row['stage']:<58} p50 {row['p50_ms']:6.3f} ms   p99 {row['p99_ms']:6.3f} ms")
     if "failover_default" in results:
-        fd, ff = results["failover_default"], results["failover_fast"]
+        fd, f1, ff = results["failover_default"], results["failover_1s"], results["failover_fast"]
         print(
             f"failover, default timeouts:          median {fd['median_ms']:.0f} ms  "
             f"(min {fd['min_ms']:.0f}, max {fd['max_ms']:.0f}, {fd['trials']} trials)"
+        )
+        print(
+            f"failover, fetch timeout 1000 ms:     median {f1['median_ms']:.0f} ms  "
+            f"(min {f1['min_ms']:.0f}, max {f1['max_ms']:.0f}, {f1['trials']} trials)"
         )
         print(
             f"failover, timeouts / 10:             median {ff['median_ms']:.0f} ms  "
