@@ -82,3 +82,63 @@ def test_forgetting_to_persist_the_epoch_breaks_monotonic_epoch(monkeypatch: pyt
 
     monkeypatch.setattr(SimStore, "write", lambda self, state: None)
     assert "MonotonicEpoch" in _invariants(run_seed("steady", 1))
+
+
+@pytest.mark.parametrize("scenario", ["graceful-resign-5", "graceful-resign-7"])
+def test_followers_refusing_pre_votes_after_their_leader_resigned_break_first_successor_wins(
+    monkeypatch: pytest.MonkeyPatch, scenario: str
+) -> None:
+    # Kafka <= 4.1 (FollowerState.canGrantVote): a follower that fetched from its leader refuses
+    # every pre-vote, even once that leader resigned with EndQuorumEpoch. With more than three
+    # voters the first preferred successor then lacks a majority and a later one wins.
+    from kraft.raft.states import FollowerState
+
+    original = vote_module.can_grant_vote
+
+    def kafka_41(state: Any, candidate: Any, *, pre_vote: bool, up_to_date: bool) -> bool:
+        if isinstance(state, FollowerState):
+            return pre_vote and up_to_date and not state.has_fetched_from_leader
+        return original(state, candidate, pre_vote=pre_vote, up_to_date=up_to_date)
+
+    assert _invariants(run_seed(scenario, 1)) == set()
+    monkeypatch.setattr(vote_module, "can_grant_vote", kafka_41)
+    assert _invariants(run_seed(scenario, 1)) == {"FirstSuccessorWins"}
+
+
+def test_an_observer_that_drops_its_leader_on_a_fetch_timeout_breaks_observer_follows_via_bootstrap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Kafka 4.0: an observer whose fetch timer expired becomes Unattached(E, leader) and asks a
+    # bootstrap server, which names the same leader, whose endpoint it cannot reach: it never
+    # replicates through the bootstrap address that works.
+    original = RaftNode._poll_follower
+
+    def kafka_40(self: Any, state: Any, now_ms: int) -> None:
+        if not self.is_voter and now_ms >= state.fetch_deadline_ms:
+            self.transition_to_unattached(state.epoch, now_ms, leader_id=state.leader_id)
+            return
+        original(self, state, now_ms)
+
+    assert _invariants(run_seed("observer-bootstrap", 1)) == set()
+    monkeypatch.setattr(RaftNode, "_poll_follower", kafka_40)
+    assert _invariants(run_seed("observer-bootstrap", 1)) == {"ObserverFollowsViaBootstrap"}
+
+
+def test_an_observer_that_discards_bootstrap_answers_without_backing_off_is_a_busy_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import kraft.raft.fetch as fetch_module
+    from kraft.raft.request_manager import RequestManager
+
+    original = fetch_module.handle_fetch_response
+
+    def discard_from_bootstrap(node: Any, source: int, response: Any, now_ms: int) -> bool:
+        if source < -1:
+            return True  # dropped, as if it were not an answer from the leader
+        return original(node, source, response, now_ms)
+
+    monkeypatch.setattr(fetch_module, "handle_fetch_response", discard_from_bootstrap)
+    monkeypatch.setattr(RequestManager, "backoff", lambda self, destination, now_ms: None)
+    violations = run_seed("observer-bootstrap", 1)["violations"]
+    assert {v["invariant"] for v in violations} == {"ObserverFollowsViaBootstrap"}
+    assert any("busy loop" in v["detail"] for v in violations)

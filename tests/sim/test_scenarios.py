@@ -53,6 +53,18 @@ def test_zombie_leader_steps_down_within_the_check_quorum_window() -> None:
     assert 4500 <= result["zombie_step_down_ms"] <= 4500 + 1000
 
 
+@pytest.mark.parametrize("scenario", ["graceful-resign", "graceful-resign-5", "graceful-resign-7"])
+def test_the_first_preferred_successor_takes_over_a_graceful_handover(scenario: str) -> None:
+    results = [run_seed(scenario, seed) for seed in (1, 2, 3)]
+    for r in results:
+        _assert_clean(r)
+    handovers = sum(r["handovers"] for r in results)
+    checked = sum(r["handovers_checked"] for r in results)
+    # FirstSuccessorWins applied to most hand-overs (the successor was up to date) and held.
+    assert handovers >= 6 and checked >= handovers // 2
+    assert sum(r["handovers_first_successor_won"] for r in results) >= checked
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_prevote_keeps_the_majority_epoch_and_leader_when_an_isolated_voter_rejoins(seed: int) -> None:
     result = run_seed("partition-rejoin", seed, pre_vote=True)

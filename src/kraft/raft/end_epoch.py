@@ -60,6 +60,9 @@ def handle_end_quorum_epoch_request(
             node.local_key, request.preferred_candidates, node.config.election_backoff_max_ms
         )
         state.fetch_deadline_ms = now_ms + backoff
+        # The leader of this epoch is gone for good (a Resigned node never leads its epoch again,
+        # not even after a restart): grant pre-votes from now on (vote.can_grant_vote).
+        state.leader_resigned = True
     return respond(ErrorCode.NONE)
 
 

@@ -163,8 +163,7 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
             node.log.flush()
             node.metrics.on_follower_append(info.last_offset - info.first_offset + 1, node.log, now_ms)
         node.update_follower_high_watermark(response.high_watermark, now_ms)
-    state.has_fetched_from_leader = True
-    state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
+    state.on_fetched_from_leader(now_ms + node.config.fetch_timeout_ms, source)
     return True
 
 

@@ -107,6 +107,5 @@ def handle_fetch_snapshot_response(
         state.download = None
         node.log.truncate_to_latest_snapshot()
         node.update_follower_high_watermark(sid.offset, now_ms)
-    state.has_fetched_from_leader = True
-    state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
+    state.on_fetched_from_leader(now_ms + node.config.fetch_timeout_ms, source)
     return True

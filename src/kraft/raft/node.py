@@ -154,6 +154,12 @@ class RaftNode:
         self._shutdown_deadline_ms: int | None = None
         self._shutdown_complete = False
         self._bootstrap_ids = self._bootstrap_destinations()
+        # Where a follower's fetches go when the leader's endpoint fails: an observer uses the
+        # discovery destinations (bootstrap servers, else the voters), a voter only configured
+        # bootstrap servers (other voters cannot serve it; its fetch timeout starts an election).
+        self._fallback_ids: list[int] = (
+            self._bootstrap_ids if not self.is_voter or self.config.bootstrap_servers else []
+        )
         self.metrics.on_state(self, now_ms)
         # Spec 1.2 rule 6: a sole voter elects itself at once.
         if self.is_voter and len(config.voters) == 1:
@@ -242,7 +248,17 @@ class RaftNode:
         if not self.requests.is_response_expected(envelope.source, envelope.correlation_id):
             return  # a response to a request we no longer wait for (timed out or role changed)
         self.requests.on_response(envelope.source, success=True, now_ms=now_ms)
+        before = self.quorum.state
         ok = self._handle_response(envelope, body, now_ms)
+        if isinstance(body, FetchResponse | FetchSnapshotResponse) and self.quorum.state is before:
+            if isinstance(before, FollowerState):
+                # Useful only from where this follower fetches (success sets ``fetch_via``): an
+                # answer from another bootstrap server that taught nothing is a failure too.
+                ok = ok and envelope.source in (before.leader_id, before.fetch_via)
+                if not ok:
+                    self._on_fetch_failed(before, envelope.source)
+            elif isinstance(before, UnattachedState):
+                ok = False  # a discovery answer that found no leader: back off, do not spin
         if not ok:
             self.requests.backoff(envelope.source, now_ms)
 
@@ -349,7 +365,14 @@ class RaftNode:
             # Nothing new learned (e.g. our leader resigned but no successor yet): back off rather
             # than spin on the same answer.
             return Outcome.HANDLED if changed else Outcome.FAILED
-        if epoch == self.epoch and leader is not None and self.quorum.leader_id is None:
+        if (
+            epoch == self.epoch
+            and leader is not None
+            and (self.quorum.leader_id is None or isinstance(self.quorum.state, UnattachedState))
+        ):
+            # Learn (or, Unattached with a leader id it could not reach, rejoin) the leader of our
+            # epoch; with NONE go on, so a discovery Fetch answered by the leader (perhaps through
+            # a bootstrap address) is appended at once instead of dropped and sent again.
             self.maybe_transition(leader, epoch, endpoints, now_ms)
             return Outcome.CONTINUE if error == ErrorCode.NONE else Outcome.HANDLED
         if error == ErrorCode.BROKER_NOT_AVAILABLE:
@@ -673,20 +696,43 @@ class RaftNode:
         if now_ms >= state.fetch_deadline_ms:
             if self.is_voter:
                 self._start_election(now_ms)
-            else:
-                # Later Kafka: an observer that lost its leader rediscovers it via bootstrap servers.
-                previous = self.role
-                self.quorum.transition_to_unattached(state.epoch, now_ms, leader_id=state.leader_id)
-                self._after_transition(previous, now_ms)
-            return
+                return
+            # KAFKA-19354 (4.1): an observer keeps its leader and tries the bootstrap servers; here
+            # each fetch timeout without an answer alternates between the leader's endpoint and
+            # the bootstrap servers, and whichever answers as the leader is kept (``fetch_via``),
+            # so an unreachable advertised endpoint costs one fetch timeout, not every one.
+            state.via_bootstrap = not state.via_bootstrap and bool(self._fallback_ids)
+            state.fetch_via = None
+            state.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms
         if self._shutdown_deadline_ms is not None:
             return  # a shutting-down follower stops at once
-        if not self.requests.is_ready(state.leader_id, now_ms):
+        if self.requests.has_any_inflight(now_ms):
+            return  # one fetch in flight, wherever it went (spec 3.7)
+        destination = self._fetch_destination(state, now_ms)
+        if destination is None:
             return
         if state.download is not None:
-            self.send(state.leader_id, fetch_snapshot.build_fetch_snapshot_request(self, state), now_ms)
+            self.send(destination, fetch_snapshot.build_fetch_snapshot_request(self, state), now_ms)
         else:
-            self.send(state.leader_id, fetch.build_fetch_request(self), now_ms)
+            self.send(destination, fetch.build_fetch_request(self), now_ms)
+
+    def _fetch_destination(self, state: FollowerState, now_ms: int) -> int | None:
+        """The leader's endpoint, the bootstrap address that last answered as the leader, or (the
+        leader's endpoint failed) a random ready bootstrap server; None while they back off."""
+        if state.fetch_via is not None:
+            return state.fetch_via if self.requests.is_ready(state.fetch_via, now_ms) else None
+        if state.via_bootstrap and self._fallback_ids:
+            ready = [d for d in self._fallback_ids if self.requests.is_ready(d, now_ms)]
+            return self.rng.choice(ready) if ready else None
+        return state.leader_id if self.requests.is_ready(state.leader_id, now_ms) else None
+
+    def _on_fetch_failed(self, state: FollowerState, source: int) -> None:
+        """A fetch answer from ``source`` failed (or taught nothing): stop fetching there."""
+        if source == state.fetch_via:
+            state.fetch_via = None  # that bootstrap address stopped answering as the leader
+            state.via_bootstrap = bool(self._fallback_ids)
+        elif source == state.leader_id and self._fallback_ids:
+            state.via_bootstrap = True
 
     def _poll_unattached(self, state: UnattachedState, now_ms: int) -> None:
         if self.is_voter and state.election_deadline_ms is not None and now_ms >= state.election_deadline_ms:

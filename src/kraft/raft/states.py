@@ -158,7 +158,11 @@ class SnapshotDownload:
 
 @dataclass(slots=True)
 class FollowerState:
-    """Knows the leader of ``epoch``; fetches from it."""
+    """Knows the leader of ``epoch``; fetches from it.
+
+    ``has_fetched_from_leader`` and ``leader_resigned`` live and die with this state: a new
+    FollowerState (another epoch, or the same one after a failed pre-vote) starts with both False.
+    """
 
     epoch: int
     leader_id: int
@@ -166,8 +170,35 @@ class FollowerState:
     voted_key: ReplicaKey | None
     fetch_deadline_ms: int
     has_fetched_from_leader: bool = False
+    # The leader said (EndQuorumEpoch) it resigned this epoch: it can never lead it again, so a
+    # fetch it answered earlier is no evidence of a live leader (see vote.can_grant_vote).
+    leader_resigned: bool = False
+    # Where fetches go: None = the leader's own (advertised) endpoint, else a bootstrap
+    # destination (-2, -3, ...) that answered as the leader: kept while it keeps answering.
+    fetch_via: int | None = None
+    # The leader's endpoint failed (an error answer, or no answer within a fetch timeout for an
+    # observer): the next fetches try the bootstrap servers, whichever of them is the leader.
+    via_bootstrap: bool = False
     download: SnapshotDownload | None = None
     role: Role = field(default=Role.FOLLOWER, init=False)
+
+    def on_fetched_from_leader(self, fetch_deadline_ms: int, source: int) -> None:
+        """A successful Fetch or FetchSnapshot answer from ``source`` (the leader's endpoint or,
+        after it failed, a bootstrap address of it): keep fetching there, and restart the fetch
+        timer, unless the
+        leader resigned since: then a response sent before the resignation (reordering) must not
+        push back the election EndQuorumEpoch asked for. Its data is kept, its evidence of a
+        live leader is not."""
+        self.has_fetched_from_leader = True
+        if source == self.leader_id:
+            self.fetch_via = None
+        elif self.via_bootstrap:
+            # Kept only as a fallback: a discovery answer through a bootstrap server does not
+            # stop the next fetches from going to the leader's endpoint (KAFKA-19354).
+            self.fetch_via = source
+        self.via_bootstrap = False
+        if not self.leader_resigned:
+            self.fetch_deadline_ms = fetch_deadline_ms
 
 
 @dataclass(slots=True)

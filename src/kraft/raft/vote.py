@@ -61,7 +61,12 @@ def can_grant_vote(state: State, candidate: ReplicaKey, *, pre_vote: bool, up_to
             return False
         case FollowerState():
             # KIP-996: a follower that heard from a live leader in this state refuses pre-votes.
-            return pre_vote and up_to_date and not state.has_fetched_from_leader
+            # A leader that resigned (EndQuorumEpoch) is not live whatever it answered before, so
+            # the first preferred successor can win at once (KAFKA-20895; Kafka <= 4.1 refuses
+            # it and the election falls to a later successor). Standard votes: always refused.
+            if not pre_vote or not up_to_date:
+                return False
+            return state.leader_resigned or not state.has_fetched_from_leader
         case ResignedState():
             return pre_vote and up_to_date
 

@@ -46,6 +46,7 @@ class NetworkStats:
     dropped_partition: int = 0
     dropped_loss: int = 0
     dropped_dead: int = 0
+    dropped_endpoint: int = 0  # addressed to an advertised endpoint the sender cannot reach
     duplicated: int = 0
 
 
@@ -59,6 +60,9 @@ class Network:
         self._links: dict[tuple[int, int], LinkProfile] = {}
         # Directed blocked links; a dict (insertion ordered) rather than a set keeps output stable.
         self._blocked: dict[tuple[int, int], None] = {}
+        # (sender, node): the sender cannot reach the node's advertised endpoint (its id), while
+        # the node's bootstrap address still works (the world routes bootstrap ids apart).
+        self._unreachable_endpoints: dict[tuple[int, int], None] = {}
         self.stats = NetworkStats()
 
     # -- configuration -------------------------------------------------------------------------
@@ -93,9 +97,18 @@ class Network:
     def isolate(self, node: int, others: Iterable[int]) -> None:
         self.partition([node], others)
 
+    def block_endpoint(self, source: int, node: int) -> None:
+        """``source`` cannot reach ``node``'s advertised endpoint (an unroutable advertised
+        address); ``node``'s bootstrap address and every other link still work."""
+        self._unreachable_endpoints[(source, node)] = None
+
+    def is_endpoint_unreachable(self, source: int, node: int) -> bool:
+        return bool(self._unreachable_endpoints) and (source, node) in self._unreachable_endpoints
+
     def heal(self) -> None:
-        """Remove every partition (link profiles stay)."""
+        """Remove every partition and unreachable endpoint (link profiles stay)."""
         self._blocked.clear()
+        self._unreachable_endpoints.clear()
 
     def is_blocked(self, source: int, destination: int) -> bool:
         return (source, destination) in self._blocked

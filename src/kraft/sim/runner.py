@@ -96,6 +96,7 @@ def run_seed(
             "dropped_partition": world.network.stats.dropped_partition,
             "dropped_loss": world.network.stats.dropped_loss,
             "dropped_dead": world.network.stats.dropped_dead,
+            "dropped_endpoint": world.network.stats.dropped_endpoint,
             "duplicated": world.network.stats.duplicated,
         },
         "trace_hash": world.trace_hash,
@@ -157,5 +158,9 @@ def summarise(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             row["mean_majority_epoch_increase"] = round(sum(increases) / len(increases), 3)
             row["seeds_majority_epoch_rose"] = sum(1 for i in increases if i > 0)
             row["seeds_leader_deposed"] = sum(1 for r in rs if r.get("leader_deposed_on_rejoin"))
+        handover = [r for r in rs if "handovers" in r]
+        if handover:
+            for key in ("handovers", "handovers_checked", "handovers_first_successor_won"):
+                row[key] = sum(r[key] for r in handover)
         table[scenario] = row
     return table

@@ -109,6 +109,8 @@ class RaftNodeLike(Protocol):
 
 
 NodeFactory = Callable[["World", "SimNode"], Any]
+# Called after each poll with the polled node, what it sent and its state as read after the poll.
+PollWatcher = Callable[["SimNode", Sequence[Envelope], "Observed"], None]
 
 
 class Actor(Protocol):
@@ -181,6 +183,11 @@ def endpoint_of(node_id: int) -> Endpoint:
     return Endpoint("CONTROLLER", f"node{node_id}.sim", 9093)
 
 
+def bootstrap_endpoint_of(node_id: int) -> Endpoint:
+    """A voter's second address, listed in ``controller.quorum.bootstrap.servers``."""
+    return Endpoint("CONTROLLER", f"bootstrap{node_id}.sim", 9093)
+
+
 def default_node_factory(world: World, node: SimNode) -> Any:
     """Builds a real ``RaftNode`` from the node's durable state (imported here: core lives apart)."""
     from kraft.raft.config import QuorumConfig
@@ -189,6 +196,8 @@ def default_node_factory(world: World, node: SimNode) -> Any:
     t = world.timing
     config = QuorumConfig(
         voters={v: (endpoint_of(v),) for v in world.voter_ids},
+        # Bootstrap server i is voter i's second address: the core sends to it as id -2 - i.
+        bootstrap_servers=tuple(bootstrap_endpoint_of(v) for v in world.bootstrap_targets.values()),
         election_timeout_ms=t.election_timeout_ms,
         fetch_timeout_ms=t.fetch_timeout_ms,
         election_backoff_max_ms=t.election_backoff_max_ms,
@@ -231,6 +240,7 @@ class World:
         link: LinkProfile | None = None,
         full_checks: bool = False,
         client_workload: bool = True,
+        bootstrap_servers: bool = False,
     ) -> None:
         if voters < 1:
             raise ValueError(f"need at least one voter, got {voters}")
@@ -259,6 +269,15 @@ class World:
         self.batch_cache = CommittedBatchCache()
         self.voter_ids: list[int] = list(range(1, voters + 1))
         self.observer_ids: list[int] = list(range(voters + 1, voters + observers + 1))
+        # ``controller.quorum.bootstrap.servers`` (every node gets the same list): bootstrap id
+        # (-2, -3, ...) -> the voter behind that address. Empty: none configured.
+        self.bootstrap_targets: dict[int, int] = (
+            {-2 - i: v for i, v in enumerate(self.voter_ids)} if bootstrap_servers else {}
+        )
+        # A request delivered through a bootstrap address is answered on that connection: its
+        # response leaves with the bootstrap id as source. Key: (responder, its incarnation,
+        # requester, its incarnation, correlation id).
+        self._answer_as: dict[tuple[int, int, int, int, int], int] = {}
         self.nodes: dict[int, SimNode] = {}
         for node_id in self.voter_ids + self.observer_ids:
             self.nodes[node_id] = self._make_node(node_id, node_id in self.voter_ids)
@@ -277,6 +296,8 @@ class World:
         self._action_scope: list[SimNode] | None = None
         # What the last poll's trace line read from the polled node (None if the poll failed).
         self._observed: Observed | None = None
+        # Scenario expectations that watch every poll (``add_poll_watcher``).
+        self._poll_watchers: list[PollWatcher] = []
         # Checkers see the world after every handled event (kraft.sim.invariants).
         from kraft.sim.invariants import InvariantChecker
 
@@ -309,6 +330,12 @@ class World:
             self.schedule(
                 self.rng.randint(0, self.timing.append_interval_max_ms), "client", self._client_tick
             )
+
+    def add_poll_watcher(self, watcher: PollWatcher) -> None:
+        """Let a scenario expectation see every poll: the node, its outbound envelopes and its
+        observed state. A watcher reads and may ``report``; it must not call into a node or
+        draw from the world's rng (the trace must not depend on who watches)."""
+        self._poll_watchers.append(watcher)
 
     def add_actor(self, actor: Actor) -> None:
         """Let ``actor`` send and receive on the network under its own id."""
@@ -450,7 +477,9 @@ class World:
             f"P|{node_id}|{role}|{epoch}|{leader_id}|{hw}|{end}|{len(inbound)}|{len(result.outbound)}|{bill_ms}"
         )
         # Nothing below changes the node before the checker runs: it may use these readings.
-        self._observed = Observed(role, int(epoch), leader_id, hw, end)
+        observed = self._observed = Observed(role, int(epoch), leader_id, hw, end)
+        for watcher in self._poll_watchers:
+            watcher(node, result.outbound, observed)
         if node.shutting_down and raft.is_shutdown_complete(self.now_ms):
             self._trace_event(f"S|{node_id}")
             node.log.flush()  # a clean shutdown closes (and so flushes) the log
@@ -462,6 +491,29 @@ class World:
 
     def send(self, envelope: Any, depart_ms: int) -> None:
         source = self.nodes.get(envelope.source)
+        src_inc = source.incarnation if source is not None else self._actor_incarnation(envelope.source)
+        via: int | None = None
+        if self.bootstrap_targets:
+            if envelope.destination in self.bootstrap_targets:
+                # Addressed to a bootstrap server: it reaches the voter behind that address.
+                via = envelope.destination
+                envelope = Envelope(
+                    envelope.source, self.bootstrap_targets[via], envelope.correlation_id, envelope.body
+                )
+            elif self._answer_as and not envelope.is_request:
+                requester = self.nodes.get(envelope.destination)
+                key = (
+                    envelope.source,
+                    src_inc,
+                    envelope.destination,
+                    requester.incarnation if requester is not None else -1,
+                    envelope.correlation_id,
+                )
+                answer_as = self._answer_as.pop(key, None)
+                if answer_as is not None:
+                    envelope = Envelope(
+                        answer_as, envelope.destination, envelope.correlation_id, envelope.body
+                    )
         destination = self.nodes.get(envelope.destination)
         if destination is not None:
             dst_inc = destination.incarnation
@@ -470,16 +522,21 @@ class World:
             if actor is None:
                 return  # unknown destination: nobody listens in the simulation
             dst_inc = actor.incarnation
-        src_inc = source.incarnation if source is not None else self._actor_incarnation(envelope.source)
-        for arrival in self.network.route(envelope.source, envelope.destination, depart_ms):
-            self._push(arrival, EV_DELIVER, envelope, (src_inc, dst_inc))
+        real_source = self.bootstrap_targets.get(envelope.source, envelope.source)
+        if via is None and self.network.is_endpoint_unreachable(real_source, envelope.destination):
+            self.network.stats.sent += 1
+            self.network.stats.dropped_endpoint += 1
+            return
+        for arrival in self.network.route(real_source, envelope.destination, depart_ms):
+            self._push(arrival, EV_DELIVER, envelope, (src_inc, dst_inc, via))
 
     def _actor_incarnation(self, actor_id: int) -> int:
         actor = self.actors.get(actor_id)
         return actor.incarnation if actor is not None else -1
 
-    def _handle_deliver(self, envelope: Any, incarnations: tuple[int, int]) -> bool:
-        source = self.nodes.get(envelope.source)
+    def _handle_deliver(self, envelope: Any, incarnations: tuple[int, int, int | None]) -> bool:
+        real_source = self.bootstrap_targets.get(envelope.source, envelope.source)
+        source = self.nodes.get(real_source)
         destination = self.nodes.get(envelope.destination)
         if destination is None:
             return self._deliver_to_actor(envelope, incarnations)
@@ -491,10 +548,20 @@ class World:
         if stale or not destination.up:
             self.network.stats.dropped_dead += 1
             return False
-        if self.network.is_blocked(envelope.source, envelope.destination):
+        if self.network.is_blocked(real_source, envelope.destination):
             self.network.stats.dropped_partition += 1
             return False
         self.network.stats.delivered += 1
+        via = incarnations[2]
+        if via is not None:
+            key = (
+                destination.node_id,
+                incarnations[1],
+                envelope.source,
+                incarnations[0],
+                envelope.correlation_id,
+            )
+            self._answer_as[key] = via
         destination.inbox.append(envelope)
         self._trace_event(
             f"D|{envelope.source}>{envelope.destination}|{type(envelope.body).__name__}|{envelope.correlation_id}"
@@ -502,7 +569,7 @@ class World:
         self.request_poll(destination, self.now_ms)
         return True
 
-    def _deliver_to_actor(self, envelope: Any, incarnations: tuple[int, int]) -> bool:
+    def _deliver_to_actor(self, envelope: Any, incarnations: tuple[int, int, int | None]) -> bool:
         actor = self.actors[envelope.destination]
         source = self.nodes.get(envelope.source)
         src_inc = source.incarnation if source is not None else self._actor_incarnation(envelope.source)

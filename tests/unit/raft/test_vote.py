@@ -42,6 +42,9 @@ STATES: dict[str, State] = {
     "leader": LeaderState(5, SELF, 0, (1,), {}, None, 0),
     "follower-not-fetched": FollowerState(5, 2, (), None, 0, has_fetched_from_leader=False),
     "follower-fetched": FollowerState(5, 2, (), None, 0, has_fetched_from_leader=True),
+    "follower-fetched-leader-resigned": FollowerState(
+        5, 2, (), None, 0, has_fetched_from_leader=True, leader_resigned=True
+    ),
     "resigned": ResignedState(5, SELF, 0, set(), ()),
 }
 
@@ -71,6 +74,9 @@ TABLE: list[tuple[str, bool, bool, bool]] = [
     ("follower-not-fetched", True, True, True),
     ("follower-not-fetched", True, False, False),
     ("follower-fetched", True, True, False),
+    ("follower-fetched-leader-resigned", True, True, True),  # EndQuorumEpoch: the leader is gone
+    ("follower-fetched-leader-resigned", True, False, False),
+    ("follower-fetched-leader-resigned", False, True, False),  # standard votes: never from a follower
     ("resigned", False, True, False),
     ("resigned", True, True, True),
     ("resigned", True, False, False),
@@ -213,3 +219,90 @@ def test_inconsistent_cluster_id_is_a_top_level_error() -> None:
     body = ctx.sent_of(VoteResponse)[0].body
     assert isinstance(body, VoteResponse) and body.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
     assert ctx.node.epoch == 5
+
+
+def _follower_that_fetched(*, leader: int = 2, epoch: int = 5) -> RaftTestContext:
+    from kraft.raft.messages import FetchRequest, FetchResponse
+
+    ctx = (
+        RaftTestContext.builder(local_id=1, voters=[1, 2, 3, 4, 5])
+        .with_elected_leader(epoch=epoch, leader_id=leader)
+        .build()
+    )
+    ctx.poll()
+    fetch = ctx.sent_of(FetchRequest)[0]
+    ctx.respond_to(
+        fetch, FetchResponse(high_watermark=0, current_leader_id=leader, current_leader_epoch=epoch)
+    )
+    ctx.poll()
+    state = ctx.node.quorum.state
+    assert isinstance(state, FollowerState) and state.has_fetched_from_leader
+    return ctx
+
+
+def test_follower_grants_pre_vote_once_its_leader_resigned_with_end_quorum_epoch() -> None:
+    ctx = _follower_that_fetched()
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0, pre_vote=True), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=2, granted=False)  # leader alive
+    # Node 1 is the third preferred successor: its own election waits; it must not block node 3's.
+    ctx.deliver(ctx.end_epoch_request(epoch=5, leader=2, successors=[3, 4, 1, 5]), source=2)
+    ctx.poll()
+    writes = ctx.store.writes
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0, pre_vote=True), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=2, granted=True)
+    # A pre-vote changes nothing: same role, epoch, leader, no vote, nothing written.
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id, ctx.node.voted_key) == (
+        Role.FOLLOWER,
+        5,
+        2,
+        None,
+    )
+    assert ctx.store.writes == writes
+
+
+def test_follower_whose_leader_resigned_still_refuses_standard_votes_and_stale_logs() -> None:
+    ctx = _follower_that_fetched()
+    ctx.deliver(ctx.end_epoch_request(epoch=5, leader=2, successors=[3, 4, 1, 5]), source=2)
+    ctx.poll()
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=2, granted=False)
+
+
+def test_end_quorum_epoch_from_an_older_epoch_does_not_make_a_follower_grant_pre_votes() -> None:
+    ctx = _follower_that_fetched(epoch=5)
+    ctx.deliver(ctx.end_epoch_request(epoch=4, leader=3, successors=[3, 1]), source=3)
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0, pre_vote=True), source=3)
+    ctx.poll()
+    votes = [e.body for e in ctx.sent_of(VoteResponse)]
+    assert len(votes) == 1 and isinstance(votes[0], VoteResponse) and not votes[0].vote_granted
+
+
+def test_a_late_fetch_answer_from_the_resigned_leader_neither_restores_refusal_nor_delays_election() -> None:
+    from kraft.raft.messages import FetchRequest, FetchResponse
+    from kraft.records.batch import SimpleRecord, build_batch
+
+    ctx = _follower_that_fetched()
+    inflight = ctx.sent_of(FetchRequest)[0]  # answered by the leader just before it resigned...
+    ctx.deliver(ctx.end_epoch_request(epoch=5, leader=2, successors=[3, 4, 1, 5]), source=2)
+    ctx.poll()
+    state = ctx.node.quorum.state
+    assert isinstance(state, FollowerState)
+    deadline = state.fetch_deadline_ms
+    assert deadline == ctx.now_ms + ((1000 >> 3) << 1)  # spec 3.6: position 2 of 4
+    # ... and that answer lands after the EndQuorumEpoch (reordering).
+    records = build_batch([SimpleRecord(value=b"x")], base_offset=0, partition_leader_epoch=5)
+    ctx.respond_to(
+        inflight,
+        FetchResponse(high_watermark=1, records=records, current_leader_id=2, current_leader_epoch=5),
+    )
+    ctx.poll(advance_ms=1)
+    assert ctx.log.end_offset() == 1  # the data is the leader's: kept
+    assert state.fetch_deadline_ms == deadline  # the election is not pushed back
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=5, last_offset=1, pre_vote=True), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=2, granted=True)
+    ctx.poll(advance_ms=deadline - ctx.now_ms)
+    assert ctx.node.role is Role.PROSPECTIVE and ctx.node.epoch == 5
