@@ -43,5 +43,5 @@ def test_traced_stages_add_up_to_the_leaders_commit_latency(
     assert all(row["p50_ms"] >= 0 for row in rows.values())
     total = out["stages"][-1]["mean_ms"]
     assert sum(rows[s]["mean_ms"] for s in STAGES) == pytest.approx(total, rel=1e-6)
-    # Both fsyncs sit on the path: the stages that contain them cannot be free.
+    # The follower's fsync sits on the path (the leader's runs while the data travels).
     assert rows[STAGES[0]]["p50_ms"] > 0 and rows[STAGES[4]]["p50_ms"] > 0

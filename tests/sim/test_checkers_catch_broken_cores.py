@@ -28,8 +28,13 @@ def test_granting_votes_to_stale_logs_breaks_leader_completeness(monkeypatch: py
         return original(state, candidate, pre_vote=pre_vote, up_to_date=True)
 
     monkeypatch.setattr(vote_module, "can_grant_vote", always_up_to_date)
-    found = set().union(*(_invariants(run_seed("crash-restart-loop", seed)) for seed in (1, 2)))
-    assert "LeaderCompleteness" in found
+
+    # Not every seed elects a stale candidate; the first that does must be caught (the seeds that
+    # show it move whenever the core's timing changes, so look through several).
+    def caught(seed: int) -> bool:
+        return "LeaderCompleteness" in _invariants(run_seed("crash-restart-loop", seed))
+
+    assert any(caught(seed) for seed in range(1, 31))
 
 
 def test_counting_a_minority_for_the_high_watermark_breaks_majority_reached(

@@ -6,7 +6,7 @@ data passes them, with ``time.time_ns()`` (one clock for every process on a mach
 process writes the events to FILE as JSON lines when it exits. ``benchmarks/bench_quorum.py``
 joins the files of the three voters offset by offset into the stages of one commit:
 
-    leader append -> leader fsync done -> Fetch response ready on the leader's loop
+    leader append -> batch in the leader's log -> Fetch response ready on the leader's loop
     -> received by a follower's loop -> picked up by its raft thread -> follower fsync done
     -> next Fetch sent -> received by the leader's loop -> picked up by its raft thread -> commit
 
@@ -22,7 +22,9 @@ from pathlib import Path
 
 # Event names (the second field of each event).
 APPEND = "append"  # leader, raft thread: schedule_append returned offsets [a, b]
-FLUSHED = "flushed"  # raft thread, after a poll that moved the log end offset to a
+# raft thread: a poll moved the log end offset to a (a follower has fsynced the records by then;
+# a leader answers the parked Fetches first and fsyncs in its next poll, as Kafka's leader does)
+WRITTEN = "written"
 FETCH_REQ_POLLED = "fetch_req_polled"  # leader raft thread: a Fetch from replica a at offset b
 FETCH_RESP_POLLED = "fetch_resp_polled"  # follower raft thread: a Fetch response with data from a
 FETCH_REQ_RECEIVED = "fetch_req_received"  # leader loop: a Fetch from replica a at offset b decoded

@@ -147,6 +147,8 @@ class RaftNode:
         self._hw: int | None = None  # None = unknown (a new leader until a majority fetched)
         self._committed = 0  # largest high watermark ever known: listeners read below it
         self._parked: list[ParkedFetch] = []
+        # The leader appended records that are not fsynced yet (see _drain_accumulator).
+        self._leader_flush_pending = False
         self._listeners: list[ListenerContext] = []
         self._accumulator: BatchAccumulator | None = None
         # (last offset, creation time, record count) of leader batches not yet committed
@@ -216,10 +218,14 @@ class RaftNode:
     def poll(self, now_ms: int, inbound: Iterable[Envelope] = ()) -> PollResult:
         if self._shutdown_complete:
             return PollResult([], now_ms + _IDLE_WAKE_MS)
+        self._flush_leader_log(now_ms)
         for envelope in inbound:
             self._dispatch(envelope, now_ms)
         self._poll_current_state(now_ms)
         self._complete_parked_fetches(now_ms)
+        if self._leader_flush_pending and (not self._outbound or self._shutdown_deadline_ms is not None):
+            self._flush_leader_log(now_ms)  # nothing to send first: no reason to wait
+            self._complete_parked_fetches(now_ms)
         self._update_listeners()
         self._maybe_delete_before_snapshot()
         if self._shutdown_deadline_ms is not None and self.is_shutdown_complete(now_ms):
@@ -607,10 +613,22 @@ class RaftNode:
                 )
             records += batch.record_count
             self._pending_commit_times.append((batch.last_offset, batch.created_ms, batch.record_count))
-        self.log.flush()
         self.metrics.on_leader_append(records, self.log, now_ms)
-        state.voters[state.local_key.id].end_offset = self.log.end_offset()
-        self.maybe_advance_high_watermark(state, now_ms)
+        # As Kafka's KafkaRaftClient.flushLeaderLog: parked Fetches see the new end offset before
+        # the leader's fsync, so the followers write their copies while the leader flushes. This
+        # poll answers them; the next one (due at once) fsyncs. The leader's own end offset, which
+        # counts toward the high watermark, moves only after the fsync.
+        self._leader_flush_pending = True
+
+    def _flush_leader_log(self, now_ms: int) -> None:
+        if not self._leader_flush_pending:
+            return
+        self._leader_flush_pending = False
+        self.log.flush()
+        state = self.leader_state()
+        if state is not None:
+            state.voters[state.local_key.id].end_offset = self.log.end_offset()
+            self.maybe_advance_high_watermark(state, now_ms)
 
     def maybe_advance_high_watermark(self, state: LeaderState, now_ms: int) -> bool:
         offsets = sorted(
@@ -808,6 +826,8 @@ class RaftNode:
     # ---- wake-up time ------------------------------------------------------------------------
 
     def _next_wake_ms(self, now_ms: int) -> int:
+        if self._leader_flush_pending:
+            return now_ms  # fsync what the outbound Fetch responses carry, right after sending them
         times: list[int] = []
         s = self.quorum.state
         match s:

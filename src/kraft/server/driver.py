@@ -261,7 +261,7 @@ class RaftDriver:
                     leo_before = self._trace_inbound(trace, inbound)
                 result = node.poll(now_ms, inbound)
                 if trace is not None:
-                    self._trace_flushed(trace, leo_before)
+                    self._trace_written(trace, leo_before)
                 self._publish()
                 if result.outbound:
                     self._hand_off(result.outbound)
@@ -296,14 +296,14 @@ class RaftDriver:
         log = getattr(self.node, "log", None)
         return -1 if log is None else int(log.end_offset())
 
-    def _trace_flushed(self, trace: commit_trace.CommitTrace, leo_before: int) -> None:
-        # The core fsyncs what it appended before poll returns, so a higher end offset after the
-        # poll means those records are durable now.
+    def _trace_written(self, trace: commit_trace.CommitTrace, leo_before: int) -> None:
+        # A follower fsyncs what it appended before poll returns; a leader with Fetch responses to
+        # send returns them first and fsyncs in the next poll (see RaftNode._flush_leader_log).
         log = getattr(self.node, "log", None)
         if log is not None:
             leo = int(log.end_offset())
             if leo > leo_before:
-                trace.note(commit_trace.FLUSHED, leo)
+                trace.note(commit_trace.WRITTEN, leo)
 
     def _hand_off(self, outbound: list[Envelope]) -> None:
         loop = self._loop

@@ -4,7 +4,7 @@
 raft thread and the event loop (``kraft.common.commit_trace``). ``commit_path_stages`` joins the
 three voters' events offset by offset: for each single-record append X on the leader, the chain
 
-    append -> leader fsync done -> Fetch response with X ready on the leader's loop
+    append -> batch in the leader's log -> Fetch response with X ready on the leader's loop
     -> received by a follower's loop -> picked up by its raft thread -> follower fsync done
     -> next Fetch (offset > X) sent -> received by the leader's loop -> picked up by its raft
     thread -> commit notification covering X
@@ -25,7 +25,7 @@ from kraft.tools.write_stats import percentile
 
 # Stage i runs from event i to event i + 1 of the chain above.
 STAGES = (
-    "leader: append call -> batch written and fsynced",
+    "leader: append call -> batch in its log",
     "leader: raft thread -> event loop, Fetch response ready",
     "leader -> follower: encode, loopback TCP, decode",
     "follower: event loop -> raft thread",
@@ -77,17 +77,17 @@ class _Events:
 
 
 def _follower_chain(
-    lead: dict[str, _Events], foll: dict[str, _Events], follower: int, x: int, flushed_ns: int
+    lead: dict[str, _Events], foll: dict[str, _Events], follower: int, x: int, written_ns: int
 ) -> list[int] | None:
     """Times of offset ``x``'s stages 2..8 through ``follower`` (None: the chain breaks)."""
-    ready = lead["fetch_resp_ready"].first(flushed_ns, a=follower, b_le=x)
+    ready = lead["fetch_resp_ready"].first(written_ns, a=follower, b_le=x)
     if ready is None:
         return None
     chain = [ready]
     steps: tuple[tuple[_Events, dict[str, int]], ...] = (
         (foll["fetch_resp_received"], {"a_le": x}),
         (foll["fetch_resp_polled"], {"a_le": x}),
-        (foll["flushed"], {"a_gt": x}),
+        (foll["written"], {"a_gt": x}),
         (foll["fetch_req_sent"], {"a_gt": x}),
         (lead["fetch_req_received"], {"a": follower, "b_gt": x}),
         (lead["fetch_req_polled"], {"a": follower, "b_gt": x}),
@@ -110,9 +110,9 @@ def commit_path_stages(events: list[dict[str, Any]], leader: int) -> dict[str, A
         return {name: _Events(by.get((node, name), [])) for name in names}
 
     followers = sorted({e["node"] for e in events} - {leader})
-    lead = of(leader, "flushed", "fetch_resp_ready", "fetch_req_received", "fetch_req_polled", "committed")
+    lead = of(leader, "written", "fetch_resp_ready", "fetch_req_received", "fetch_req_polled", "committed")
     foll = {
-        f: of(f, "fetch_resp_received", "fetch_resp_polled", "flushed", "fetch_req_sent") for f in followers
+        f: of(f, "fetch_resp_received", "fetch_resp_polled", "written", "fetch_req_sent") for f in followers
     }
     samples: list[list[float]] = []
     for append in of(leader, "append")["append"].events:
@@ -120,18 +120,18 @@ def commit_path_stages(events: list[dict[str, Any]], leader: int) -> dict[str, A
         if append["b"] != x:
             continue
         t0 = int(append["ns"])
-        flushed = lead["flushed"].first(t0, a_gt=x)
-        if flushed is None:
+        written = lead["written"].first(t0, a_gt=x)
+        if written is None:
             continue
         # The commit needs one follower (3 voters): the stages of whichever acknowledged first.
-        chains = [c for f in followers if (c := _follower_chain(lead, foll[f], f, x, flushed)) is not None]
+        chains = [c for f in followers if (c := _follower_chain(lead, foll[f], f, x, written)) is not None]
         if not chains:
             continue
         best = min(chains, key=lambda c: c[-1])
         committed = lead["committed"].first(best[-1], a_gt=x - 1)
         if committed is None:
             continue
-        times = [t0, flushed, *best, committed]
+        times = [t0, written, *best, committed]
         samples.append([(b - a) / 1e6 for a, b in itertools.pairwise(times)] + [(committed - t0) / 1e6])
     out: dict[str, Any] = {"commits": len(samples), "stages": []}
     if not samples:

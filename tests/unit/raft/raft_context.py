@@ -123,6 +123,7 @@ class RaftTestContext:
         self.now_ms = now_ms
         self.inbound: list[Envelope] = []
         self.sent: list[Envelope] = []
+        self.wake_at_ms: int | None = None
         self._next_cid = 10_000
 
     @staticmethod
@@ -145,7 +146,9 @@ class RaftTestContext:
     def poll(self, advance_ms: int = 0) -> list[Envelope]:
         self.now_ms += advance_ms
         inbound, self.inbound = self.inbound, []
-        self.sent = self.node.poll(self.now_ms, inbound).outbound
+        result = self.node.poll(self.now_ms, inbound)
+        self.sent = result.outbound
+        self.wake_at_ms = result.wake_at_ms
         return self.sent
 
     def sent_of(self, kind: type) -> list[Envelope]:

@@ -56,7 +56,17 @@ def test_pre_vote_election_bumps_epoch_once_and_writes_leader_change() -> None:
     batches = list(iter_batches(ctx.log.read(2, 1 << 20)))
     assert batches[0].is_control and control_type_of(batches[0].records[0]) is ControlType.LEADER_CHANGE
     assert batches[0].partition_leader_epoch == 5
-    assert ctx.log.last_flushed_offset() == ctx.log.end_offset()  # flushed before anyone can fetch it
+    # Written in the poll that sent BeginQuorumEpoch, fsynced in the next one, which is due at once
+    # (as Kafka's flushLeaderLog: the followers may fetch it while the leader flushes); the
+    # leader's own end offset counts toward the high watermark only once it is flushed.
+    leader = ctx.node.leader_state()
+    assert leader is not None
+    assert ctx.log.last_flushed_offset() == 2 and ctx.log.end_offset() == 3
+    assert leader.voters[1].end_offset != 3
+    assert ctx.wake_at_ms == ctx.now_ms
+    ctx.poll()
+    assert ctx.log.last_flushed_offset() == ctx.log.end_offset() == 3
+    assert leader.voters[1].end_offset == 3
 
 
 def test_prospective_does_not_bump_epoch_and_rejection_returns_to_unattached() -> None:

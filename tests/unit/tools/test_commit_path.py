@@ -23,11 +23,11 @@ def chain(x: int, t: float, leader: int, follower: int, delays: list[float]) -> 
         times.append(times[-1] + d)
     return [
         ev(times[0], leader, ct.APPEND, x, x),
-        ev(times[1], leader, ct.FLUSHED, x + 1),
+        ev(times[1], leader, ct.WRITTEN, x + 1),
         ev(times[2], leader, ct.FETCH_RESP_READY, follower, x),
         ev(times[3], follower, ct.FETCH_RESP_RECEIVED, x),
         ev(times[4], follower, ct.FETCH_RESP_POLLED, x),
-        ev(times[5], follower, ct.FLUSHED, x + 1),
+        ev(times[5], follower, ct.WRITTEN, x + 1),
         ev(times[6], follower, ct.FETCH_REQ_SENT, x + 1),
         ev(times[7], leader, ct.FETCH_REQ_RECEIVED, follower, x + 1),
         ev(times[8], leader, ct.FETCH_REQ_POLLED, follower, x + 1),
@@ -53,7 +53,7 @@ def test_the_follower_that_acknowledged_first_makes_the_commit() -> None:
     events = chain(5, 1.0, 1, 2, slow)
     # Follower 3's chain shares the leader's append, flush and commit events; only its own
     # events (and the leader's events about it) differ.
-    f3 = [e for e in chain(5, 1.0, 1, 3, fast) if e["event"] not in (ct.APPEND, ct.FLUSHED) or e["node"] == 3]
+    f3 = [e for e in chain(5, 1.0, 1, 3, fast) if e["event"] not in (ct.APPEND, ct.WRITTEN) or e["node"] == 3]
     events = [e for e in events if e["event"] != ct.COMMITTED] + f3
     out = commit_path_stages(events, leader=1)
     assert out["commits"] == 1
