@@ -185,10 +185,9 @@ class FollowerState:
     def on_fetched_from_leader(self, fetch_deadline_ms: int, source: int) -> None:
         """A successful Fetch or FetchSnapshot answer from ``source`` (the leader's endpoint or,
         after it failed, a bootstrap address of it): keep fetching there, and restart the fetch
-        timer, unless the
-        leader resigned since: then a response sent before the resignation (reordering) must not
-        push back the election EndQuorumEpoch asked for. Its data is kept, its evidence of a
-        live leader is not."""
+        timer, unless the leader resigned since: then a response sent before the resignation
+        (reordering) must not push back the election EndQuorumEpoch asked for. Its data is kept,
+        its evidence of a live leader is not."""
         self.has_fetched_from_leader = True
         if source == self.leader_id:
             self.fetch_via = None

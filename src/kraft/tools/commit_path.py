@@ -21,6 +21,7 @@ import itertools
 import statistics
 from typing import Any
 
+from kraft.common import commit_trace as ct
 from kraft.tools.write_stats import percentile
 
 # Stage i runs from event i to event i + 1 of the chain above.
@@ -80,17 +81,17 @@ def _follower_chain(
     lead: dict[str, _Events], foll: dict[str, _Events], follower: int, x: int, written_ns: int
 ) -> list[int] | None:
     """Times of offset ``x``'s stages 2..8 through ``follower`` (None: the chain breaks)."""
-    ready = lead["fetch_resp_ready"].first(written_ns, a=follower, b_le=x)
+    ready = lead[ct.FETCH_RESP_READY].first(written_ns, a=follower, b_le=x)
     if ready is None:
         return None
     chain = [ready]
     steps: tuple[tuple[_Events, dict[str, int]], ...] = (
-        (foll["fetch_resp_received"], {"a_le": x}),
-        (foll["fetch_resp_polled"], {"a_le": x}),
-        (foll["written"], {"a_gt": x}),
-        (foll["fetch_req_sent"], {"a_gt": x}),
-        (lead["fetch_req_received"], {"a": follower, "b_gt": x}),
-        (lead["fetch_req_polled"], {"a": follower, "b_gt": x}),
+        (foll[ct.FETCH_RESP_RECEIVED], {"a_le": x}),
+        (foll[ct.FETCH_RESP_POLLED], {"a_le": x}),
+        (foll[ct.WRITTEN], {"a_gt": x}),
+        (foll[ct.FETCH_REQ_SENT], {"a_gt": x}),
+        (lead[ct.FETCH_REQ_RECEIVED], {"a": follower, "b_gt": x}),
+        (lead[ct.FETCH_REQ_POLLED], {"a": follower, "b_gt": x}),
     )
     for events, match in steps:
         t = events.first(chain[-1], **match)
@@ -110,17 +111,20 @@ def commit_path_stages(events: list[dict[str, Any]], leader: int) -> dict[str, A
         return {name: _Events(by.get((node, name), [])) for name in names}
 
     followers = sorted({e["node"] for e in events} - {leader})
-    lead = of(leader, "written", "fetch_resp_ready", "fetch_req_received", "fetch_req_polled", "committed")
+    lead = of(
+        leader, ct.WRITTEN, ct.FETCH_RESP_READY, ct.FETCH_REQ_RECEIVED, ct.FETCH_REQ_POLLED, ct.COMMITTED
+    )
     foll = {
-        f: of(f, "fetch_resp_received", "fetch_resp_polled", "written", "fetch_req_sent") for f in followers
+        f: of(f, ct.FETCH_RESP_RECEIVED, ct.FETCH_RESP_POLLED, ct.WRITTEN, ct.FETCH_REQ_SENT)
+        for f in followers
     }
     samples: list[list[float]] = []
-    for append in of(leader, "append")["append"].events:
+    for append in of(leader, ct.APPEND)[ct.APPEND].events:
         x = append["a"]
         if append["b"] != x:
             continue
         t0 = int(append["ns"])
-        written = lead["written"].first(t0, a_gt=x)
+        written = lead[ct.WRITTEN].first(t0, a_gt=x)
         if written is None:
             continue
         # The commit needs one follower (3 voters): the stages of whichever acknowledged first.
@@ -128,7 +132,7 @@ def commit_path_stages(events: list[dict[str, Any]], leader: int) -> dict[str, A
         if not chains:
             continue
         best = min(chains, key=lambda c: c[-1])
-        committed = lead["committed"].first(best[-1], a_gt=x - 1)
+        committed = lead[ct.COMMITTED].first(best[-1], a_gt=x - 1)
         if committed is None:
             continue
         times = [t0, written, *best, committed]
