@@ -4,12 +4,12 @@ decides (same records or the same error)."""
 
 from __future__ import annotations
 
+from batch_mutations import corrupt_body, split_batch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kraft.common.errors import CorruptRecordError, MalformedMessageError
 from kraft.records.batch import (
-    HEADER_SIZE,
     BatchHeader,
     Header,
     SimpleRecord,
@@ -35,19 +35,13 @@ _records = st.lists(
 )
 
 
-def _split(batch: bytes) -> tuple[object, bytes]:
-    header = read_batch_header(batch)
-    assert header is not None
-    return header, batch[HEADER_SIZE:]
-
-
 @settings(max_examples=300, deadline=None)
 @given(_records, st.integers(min_value=0, max_value=2**40), st.integers(min_value=-1, max_value=2**31 - 1))
 def test_fast_decoder_equals_the_checked_one_on_valid_batches(
     records: list[SimpleRecord], base_offset: int, base_sequence: int
 ) -> None:
     batch = build_batch(records, base_offset=base_offset, base_sequence=base_sequence, producer_id=1)
-    header, body = _split(batch)
+    header, body = split_batch(batch)
     checked = _decode_records_checked(header, body)  # type: ignore[arg-type]
     fast = _decode_records_fast(header, body)  # type: ignore[arg-type]
     if all(not r.headers for r in records):
@@ -63,15 +57,8 @@ def test_fast_decoder_declines_or_agrees_on_corrupted_bodies(
     records: list[SimpleRecord], data: st.DataObject
 ) -> None:
     batch = build_batch(records)
-    header, body = _split(batch)
-    mutated = bytearray(body)
-    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
-        if not mutated:
-            break
-        i = data.draw(st.integers(min_value=0, max_value=len(mutated) - 1))
-        mutated[i] = data.draw(st.integers(min_value=0, max_value=255))
-    cut = data.draw(st.integers(min_value=0, max_value=len(mutated)))
-    body2 = bytes(mutated[:cut]) + data.draw(st.binary(max_size=3))
+    header, body = split_batch(batch)
+    body2 = corrupt_body(body, data, min_flips=1, max_flips=3, max_tail=3)
     try:
         checked = _decode_records_checked(header, body2)  # type: ignore[arg-type]
     except (CorruptRecordError, MalformedMessageError):

@@ -16,12 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from batch_mutations import corrupt_body, split_batch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kraft.common.errors import CorruptRecordError, MalformedMessageError
-
-# A plain import, not importorskip: the suite must fail where the extension was not built.
 from kraft.records import _native_decode
 from kraft.records.batch import (
     HEADER_SIZE,
@@ -34,21 +33,16 @@ from kraft.records.batch import (
     _decode_records_checked,
     build_batch,
     decode_batch,
-    read_batch_header,
 )
 from kraft.records.control import ControlType, build_control_batch, leader_change_message
 
+# _native_decode is a plain import, not importorskip: the suite must fail where the extension was
+# not built.
 ColumnBuilder = _native_decode.ColumnBuilder
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 NO_BYTE = -1
 
 Row = tuple[int, int, int, int, bytes | None, bytes | None]  # offset, epoch, base, ts µs, key, value
-
-
-def split(batch: bytes) -> tuple[BatchHeader, bytes]:
-    header = read_batch_header(batch)
-    assert header is not None
-    return header, batch[HEADER_SIZE:]
 
 
 def add(
@@ -223,7 +217,7 @@ _plain_records = st.lists(
 def test_columns_equal_the_checked_decoder_on_valid_batches(
     records: list[SimpleRecord], base_offset: int, epoch: int, log_append_time: bool, max_ts: int
 ) -> None:
-    header, body = split(
+    header, body = split_batch(
         build_batch(records, base_offset=base_offset, partition_leader_epoch=epoch, timestamp_ms=7)
     )
     if log_append_time:
@@ -277,15 +271,8 @@ def test_large_and_redundant_varints_and_int64_edges(
 def test_declines_or_agrees_on_corrupted_bodies_and_leaves_the_builder_as_it_was(
     records: list[SimpleRecord], data: st.DataObject
 ) -> None:
-    header, body = split(build_batch(records))
-    mutated = bytearray(body)
-    for _ in range(data.draw(st.integers(min_value=0, max_value=4))):
-        if not mutated:
-            break
-        i = data.draw(st.integers(min_value=0, max_value=len(mutated) - 1))
-        mutated[i] = data.draw(st.integers(min_value=0, max_value=255))
-    cut = data.draw(st.integers(min_value=0, max_value=len(mutated)))
-    corrupt = bytes(mutated[:cut]) + data.draw(st.binary(max_size=4))
+    header, body = split_batch(build_batch(records))
+    corrupt = corrupt_body(body, data, min_flips=0, max_flips=4, max_tail=4)
     count = data.draw(st.sampled_from([header.records_count, 0, header.records_count + 1, 2**31 - 1]))
     header = with_header(header, records_count=max(count, 0))
     want = python_rows(header, corrupt)
@@ -294,7 +281,9 @@ def test_declines_or_agrees_on_corrupted_bodies_and_leaves_the_builder_as_it_was
     prefix, suffix = data.draw(st.binary(max_size=8)), data.draw(st.binary(max_size=8))
     buffer = prefix + corrupt + suffix
     # No nulls in the good rows: a declined batch's null must not leave a validity buffer behind.
-    good_header, good_body = split(build_batch([SimpleRecord(key=b"k", value=b"before")], base_offset=9))
+    good_header, good_body = split_batch(
+        build_batch([SimpleRecord(key=b"k", value=b"before")], base_offset=9)
+    )
     builder = ColumnBuilder()
     assert add(builder, good_header, good_body)
     before = python_rows(good_header, good_body)
@@ -310,19 +299,19 @@ def test_records_with_headers_are_left_to_python() -> None:
         SimpleRecord(value=b"a"),
         SimpleRecord(value=b"b", headers=(Header(key="h", value=None),)),
     ]
-    header, body = split(build_batch(with_headers))
+    header, body = split_batch(build_batch(with_headers))
     assert python_rows(header, body) is not None
     assert native_rows(header, body) is None
 
 
 def test_a_value_starting_with_the_python_byte_is_left_to_python() -> None:
-    header, body = split(build_batch([SimpleRecord(value=b"plain"), SimpleRecord(value=b"\x01meta")]))
+    header, body = split_batch(build_batch([SimpleRecord(value=b"plain"), SimpleRecord(value=b"\x01meta")]))
     assert native_rows(header, body, python_byte=1) is None
-    header, body = split(build_batch([SimpleRecord(value=b"\x01")]))
+    header, body = split_batch(build_batch([SimpleRecord(value=b"\x01")]))
     assert native_rows(header, body, python_byte=1) is None
     assert native_rows(header, body, python_byte=NO_BYTE) == python_rows(header, body)
     # A null or empty value is not a metadata record.
-    header, body = split(build_batch([SimpleRecord(value=None), SimpleRecord(key=b"\x01", value=b"")]))
+    header, body = split_batch(build_batch([SimpleRecord(value=None), SimpleRecord(key=b"\x01", value=b"")]))
     assert native_rows(header, body, python_byte=1) == python_rows(header, body)
 
 
@@ -336,12 +325,12 @@ def test_control_batches_decode_like_any_batch_when_asked() -> None:
         partition_leader_epoch=2,
         timestamp_ms=1_700_000_000_000,
     )
-    header, body = split(batch)
+    header, body = split_batch(batch)
     assert native_rows(header, body) == python_rows(header, body)
 
 
 def test_offsets_and_timestamps_that_overflow_int64_are_left_to_python() -> None:
-    header, body = split(build_batch([SimpleRecord(value=b"v")] * 3, timestamp_ms=0))
+    header, body = split_batch(build_batch([SimpleRecord(value=b"v")] * 3, timestamp_ms=0))
     assert native_rows(with_header(header, base_offset=INT64_MAX - 2), body) is not None
     assert native_rows(with_header(header, base_offset=INT64_MAX - 1), body) is None
     assert native_rows(with_header(header, base_timestamp=INT64_MAX // 1000), body) is not None
@@ -355,14 +344,14 @@ def test_offsets_and_timestamps_that_overflow_int64_are_left_to_python() -> None
 
 def test_an_empty_builder_takes_empty_columns() -> None:
     assert ColumnBuilder().take() == (0, b"", b"", b"", b"", None, b"\0\0\0\0", b"", None, b"\0\0\0\0", b"")
-    header, body = split(build_batch([SimpleRecord(value=b"v")]))
+    header, body = split_batch(build_batch([SimpleRecord(value=b"v")]))
     assert native_rows(with_header(header, records_count=0), b"") == []
     assert native_rows(with_header(header, records_count=0), body) is None  # bytes after 0 records
 
 
 def test_reads_any_buffer_and_refuses_a_window_outside_it(tmp_path: Path) -> None:
     batch = build_batch([SimpleRecord(key=b"k", value=b"v" * 50)] * 4, base_offset=3)
-    header, body = split(batch)
+    header, body = split_batch(batch)
     want = python_rows(header, body)
     for data in (batch, bytearray(batch), memoryview(batch)):
         builder = ColumnBuilder()
@@ -391,7 +380,7 @@ def test_the_columns_are_decode_batch_records_on_a_many_record_batch() -> None:
         for i in range(5000)
     ]
     batch = build_batch(records, base_offset=10**12, partition_leader_epoch=9)
-    header, body = split(batch)
+    header, body = split_batch(batch)
     got = native_rows(header, body)
     assert got == [
         (r.offset, 9, 10**12, r.timestamp * 1000, r.key, r.value) for r in decode_batch(batch).records
