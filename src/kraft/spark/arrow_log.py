@@ -873,9 +873,8 @@ def _read_unit_rows(
             reached_end = False
             break
         assert header is not None
-        size = header.batch_length + LOG_OVERHEAD
-        base = header.base_offset
-        next_offset = base + header.last_offset_delta + 1
+        size = header.size_in_bytes
+        base, next_offset = header.base_offset, header.next_offset
         control = header.is_control
         if not snapshot and rf.end is not None and base >= rf.end:
             reached_end = False
