@@ -148,6 +148,56 @@ class DescribeQuorumResponse:
     nodes: dict[int, tuple[Endpoint, ...]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddRaftVoterRequest:
+    """KIP-853 (API 80): make the observer ``voter_key`` a voter; answered once committed."""
+
+    cluster_id: str | None
+    timeout_ms: int
+    voter_key: ReplicaKey  # a directory id is required
+    listeners: tuple[Endpoint, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddRaftVoterResponse:
+    error_code: int = 0
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveRaftVoterRequest:
+    """KIP-853 (API 81): drop ``voter_key`` from the voter set; answered once committed."""
+
+    cluster_id: str | None
+    voter_key: ReplicaKey
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveRaftVoterResponse:
+    error_code: int = 0
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateRaftVoterRequest:
+    """KIP-853 (API 82): a voter tells the leader its current listeners and kraft.version range."""
+
+    cluster_id: str | None
+    current_leader_epoch: int
+    voter_key: ReplicaKey
+    listeners: tuple[Endpoint, ...]
+    min_kraft_version: int = 0
+    max_kraft_version: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateRaftVoterResponse:
+    error_code: int = 0
+    leader_id: int = -1
+    leader_epoch: int = -1
+    leader_endpoints: tuple[Endpoint, ...] = ()  # the wire carries one (Host, Port) on our listener
+
+
 RaftRequest = (
     VoteRequest
     | BeginQuorumEpochRequest
@@ -155,6 +205,9 @@ RaftRequest = (
     | FetchRequest
     | FetchSnapshotRequest
     | DescribeQuorumRequest
+    | AddRaftVoterRequest
+    | RemoveRaftVoterRequest
+    | UpdateRaftVoterRequest
 )
 RaftResponse = (
     VoteResponse
@@ -163,6 +216,9 @@ RaftResponse = (
     | FetchResponse
     | FetchSnapshotResponse
     | DescribeQuorumResponse
+    | AddRaftVoterResponse
+    | RemoveRaftVoterResponse
+    | UpdateRaftVoterResponse
 )
 RaftRpc = RaftRequest | RaftResponse
 
@@ -189,5 +245,8 @@ class Envelope:
             | EndQuorumEpochRequest
             | FetchRequest
             | FetchSnapshotRequest
-            | DescribeQuorumRequest,
+            | DescribeQuorumRequest
+            | AddRaftVoterRequest
+            | RemoveRaftVoterRequest
+            | UpdateRaftVoterRequest,
         )
