@@ -46,6 +46,7 @@ class DrainedBatch:
     data: bytes
     created_ms: int
     record_count: int
+    is_control: bool = False
 
 
 @dataclass(slots=True)
@@ -128,6 +129,7 @@ class BatchAccumulator:
                 ),
                 b.created_ms,
                 len(b.records),
+                b.is_control,
             )
             for b in self.completed
         ]

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.messages import BeginQuorumEpochRequest, BeginQuorumEpochResponse
-from kraft.raft.types import ReplicaKey
 
 if TYPE_CHECKING:
     from kraft.raft.node import RaftNode
@@ -16,7 +15,7 @@ def build_begin_quorum_epoch_request(node: RaftNode, voter_id: int) -> BeginQuor
     assert node.node_id is not None
     return BeginQuorumEpochRequest(
         cluster_id=node.cluster_id,
-        voter_key=ReplicaKey(voter_id),
+        voter_key=node.voter_key_of(voter_id),
         leader_id=node.node_id,
         leader_epoch=node.epoch,
         leader_endpoints=node.local_endpoints,

@@ -58,5 +58,5 @@ def build_describe_quorum_response(node: RaftNode, now_ms: int) -> DescribeQuoru
         high_watermark=-1 if hw is None else hw,
         current_voters=tuple(voters),
         observers=tuple(_replica_state(p) for p in state.observers.values()),
-        nodes={v: tuple(node.config.voters[v]) for v in sorted(node.config.voters)},
+        nodes={v.key.id: v.endpoints for v in node.voter_set},
     )

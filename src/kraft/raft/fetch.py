@@ -70,9 +70,8 @@ def handle_fetch_request(
         return respond(error)
     state = node.quorum.state
     assert isinstance(state, LeaderState)
-    replica_id = request.replica_key.id
-    if replica_id in state.voters:
-        node.record_voter_contact(state, replica_id, now_ms)
+    if node.voter_set.is_voter(request.replica_key):
+        node.record_voter_contact(state, request.replica_key.id, now_ms)
 
     latest = node.log.latest_snapshot_id()
     if request.fetch_offset == 0 and latest is not None and latest != BOOTSTRAP_SNAPSHOT_ID:
@@ -112,14 +111,17 @@ def _update_replica_progress(
         # A reader without a node id (a tool tailing the log): not a replica, so not listed as an
         # observer (Kafka's LeaderState ignores negative ids too); never parked, it is told at once.
         return ReplicaProgress(key)
-    if key.id in state.voters and key.id != state.local_key.id:
+    # KIP-853: a voter by id and directory id; a replica with a voter's id but another directory
+    # (its disk was replaced) is an observer and must not count toward the high watermark.
+    is_voter = key.id in state.voters and node.voter_set.is_voter(key)
+    if is_voter and key.id != state.local_key.id:
         progress = state.voters[key.id]
         if progress.key.directory_id == ZERO_UUID and key.directory_id != ZERO_UUID:
             progress.key = key
     else:
         progress = state.observers.setdefault(key, ReplicaProgress(key))
     progress.update_on_fetch(request.fetch_offset, leader_end, now_ms)
-    if key.id in state.voters:
+    if is_voter:
         node.maybe_advance_high_watermark(state, now_ms)
     return progress
 
@@ -142,6 +144,7 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
         return True
     if response.diverging_epoch is not None and response.diverging_epoch.epoch >= 0:
         truncate_on_divergence(node, response.diverging_epoch)
+        node.on_log_truncated(now_ms)
     elif response.snapshot_id is not None and (
         response.snapshot_id.offset >= 0 or response.snapshot_id.epoch >= 0
     ):
@@ -161,6 +164,7 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
             info = node.log.append_as_follower(response.records, state.epoch)
             # Persist before the next Fetch reveals the new end offset to the leader.
             node.log.flush()
+            node.on_log_appended(response.records, now_ms)
             node.metrics.on_follower_append(info.last_offset - info.first_offset + 1, node.log, now_ms)
         node.update_follower_high_watermark(response.high_watermark, now_ms)
     state.on_fetched_from_leader(now_ms + node.config.fetch_timeout_ms, source)

@@ -49,7 +49,7 @@ def handle_fetch_snapshot_request(
         return respond(error)
     state = node.quorum.state
     assert isinstance(state, LeaderState)
-    if request.replica_key.id in state.voters:
+    if node.voter_set.is_voter(request.replica_key):
         node.record_voter_contact(state, request.replica_key.id, now_ms)
     sid = request.snapshot_id
     reader = None if sid == BOOTSTRAP_SNAPSHOT_ID else node.log.read_snapshot(sid)
@@ -106,6 +106,7 @@ def handle_fetch_snapshot_response(
         download.writer.freeze()
         state.download = None
         node.log.truncate_to_latest_snapshot()
+        node.on_snapshot_installed(sid, now_ms)
         node.update_follower_high_watermark(sid.offset, now_ms)
     state.on_fetched_from_leader(now_ms + node.config.fetch_timeout_ms, source)
     return True

@@ -16,11 +16,13 @@ from kraft.common.errors import CorruptRecordError, KraftError
 from kraft.protocol.schema import StructValue
 from kraft.raft.log import RawSnapshotReader, RawSnapshotWriter
 from kraft.raft.types import LeaderAndEpoch, OffsetAndEpoch
+from kraft.raft.voters import VoterSet
 from kraft.records.batch import RecordBatch, SimpleRecord, build_batch, decode_batch, iter_batches
 from kraft.records.control import (
     ControlType,
     build_control_batch,
     control_records,
+    kraft_version_record,
     snapshot_footer_record,
     snapshot_header_record,
 )
@@ -130,6 +132,9 @@ class SnapshotWriter:
         raw: RawSnapshotWriter,
         last_contained_log_timestamp_ms: int,
         on_frozen: Callable[[OffsetAndEpoch], None],
+        *,
+        kraft_version: int = 0,
+        voters: VoterSet | None = None,
     ) -> None:
         self._raw = raw
         self._on_frozen = on_frozen
@@ -140,6 +145,12 @@ class SnapshotWriter:
         self._write_control(
             ControlType.SNAPSHOT_HEADER, snapshot_header_record(last_contained_log_timestamp_ms)
         )
+        if kraft_version > 0:
+            # KIP-853, as Kafka's RecordsSnapshotWriter: the kraft.version and the voter set of
+            # the snapshot's offset come right after the header.
+            self._write_control(ControlType.KRAFT_VERSION, kraft_version_record(kraft_version))
+            if voters is not None:
+                self._write_control(ControlType.KRAFT_VOTERS, voters.to_record())
 
     @property
     def snapshot_id(self) -> OffsetAndEpoch:

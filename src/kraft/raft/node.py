@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
 from kraft.protocol.error_codes import ErrorCode
-from kraft.raft import begin_epoch, describe_quorum, end_epoch, fetch, fetch_snapshot, vote
+from kraft.raft import begin_epoch, describe_quorum, end_epoch, fetch, fetch_snapshot, reconfig, vote
 from kraft.raft.accumulator import BatchAccumulator
 from kraft.raft.config import LEGACY_ELECTION_BACKOFF_BASE_MS, QuorumConfig
 from kraft.raft.listener import (
@@ -40,6 +40,8 @@ from kraft.raft.listener import (
 )
 from kraft.raft.log import ReplicatedLog
 from kraft.raft.messages import (
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     DescribeQuorumRequest,
@@ -53,6 +55,10 @@ from kraft.raft.messages import (
     FetchSnapshotResponse,
     RaftRequest,
     RaftResponse,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
 )
@@ -70,8 +76,21 @@ from kraft.raft.states import (
 )
 from kraft.raft.store import ElectionStore
 from kraft.raft.types import Endpoint, LeaderAndEpoch, OffsetAndEpoch, ReplicaKey
+from kraft.raft.voters import (
+    KRAFT_VERSION_1,
+    SNAPSHOT_PREFIX_BYTES,
+    VoterSet,
+    VoterSetHistory,
+    snapshot_voters,
+)
 from kraft.records.batch import SimpleRecord, decode_batch, iter_batch_headers
-from kraft.records.control import ControlType, control_key, encode_control_value, leader_change_message
+from kraft.records.control import (
+    ControlType,
+    control_key,
+    encode_control_value,
+    kraft_version_record,
+    leader_change_message,
+)
 
 __all__ = [
     "CommittedBatch",
@@ -136,7 +155,12 @@ class RaftNode:
         self.rng = rng
         self.local_endpoints = local_endpoints
         self.local_key = None if node_id is None else ReplicaKey(node_id, directory_id)
-        self.quorum = QuorumState(local_key=self.local_key, config=config, store=store, rng=rng)
+        # KIP-853: the voter set in force follows the control records of the snapshot and the log.
+        self._history = VoterSetHistory(VoterSet.static(config.voters))
+        self._load_voter_history()
+        self.quorum = QuorumState(
+            local_key=self.local_key, config=config, store=store, rng=rng, history=self._history
+        )
         self.quorum.initialize(log_end_epoch=log.last_fetched_epoch(), now_ms=now_ms)
         self.requests = RequestManager(
             request_timeout_ms=config.request_timeout_ms, retry_backoff_ms=config.retry_backoff_ms
@@ -156,15 +180,11 @@ class RaftNode:
         self._shutdown_deadline_ms: int | None = None
         self._shutdown_complete = False
         self._bootstrap_ids = self._bootstrap_destinations()
-        # Where a follower's fetches go when the leader's endpoint fails: an observer uses the
-        # discovery destinations (bootstrap servers, else the voters), a voter only configured
-        # bootstrap servers (other voters cannot serve it; its fetch timeout starts an election).
-        self._fallback_ids: list[int] = (
-            self._bootstrap_ids if not self.is_voter or self.config.bootstrap_servers else []
-        )
+        # The one voter change (KIP-853) this leader is committing, with the request to answer.
+        self._voter_change: reconfig.PendingVoterChange | None = None
         self.metrics.on_state(self, now_ms)
         # Spec 1.2 rule 6: a sole voter elects itself at once.
-        if self.is_voter and len(config.voters) == 1:
+        if self.is_voter and len(self.voter_set) == 1:
             if isinstance(self.quorum.state, ResignedState):
                 self.quorum.state.election_deadline_ms = now_ms
             elif isinstance(self.quorum.state, UnattachedState | FollowerState):
@@ -201,6 +221,32 @@ class RaftNode:
     @property
     def is_voter(self) -> bool:
         return self.quorum.is_voter
+
+    @property
+    def voter_set(self) -> VoterSet:
+        """The voters in force: the latest VotersRecord of snapshot and log (even uncommitted),
+        else the static ``controller.quorum.voters``."""
+        return self._history.latest()
+
+    @property
+    def kraft_version(self) -> int:
+        return self._history.kraft_version()
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutdown_deadline_ms is not None
+
+    @property
+    def _fallback_ids(self) -> list[int]:
+        """Where a follower's fetches go when the leader's endpoint fails: an observer uses the
+        discovery destinations (bootstrap servers, else the voters), a voter only configured
+        bootstrap servers (other voters cannot serve it; its fetch timeout starts an election)."""
+        return self._bootstrap_ids if not self.is_voter or self.config.bootstrap_servers else []
+
+    def voter_key_of(self, voter_id: int) -> ReplicaKey:
+        """The key to address voter ``voter_id`` by (its directory id once the log has one)."""
+        node = self._history.latest().node(voter_id)
+        return ReplicaKey(voter_id) if node is None else node.key
 
     @property
     def source_id(self) -> int:
@@ -249,7 +295,10 @@ class RaftNode:
             | EndQuorumEpochRequest
             | FetchRequest
             | FetchSnapshotRequest
-            | DescribeQuorumRequest,
+            | DescribeQuorumRequest
+            | AddRaftVoterRequest
+            | RemoveRaftVoterRequest
+            | UpdateRaftVoterRequest,
         )
         if not self.requests.is_response_expected(envelope.source, envelope.correlation_id):
             return  # a response to a request we no longer wait for (timed out or role changed)
@@ -283,6 +332,12 @@ class RaftNode:
                 return fetch_snapshot.handle_fetch_snapshot_request(self, body, now_ms)
             case DescribeQuorumRequest():
                 return self.describe_quorum(now_ms)
+            case AddRaftVoterRequest():
+                return reconfig.handle_add_raft_voter(self, envelope, body, now_ms)
+            case RemoveRaftVoterRequest():
+                return reconfig.handle_remove_raft_voter(self, envelope, body, now_ms)
+            case UpdateRaftVoterRequest():
+                return reconfig.handle_update_raft_voter(self, envelope, body, now_ms)
         raise FatalError(f"unknown request {body!r}")  # pragma: no cover
 
     def _handle_response(self, envelope: Envelope, body: RaftResponse, now_ms: int) -> bool:
@@ -297,8 +352,10 @@ class RaftNode:
                 return fetch.handle_fetch_response(self, envelope.source, body, now_ms)
             case FetchSnapshotResponse():
                 return fetch_snapshot.handle_fetch_snapshot_response(self, envelope.source, body, now_ms)
-            case DescribeQuorumResponse():
+            case DescribeQuorumResponse() | AddRaftVoterResponse() | RemoveRaftVoterResponse():
                 return True
+            case UpdateRaftVoterResponse():
+                return self._handle_update_raft_voter_response(body, now_ms)
         raise FatalError(f"unknown response {body!r}")  # pragma: no cover
 
     # ---- sending -----------------------------------------------------------------------------
@@ -460,6 +517,16 @@ class RaftNode:
             # committed later by another leader or truncated, neither is this leader's latency.
             self._pending_commit_times.clear()
             self._fail_parked_fetches()
+            change, self._voter_change = self._voter_change, None
+            if change is not None and not change.answered:
+                # Kafka answers NOT_LEADER_OR_FOLLOWER too: the record may still commit under the
+                # next leader; the caller asks the new leader (describe) to find out.
+                self.respond(
+                    change.envelope,
+                    reconfig.response_for(
+                        self, change.envelope, ErrorCode.NOT_LEADER_OR_FOLLOWER, "leadership changed"
+                    ),
+                )
         self.metrics.on_state(self, now_ms)
 
     def transition_to_unattached(self, epoch: int, now_ms: int, leader_id: int | None = None) -> None:
@@ -509,17 +576,33 @@ class RaftNode:
             linger_ms=self.config.append_linger_ms,
         )
         message = leader_change_message(
-            leader.local_key.id, sorted(self.config.voters), leader.granting_voters
+            leader.local_key.id, sorted(self.voter_set.ids), leader.granting_voters
         )
-        self._accumulator.append_control(
-            [
+        control = [
+            SimpleRecord(
+                key=control_key(ControlType.LEADER_CHANGE),
+                value=encode_control_value(ControlType.LEADER_CHANGE, message),
+            )
+        ]
+        if self.kraft_version >= KRAFT_VERSION_1 and not self._history.in_log():
+            # KIP-853 (Kafka's appendStartOfEpochControlRecords): a voter set known only from the
+            # bootstrap checkpoint goes into the log, so replicas formatted without one (observers
+            # to be added) learn it, and snapshots carry it once the checkpoint is gone.
+            control.append(
                 SimpleRecord(
-                    key=control_key(ControlType.LEADER_CHANGE),
-                    value=encode_control_value(ControlType.LEADER_CHANGE, message),
+                    key=control_key(ControlType.KRAFT_VERSION),
+                    value=encode_control_value(
+                        ControlType.KRAFT_VERSION, kraft_version_record(self.kraft_version)
+                    ),
                 )
-            ],
-            now_ms,
-        )
+            )
+            control.append(
+                SimpleRecord(
+                    key=control_key(ControlType.KRAFT_VOTERS),
+                    value=encode_control_value(ControlType.KRAFT_VOTERS, self.voter_set.to_record()),
+                )
+            )
+        self._accumulator.append_control(control, now_ms)
         self._after_transition(previous, now_ms)
 
     def _transition_to_resigned(self, now_ms: int) -> None:
@@ -565,13 +648,15 @@ class RaftNode:
             self._transition_to_resigned(now_ms)
             return
         if state.check_quorum_deadline_ms is not None and now_ms >= state.check_quorum_deadline_ms:
-            if len(state.fetched_voters) + 1 >= self.config.majority:
+            if self._check_quorum_met(state):
                 self._reset_check_quorum(state, now_ms)
             else:
                 # Leader progress timeout (KIP-595): a majority stopped fetching; stop being a zombie.
                 self._transition_to_resigned(now_ms)
                 return
         self._drain_accumulator(state, now_ms)
+        if self._voter_change is not None and self._poll_voter_change(state, self._voter_change, now_ms):
+            return
         if now_ms >= state.begin_quorum_epoch_deadline_ms:
             half = self.config.fetch_timeout_ms // 2
             for voter_id, progress in state.voters.items():
@@ -583,6 +668,12 @@ class RaftNode:
                     self.send(voter_id, begin_epoch.build_begin_quorum_epoch_request(self, voter_id), now_ms)
             state.begin_quorum_epoch_deadline_ms = now_ms + max(half, 1)
 
+    def _check_quorum_met(self, state: LeaderState) -> bool:
+        """A majority of the voters in force fetched (the leader counts while it is one)."""
+        voters = self.voter_set
+        heard = len(state.fetched_voters) + (1 if state.local_key.id in voters else 0)
+        return heard >= voters.majority
+
     def _reset_check_quorum(self, state: LeaderState, now_ms: int) -> None:
         state.fetched_voters.clear()
         if state.check_quorum_deadline_ms is not None:
@@ -593,7 +684,7 @@ class RaftNode:
         if voter_id == self.node_id or voter_id not in state.voters:
             return
         state.fetched_voters.add(voter_id)
-        if len(state.fetched_voters) + 1 >= self.config.majority:
+        if self._check_quorum_met(state):
             self._reset_check_quorum(state, now_ms)
 
     def _drain_accumulator(self, state: LeaderState, now_ms: int) -> None:
@@ -611,6 +702,8 @@ class RaftNode:
                     f"leader append landed at [{info.first_offset}, {info.last_offset}], the accumulator "
                     f"assigned [{batch.base_offset}, {batch.last_offset}]"
                 )
+            if batch.is_control:
+                self.on_log_appended(batch.data, now_ms)
             records += batch.record_count
             self._pending_commit_times.append((batch.last_offset, batch.created_ms, batch.record_count))
         self.metrics.on_leader_append(records, self.log, now_ms)
@@ -627,7 +720,9 @@ class RaftNode:
         self.log.flush()
         state = self.leader_state()
         if state is not None:
-            state.voters[state.local_key.id].end_offset = self.log.end_offset()
+            local = state.voters.get(state.local_key.id)
+            if local is not None:  # not once it removed itself (KIP-853)
+                local.end_offset = self.log.end_offset()
             self.maybe_advance_high_watermark(state, now_ms)
 
     def maybe_advance_high_watermark(self, state: LeaderState, now_ms: int) -> bool:
@@ -853,6 +948,8 @@ class RaftNode:
             case ResignedState():
                 times.append(s.election_deadline_ms)
         times.extend(p.deadline_ms for p in self._parked)
+        if self._voter_change is not None and not self._voter_change.answered:
+            times.append(self._voter_change.deadline_ms)
         request_time = self.requests.next_event_ms(now_ms)
         if request_time is not None:
             times.append(request_time)
@@ -860,6 +957,131 @@ class RaftNode:
             times.append(self._shutdown_deadline_ms)
         future = [t for t in times if t > now_ms]
         return min(future) if future else now_ms + _IDLE_WAKE_MS
+
+    # ---- the voter set (KIP-853) ----------------------------------------------------------------
+
+    def _load_voter_history(self) -> None:
+        """Startup: the latest snapshot's voter set (the bootstrap checkpoint 0-0 included), then
+        every KRaftVersion and Voters record of the log after it."""
+        latest = self.log.latest_snapshot_id()
+        start = self.log.start_offset()
+        if latest is not None:
+            raw = self.log.read_snapshot(latest)
+            if raw is not None:
+                prefix = raw.read(0, min(raw.size_in_bytes(), SNAPSHOT_PREFIX_BYTES))
+                voters, kraft_version = snapshot_voters(prefix)
+                self._history.reset_to_snapshot(latest.offset, voters, kraft_version)
+            start = max(start, latest.offset)
+        end = self.log.end_offset()
+        while start < end:
+            data = self.log.read(start, self.config.max_fetch_bytes)
+            last = None
+            for _pos, header in iter_batch_headers(data):
+                last = header.base_offset + header.last_offset_delta
+            if last is None or last < start:
+                break
+            self._history.observe(data)
+            start = last + 1
+
+    def on_log_appended(self, data: bytes, now_ms: int) -> None:
+        """Batches ``data`` were just appended (by this leader, or fetched)."""
+        before, was_voter = self.voter_set, self.is_voter
+        if self._history.observe(data):
+            self._on_voter_set_changed(before, was_voter, now_ms)
+
+    def on_log_truncated(self, now_ms: int) -> None:
+        """The log was cut back to its end offset: voter sets past it are undone."""
+        before, was_voter = self.voter_set, self.is_voter
+        self._history.truncate_new(self.log.end_offset())
+        self._on_voter_set_changed(before, was_voter, now_ms)
+
+    def on_snapshot_installed(self, snapshot_id: OffsetAndEpoch, now_ms: int) -> None:
+        """The log was replaced by snapshot ``snapshot_id`` (a follower's download finished)."""
+        before, was_voter = self.voter_set, self.is_voter
+        raw = self.log.read_snapshot(snapshot_id)
+        voters, kraft_version = (None, None)
+        if raw is not None:
+            voters, kraft_version = snapshot_voters(
+                raw.read(0, min(raw.size_in_bytes(), SNAPSHOT_PREFIX_BYTES))
+            )
+        self._history.reset_to_snapshot(snapshot_id.offset, voters, kraft_version)
+        self._on_voter_set_changed(before, was_voter, now_ms)
+
+    def _on_voter_set_changed(self, before: VoterSet, was_voter: bool, now_ms: int) -> None:
+        after = self.voter_set
+        if after is before or after == before:
+            return
+        state = self.quorum.state
+        if isinstance(state, LeaderState):
+            reconfig.leader_progress_after_change(state, after)
+            if len(after) > 1 and self.config.check_quorum_enabled and state.check_quorum_deadline_ms is None:
+                state.check_quorum_deadline_ms = now_ms + self.config.check_quorum_timeout_ms
+            self.maybe_advance_high_watermark(state, now_ms)
+        elif isinstance(state, UnattachedState) and self.is_voter and not was_voter:
+            # An observer that became a voter starts its election timer.
+            state.election_deadline_ms = self.quorum.election_deadline(now_ms)
+        if self.is_voter != was_voter:
+            self.metrics.on_state(self, now_ms)
+
+    def voter_change_pending(self) -> bool:
+        """A voter change is being committed: the one in flight, or one in the log above the HW."""
+        return self._voter_change is not None or self._history.has_uncommitted_change(self._hw)
+
+    def append_voter_set(
+        self, voters: VoterSet, envelope: Envelope, deadline_ms: int, *, removes_leader: bool
+    ) -> None:
+        """Leader: append a VotersRecord for ``voters``; answer ``envelope`` once it commits."""
+        assert self._accumulator is not None
+        offset = self._accumulator.append_control(
+            [
+                SimpleRecord(
+                    key=control_key(ControlType.KRAFT_VOTERS),
+                    value=encode_control_value(ControlType.KRAFT_VOTERS, voters.to_record()),
+                )
+            ],
+            self.metrics.last_poll_ms,
+        )
+        self._voter_change = reconfig.PendingVoterChange(envelope, offset, deadline_ms, removes_leader)
+
+    def _poll_voter_change(
+        self, state: LeaderState, change: reconfig.PendingVoterChange, now_ms: int
+    ) -> bool:
+        """Answer the voter change once committed (or at its deadline); a leader that removed
+        itself resigns then. Returns whether the role changed."""
+        if self._hw is not None and self._hw > change.record_offset:
+            self._voter_change = None
+            if not change.answered:
+                self.respond(change.envelope, reconfig.response_for(self, change.envelope, ErrorCode.NONE))
+            if change.removes_leader:
+                self._transition_to_resigned(now_ms)
+                return True
+            return False
+        if not change.answered and now_ms >= change.deadline_ms:
+            change.answered = True
+            self.respond(
+                change.envelope,
+                reconfig.response_for(
+                    self,
+                    change.envelope,
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"the voter change at offset {change.record_offset} did not commit in time; "
+                    "it may still commit",
+                ),
+            )
+        return False
+
+    def _handle_update_raft_voter_response(self, response: UpdateRaftVoterResponse, now_ms: int) -> bool:
+        result = self.preprocess_response(
+            error_code=response.error_code,
+            partition_error_code=ErrorCode.NONE,
+            epoch=response.leader_epoch,
+            leader_id=response.leader_id,
+            endpoints=response.leader_endpoints,
+            now_ms=now_ms,
+        )
+        if result is not None:
+            return result
+        return response.error_code == ErrorCode.NONE
 
     # ---- listeners ---------------------------------------------------------------------------
 
@@ -966,7 +1188,7 @@ class RaftNode:
             return True
         if self._shutdown_deadline_ms is None:
             return False
-        if now_ms >= self._shutdown_deadline_ms or not self.is_voter or len(self.config.voters) == 1:
+        if now_ms >= self._shutdown_deadline_ms or not self.is_voter or len(self.voter_set) == 1:
             return True
         leader = self.quorum.leader_id
         return leader is not None and leader != self.node_id
@@ -986,7 +1208,17 @@ class RaftNode:
         raw = self.log.create_new_snapshot(snapshot_id)
         if raw is None:
             return None
-        return SnapshotWriter(raw, last_contained_log_timestamp_ms, lambda _sid: None)
+        # KIP-853: with kraft.version 1 the snapshot carries the voter set of its offset, since
+        # the log before it (with the VotersRecord) will be deleted.
+        kraft_version = self._history.kraft_version_before(snapshot_id.offset)
+        voters = self._history.voters_before(snapshot_id.offset) if kraft_version >= KRAFT_VERSION_1 else None
+        return SnapshotWriter(
+            raw,
+            last_contained_log_timestamp_ms,
+            lambda _sid: None,
+            kraft_version=kraft_version,
+            voters=voters,
+        )
 
     def _maybe_delete_before_snapshot(self) -> None:
         latest = self.log.latest_snapshot_id()

@@ -41,6 +41,7 @@ from kraft.raft.states import (
 )
 from kraft.raft.store import ElectionState, ElectionStore
 from kraft.raft.types import Endpoint, ReplicaKey
+from kraft.raft.voters import VoterSet, VoterSetHistory
 
 U, P, C, L, F, R = (
     Role.UNATTACHED,
@@ -75,7 +76,9 @@ OBSERVER_TRANSITIONS: Mapping[Role, frozenset[Role]] = {
     U: frozenset({U, F}),
     P: frozenset(),
     C: frozenset(),
-    L: frozenset(),
+    # KIP-853: a leader that removed itself from the voter set leads until that change commits,
+    # then resigns; it is an observer from the moment the record is appended.
+    L: frozenset({U, F, R}),
     F: frozenset({U, F}),
     # Spec 1.2 rule 2 restarts any node whose file names itself leader as Resigned, observers
     # included (e.g. removed from the static voters); they leave for Unattached(E + 1) like voters.
@@ -167,12 +170,14 @@ class QuorumState:
         config: QuorumConfig,
         store: ElectionStore,
         rng: random.Random,
+        history: VoterSetHistory | None = None,
     ) -> None:
         self.local_key = local_key
         self.config = config
         self.store = store
         self.rng = rng
-        self.voters = config.voter_ids
+        # KIP-853: the voter set in force is the latest in the log (static voters without one).
+        self.history = history if history is not None else VoterSetHistory(VoterSet.static(config.voters))
         self.state: State = UnattachedState(0, None, None, None)
 
     # ---- observation -------------------------------------------------------------------------
@@ -182,8 +187,16 @@ class QuorumState:
         return None if self.local_key is None else self.local_key.id
 
     @property
+    def voter_set(self) -> VoterSet:
+        return self.history.latest()
+
+    @property
+    def voters(self) -> frozenset[int]:
+        return self.history.latest().ids
+
+    @property
     def is_voter(self) -> bool:
-        return self.local_key is not None and self.local_key.id in self.voters
+        return self.local_key is not None and self.history.latest().is_voter(self.local_key)
 
     @property
     def role(self) -> Role:
@@ -210,14 +223,14 @@ class QuorumState:
     def leader_endpoints(self, leader_id: int | None) -> tuple[Endpoint, ...]:
         if leader_id is None:
             return ()
-        return tuple(self.config.voters.get(leader_id, ()))
+        return self.history.latest().endpoints(leader_id)
 
     def is_leader_reachable(self, leader_id: int, endpoints: tuple[Endpoint, ...]) -> bool:
         # Static voters are always addressable by id (the shell resolves ids); otherwise we need
         # endpoints from the peer.
         return leader_id in self.voters or bool(endpoints)
 
-    def _election_deadline(self, now_ms: int) -> int | None:
+    def election_deadline(self, now_ms: int) -> int | None:
         if not self.is_voter:
             return None
         return now_ms + random_election_timeout_ms(self.rng, self.config.election_timeout_ms)
@@ -251,7 +264,7 @@ class QuorumState:
             raise FatalError(f"the election state {stored} has a vote but this node has no node id")
         if stored.epoch < log_end_epoch:
             # The log is ahead of the file (e.g. the file was lost): start clean in the log's epoch.
-            self.state = UnattachedState(log_end_epoch, None, None, self._election_deadline(now_ms))
+            self.state = UnattachedState(log_end_epoch, None, None, self.election_deadline(now_ms))
             self.store.write(self.election_state())
             return
         epoch = stored.epoch
@@ -260,7 +273,7 @@ class QuorumState:
             self.state = ResignedState(
                 epoch,
                 self.local_key,
-                self._election_deadline(now_ms) or now_ms,
+                self.election_deadline(now_ms) or now_ms,
                 set(self.voters - {self.local_key.id}),
                 (),
             )
@@ -276,7 +289,7 @@ class QuorumState:
                 epoch,
                 self.local_key,
                 EpochElection.start(self.voters, local_id),
-                self._election_deadline(now_ms) or now_ms,
+                self.election_deadline(now_ms) or now_ms,
             )
         elif stored.leader_id is not None and self.is_leader_reachable(stored.leader_id, ()):
             self.state = FollowerState(
@@ -288,7 +301,7 @@ class QuorumState:
             )
         else:
             self.state = UnattachedState(
-                epoch, stored.leader_id, stored.voted_key, self._election_deadline(now_ms)
+                epoch, stored.leader_id, stored.voted_key, self.election_deadline(now_ms)
             )
 
     # ---- transitions ---------------------------------------------------------------------------
@@ -297,7 +310,7 @@ class QuorumState:
         """Higher epoch without a known leader (vote cleared), or a failed pre-vote (vote kept)."""
         s = self.state
         voted: ReplicaKey | None = None
-        deadline = self._election_deadline(now_ms)
+        deadline = self.election_deadline(now_ms)
         if epoch == s.epoch and isinstance(s, ProspectiveState):
             voted = s.voted_key
             leader_id = leader_id if leader_id is not None else s.leader_id
@@ -377,8 +390,10 @@ class QuorumState:
         if not isinstance(s, CandidateState) or not s.election.is_granted:
             raise FatalError(f"cannot become leader from {s}")
         local_key = s.local_key
-        progress = {v: ReplicaProgress(ReplicaKey(v)) for v in sorted(self.voters)}
-        progress[local_key.id] = ReplicaProgress(local_key)
+        voter_set = self.voter_set
+        progress = {n.key.id: ReplicaProgress(n.key) for n in voter_set}
+        if local_key.id in progress:
+            progress[local_key.id] = ReplicaProgress(local_key)
         check_deadline = None
         if self.config.check_quorum_enabled and len(self.voters) > 1:
             check_deadline = now_ms + self.config.check_quorum_timeout_ms

@@ -31,7 +31,7 @@ def build_vote_request(node: RaftNode, voter_id: int, epoch: int, pre_vote: bool
         cluster_id=node.cluster_id,
         candidate_epoch=epoch,
         candidate_key=node.local_key,
-        voter_key=ReplicaKey(voter_id),
+        voter_key=node.voter_key_of(voter_id),
         last_offset_epoch=node.log.last_fetched_epoch(),
         last_offset=node.log.end_offset(),
         pre_vote=pre_vote,

@@ -23,10 +23,20 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from kraft.raft.types import ZERO_UUID, Endpoint, ReplicaKey
-from kraft.records.control import VoterEndpoint, VoterInfo, voter_infos, voters_record
 from kraft.protocol.schema import StructValue
+from kraft.raft.types import ZERO_UUID, Endpoint, ReplicaKey
+from kraft.records.batch import decode_batch, iter_batch_headers
+from kraft.records.control import (
+    ControlType,
+    VoterEndpoint,
+    VoterInfo,
+    control_type_of,
+    decode_control_record,
+    voter_infos,
+    voters_record,
+)
 
 # kraft.version levels (Kafka's KRaftVersion): 0 = static voters, 1 = voters in the log.
 KRAFT_VERSION_0 = 0
@@ -253,6 +263,19 @@ class VoterSetHistory:
         del self._voter_sets[i:]
         self._kraft = [(at, v) for at, v in self._kraft if at < end_offset]
 
+    def observe(self, data: bytes | memoryview) -> bool:
+        """Record the KRaftVersion and Voters records of the batches in ``data``, just appended
+        to the log. Returns whether any was found. Only control batches are decoded."""
+        found = False
+        for offset, kind, message in control_records_in(data):
+            if kind is ControlType.KRAFT_VOTERS:
+                self.add_voters(offset, VoterSet.from_record(message))
+                found = True
+            elif kind is ControlType.KRAFT_VERSION:
+                self.add_kraft_version(offset, int(message.k_raft_version))
+                found = True
+        return found
+
     def reset_to_snapshot(
         self, snapshot_offset: int, voters: VoterSet | None, kraft_version: int | None
     ) -> None:
@@ -265,3 +288,38 @@ class VoterSetHistory:
             self.add_voters(at, voters)
         if kraft_version is not None:
             self.add_kraft_version(at, kraft_version)
+
+
+def control_records_in(data: bytes | memoryview) -> Iterator[tuple[int, ControlType, Any]]:
+    """(offset, type, message) of the KRaftVersion and Voters records in whole batches ``data``."""
+    for pos, header in iter_batch_headers(data):
+        if not header.is_control:
+            continue
+        for record in decode_batch(data, pos).records:
+            kind = control_type_of(record)
+            if kind is ControlType.KRAFT_VOTERS or kind is ControlType.KRAFT_VERSION:
+                yield record.offset, kind, decode_control_record(record)[1]
+
+
+# A snapshot's control records come first, right after its header (Kafka's RecordsSnapshotWriter).
+SNAPSHOT_PREFIX_BYTES = 1 << 20
+
+
+def snapshot_voters(data: bytes | memoryview) -> tuple[VoterSet | None, int | None]:
+    """The voter set and kraft.version a snapshot's leading control batches hold (None if absent).
+
+    ``data`` may be only the snapshot's first ``SNAPSHOT_PREFIX_BYTES``: reading stops at the first
+    data batch or at a batch cut short.
+    """
+    voters: VoterSet | None = None
+    kraft_version: int | None = None
+    view = memoryview(data)
+    for pos, header in iter_batch_headers(view):
+        if not header.is_control:
+            break
+        for _offset, kind, message in control_records_in(view[pos : pos + header.size_in_bytes]):
+            if kind is ControlType.KRAFT_VOTERS:
+                voters = VoterSet.from_record(message)
+            else:
+                kraft_version = int(message.k_raft_version)
+    return voters, kraft_version
