@@ -47,7 +47,9 @@ def test_observer_replicates_and_is_described_by_kafka_python(
     config = observer_dir / "server.properties"
     config.write_text(observer_properties(cluster, 4, port, observer_dir / "metadata"))
     cluster_id = cluster.spec.cluster_id
-    assert kraft_main(["storage", "format", "--config", str(config), "--cluster-id", cluster_id]) == 0
+    # A controller without controller.quorum.voters must say how it joins (Kafka 4.x): as an observer.
+    format_args = ["storage", "format", "--config", str(config), "--cluster-id", cluster_id, "-N"]
+    assert kraft_main(format_args) == 0
     proc = processes.start_server(config, observer_dir / "server.log")
     try:
         def caught_up_observer() -> QuorumInfo | None:

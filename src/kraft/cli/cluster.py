@@ -1,8 +1,10 @@
 """``kraft cluster``: run a local KRaft cluster of controller and broker processes on loopback.
 
-    kraft cluster up [--controllers N] [--brokers M] [--combined] [--data-dir DIR] [--base-port P]
-                     [--detach] [--override K=V]... [--create-topic NAME[:PARTITIONS[:RF]]]
+    kraft cluster up [--controllers N] [--brokers M] [--combined] [--dynamic-voters] [--data-dir DIR]
+                     [--base-port P] [--detach] [--override K=V]... [--create-topic NAME[:PARTITIONS[:RF]]]
     kraft cluster down [--data-dir DIR]
+    kraft cluster add-node [--port P] [--data-dir DIR]        (--dynamic-voters clusters)
+    kraft cluster remove-node --id N [--data-dir DIR]          (--dynamic-voters clusters)
     kraft cluster status [--data-dir DIR] [--replication] [--json]
     kraft cluster stop-node --id N [--clean | --kill] [--data-dir DIR]
     kraft cluster start-node --id N [--data-dir DIR]
@@ -36,6 +38,15 @@ stops a detached cluster by the pids in cluster.json, after checking that each p
 server with that node's config file (a recycled pid is never signalled). Both stop the brokers
 first (their controlled shutdown needs the controllers), then the controller followers, and the
 leader last (see ``stop_leader_last``).
+
+``--dynamic-voters`` (KIP-853): the voters live in the metadata log instead of
+``controller.quorum.voters``. Every node gets ``controller.quorum.bootstrap.servers`` (the
+controllers' addresses); the first controller is formatted ``--standalone`` and the others
+``--no-initial-controllers``; once the first one leads, ``up`` adds the others one at a time with
+AddRaftVoter (``kraft metadata-quorum add-controller`` does the same), so the quorum ends with every
+controller a voter. ``add-node`` starts one more controller (next free id, a free port unless
+``--port``) as an observer and adds it as a voter; ``remove-node`` removes a controller from the
+voter set (RemoveRaftVoter) and then stops it and drops it from cluster.json (its directory stays).
 """
 
 from __future__ import annotations
@@ -49,12 +60,16 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from kraft.raft.types import Endpoint
+from kraft.storage.meta_properties import read_meta_properties
+from kraft.storage.uuids import uuid_to_base64
 from kraft.tools import processes, supervisor_lock
 from kraft.tools.admin import Address, AdminClient, AdminError, Connection
 from kraft.tools.quorum_info import QuorumInfo, format_replication, format_status, to_json
@@ -132,6 +147,8 @@ class ClusterFile:
     nodes: list[NodeEntry]
     host: str = DEFAULT_HOST
     overrides: dict[str, str] = field(default_factory=dict)
+    # KIP-853: voters in the metadata log (controller.quorum.bootstrap.servers), not static.
+    dynamic_voters: bool = False
 
     def node(self, node_id: int) -> NodeEntry:
         for n in self.nodes:
@@ -149,6 +166,10 @@ class ClusterFile:
 
     def voters(self) -> str:
         return ",".join(f"{n.id}@{self.host}:{n.port}" for n in self.controllers)
+
+    def bootstrap_servers_property(self) -> str:
+        """``controller.quorum.bootstrap.servers`` of a dynamic quorum: every controller."""
+        return ",".join(f"{self.host}:{n.port}" for n in self.controllers)
 
     def bootstrap(self) -> list[Address]:
         """The controllers' addresses (``--bootstrap-controller``)."""
@@ -175,6 +196,7 @@ class ClusterFile:
                 for n in self.nodes
             ],
             "overrides": dict(self.overrides),
+            "dynamic_voters": self.dynamic_voters,
         }
 
     @staticmethod
@@ -199,6 +221,7 @@ class ClusterFile:
                 nodes=nodes,
                 host=str(data.get("host", DEFAULT_HOST)),
                 overrides={str(k): str(v) for k, v in data.get("overrides", {}).items()},
+                dynamic_voters=bool(data.get("dynamic_voters", False)),
             )
         except FileNotFoundError:
             raise ClusterError(f"{path} does not exist: no cluster was started in {path.parent}") from None
@@ -215,7 +238,8 @@ class ClusterFile:
 
 
 def node_properties(cluster: ClusterFile, node: NodeEntry) -> str:
-    """A Kafka-style config for one node (controller, broker or both) of a static quorum."""
+    """A Kafka-style config for one node (controller, broker or both): static voters, or with
+    ``dynamic_voters`` the controllers as bootstrap servers (KIP-853)."""
     listeners = []
     if node.is_controller:
         listeners.append(f"{LISTENER}://{cluster.host}:{node.port}")
@@ -225,7 +249,9 @@ def node_properties(cluster: ClusterFile, node: NodeEntry) -> str:
         "# Written by `kraft cluster up`; regenerated on every start (put changes in --override).",
         f"process.roles={node.role_text}",
         f"node.id={node.id}",
-        f"controller.quorum.voters={cluster.voters()}",
+        f"controller.quorum.bootstrap.servers={cluster.bootstrap_servers_property()}"
+        if cluster.dynamic_voters
+        else f"controller.quorum.voters={cluster.voters()}",
         f"listeners={','.join(listeners)}",
         f"controller.listener.names={LISTENER}",
         f"log.dirs={node.data_dir if node.is_broker else node.log_dir}",
@@ -261,7 +287,16 @@ def random_cluster_id() -> str:
     return _run_kraft(["storage", "random-uuid"], "kraft storage random-uuid").strip()
 
 
-def format_node(cluster: ClusterFile, node: NodeEntry) -> None:
+def format_flags(cluster: ClusterFile, node: NodeEntry, *, standalone: bool = False) -> list[str]:
+    """The KIP-853 flag of ``kraft storage format`` for this node: none for a static quorum (or a
+    broker-only node); ``--standalone`` for the first controller of a new dynamic quorum, else
+    ``--no-initial-controllers`` (it joins as an observer and is added as a voter later)."""
+    if not cluster.dynamic_voters or not node.is_controller:
+        return []
+    return ["--standalone"] if standalone else ["--no-initial-controllers"]
+
+
+def format_node(cluster: ClusterFile, node: NodeEntry, *, standalone: bool = False) -> None:
     _run_kraft(
         [
             "storage",
@@ -271,6 +306,7 @@ def format_node(cluster: ClusterFile, node: NodeEntry) -> None:
             "--config",
             str(node.config_path),
             "--ignore-formatted",
+            *format_flags(cluster, node, standalone=standalone),
         ],
         f"kraft storage format of node {node.id}",
     )
@@ -350,12 +386,14 @@ def check_ports_free(cluster: ClusterFile, nodes: Sequence[NodeEntry]) -> None:
 
 
 def start_node(
-    cluster: ClusterFile, node: NodeEntry, supervisor_lock: Path | None = None
+    cluster: ClusterFile, node: NodeEntry, supervisor_lock: Path | None = None, *, standalone: bool = False
 ) -> subprocess.Popen[bytes]:
+    """Write the node's config, format it if it is not (``standalone``: as the only initial voter
+    of a new dynamic quorum) and start it."""
     node.config_path.parent.mkdir(parents=True, exist_ok=True)
     node.config_path.write_text(node_properties(cluster, node))
     if not _is_formatted(node):
-        format_node(cluster, node)
+        format_node(cluster, node, standalone=standalone)
     with open(node.server_log, "ab") as log:
         log.write(
             f"---- kraft cluster: starting node {node.id} at {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode()
@@ -405,6 +443,39 @@ def wait_for_leader(
         if expected_voters is None or len(info.voters) == expected_voters:
             return info
         last_error = f"leader knows {len(info.voters)} voters, expected {expected_voters}"
+
+
+def directory_id_of(node: NodeEntry) -> uuid.UUID:
+    """The ``directory.id`` of the node's metadata log directory (its voter identity, KIP-853)."""
+    meta = read_meta_properties(node.log_dir)
+    if meta is None or meta.directory_id is None:
+        raise ClusterError(f"node {node.id}: {node.log_dir} is not formatted (no directory.id)")
+    return meta.directory_id
+
+
+def add_missing_voters(cluster: ClusterFile, timeout_s: float, out: TextIO | None = None) -> QuorumInfo:
+    """KIP-853: make every controller of ``cluster`` that is not a voter yet one, in id order
+    (AddRaftVoter; the leader answers once the new set is committed, and a new controller must
+    have caught up as an observer first, which the admin client waits for). Returns the final
+    DescribeQuorum view."""
+    client = AdminClient(cluster.bootstrap(), timeout_ms=int(timeout_s * 1000), request_timeout_ms=5_000)
+    info = client.describe_quorum()
+    voters = {v.replica_id for v in info.voters}
+    for node in sorted(cluster.controllers, key=lambda n: n.id):
+        if node.id in voters or node.port is None:
+            continue
+        directory_id = directory_id_of(node)
+        endpoint = Endpoint(LISTENER, cluster.host, node.port)
+        client.add_raft_voter(node.id, directory_id, [endpoint])
+        if out is not None:
+            print(
+                f"Added controller {node.id} with directory id {uuid_to_base64(directory_id)} "
+                f"and endpoints: {endpoint}",
+                file=out,
+            )
+            out.flush()
+        info = client.describe_quorum()
+    return info
 
 
 def unfenced_brokers(address: Address, timeout_s: float) -> set[int]:
@@ -575,6 +646,11 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"{path} describes {len(cluster.brokers)} broker(s) but --brokers "
                 f"{ns.brokers} was given; use another --data-dir for a different cluster"
             )
+        if ns.dynamic_voters and not cluster.dynamic_voters:
+            raise ClusterError(
+                f"{path} describes a cluster with static voters (controller.quorum.voters); "
+                "--dynamic-voters conflicts; use another --data-dir for a dynamic quorum"
+            )
         combined = any(n.is_broker and n.is_controller for n in cluster.nodes)
         if ns.combined and not combined:
             raise ClusterError(f"{path} describes separate controllers and brokers; --combined conflicts")
@@ -608,6 +684,9 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             brokers=ns.brokers if ns.brokers is not None else (controllers if ns.combined else 0),
             combined=ns.combined,
         )
+        cluster.dynamic_voters = ns.dynamic_voters
+    # A new dynamic quorum starts from its first controller alone (kraft storage format --standalone).
+    new_cluster = not path.exists()
     check_ports_free(cluster, cluster.nodes)
     if not cluster.cluster_id:
         cluster.cluster_id = random_cluster_id()
@@ -627,10 +706,16 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lock_path = None
     previous_handlers = _install_stop_handlers(stop_requested) if not ns.detach else {}
     try:
+        first_controller = min(n.id for n in cluster.controllers)
         for node in cluster.nodes:
-            child = start_node(cluster, node, lock_path)
+            standalone = new_cluster and cluster.dynamic_voters and node.id == first_controller
+            child = start_node(cluster, node, lock_path, standalone=standalone)
             children[child.pid] = child
         cluster.save(path)
+        if cluster.dynamic_voters:
+            # KIP-853: a leader first (the standalone controller), then the others join as voters.
+            wait_for_leader(cluster, children, ns.wait_timeout_s)
+            add_missing_voters(cluster, ns.wait_timeout_s, out)
         info = wait_for_leader(cluster, children, ns.wait_timeout_s, expected_voters=len(cluster.controllers))
         if cluster.brokers:
             wait_for_brokers(cluster, children, ns.wait_timeout_s)
@@ -860,6 +945,81 @@ def cmd_start_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _require_dynamic(cluster: ClusterFile, path: Path, command: str) -> None:
+    if not cluster.dynamic_voters:
+        raise ClusterError(
+            f"the cluster in {path.parent} has static voters (controller.quorum.voters); {command} needs "
+            "a dynamic quorum (start one with `kraft cluster up --dynamic-voters`)"
+        )
+
+
+def cmd_add_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Start one more controller as an observer and add it to the voter set (KIP-853)."""
+    path = Path(ns.data_dir).resolve() / CLUSTER_FILE
+    cluster = ClusterFile.load(path)
+    _require_dynamic(cluster, path, "add-node")
+    if not running_nodes(cluster):
+        raise ClusterError(
+            f"no node of the cluster in {path.parent} is running; start it with `kraft cluster up`"
+        )
+    # Never reuse the id of a removed node: its directory (and its voter identity) is still there.
+    used = {n.id for n in cluster.nodes}
+    for d in path.parent.glob("node-*"):
+        with contextlib.suppress(ValueError):
+            used.add(int(d.name.removeprefix("node-")))
+    node_id = max(used) + 1
+    port = ns.port if ns.port else processes.free_ports(1, cluster.host)[0]
+    node_dir = (path.parent / f"node-{node_id}").resolve()
+    if node_dir.exists():
+        raise ClusterError(f"{node_dir} exists already; remove it or choose another --data-dir")
+    node = NodeEntry(
+        id=node_id, port=port, pid=None, log_dir=str(node_dir / "metadata"), node_dir=str(node_dir)
+    )
+    check_ports_free(cluster, [node])
+    cluster.nodes.append(node)
+    lock_path = path.parent / supervisor_lock.LOCK_FILE
+    child = start_node(cluster, node, lock_path if supervisor_lock.is_held(lock_path) else None)
+    cluster.save(path)
+    print(f"Started node {node_id} as pid {child.pid} (log {node.server_log}).", file=out)
+    out.flush()
+    try:
+        add_missing_voters(cluster, ns.wait_timeout_s, out)
+    except (AdminError, ClusterError):
+        # Leave nothing half-done: the node would stay an observer nobody lists.
+        processes.stop_processes([child.pid], timeout_s=ns.stop_timeout_s, children={child.pid: child})
+        cluster.nodes.remove(node)
+        cluster.save(path)
+        print(f"Stopped node {node_id} again; its directory {node_dir} is left as it is.", file=err)
+        raise
+    return 0
+
+
+def cmd_remove_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Remove a controller from the voter set (KIP-853), then stop it and forget it."""
+    path = Path(ns.data_dir).resolve() / CLUSTER_FILE
+    cluster = ClusterFile.load(path)
+    _require_dynamic(cluster, path, "remove-node")
+    node = cluster.node(ns.id)
+    if not node.is_controller:
+        raise ClusterError(f"node {node.id} is not a controller; remove-node removes voters")
+    if len(cluster.controllers) == 1:
+        raise ClusterError(f"node {node.id} is the only controller; a quorum needs at least one voter")
+    directory_id = directory_id_of(node)
+    others = [Address(cluster.host, n.port) for n in cluster.controllers if n.id != node.id and n.port]
+    client = AdminClient(others, timeout_ms=int(ns.wait_timeout_s * 1000), request_timeout_ms=5_000)
+    client.remove_raft_voter(node.id, directory_id)
+    print(f"Removed  KRaft controller {node.id} with directory id {uuid_to_base64(directory_id)}", file=out)
+    if node.pid is not None and processes.is_our_server(node.pid, node.config_path):
+        processes.stop_processes([node.pid], timeout_s=ns.stop_timeout_s)
+        print(
+            f"Stopped node {node.id} (pid {node.pid}); its directory {node.node_dir} is left as it is.",
+            file=out,
+        )
+    cluster.nodes.remove(node)
+    cluster.save(path)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kraft cluster", description="Run a local cluster of KRaft controllers."
@@ -884,6 +1044,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--combined",
         action="store_true",
         help="every controller is a broker too (process.roles=broker,controller)",
+    )
+    up.add_argument(
+        "--dynamic-voters",
+        action="store_true",
+        help="KIP-853: voters in the metadata log (controller.quorum.bootstrap.servers); the first "
+        "controller starts alone (--standalone) and the others are added as voters",
     )
     up.add_argument(
         "--create-topic",
@@ -936,6 +1102,30 @@ def build_parser() -> argparse.ArgumentParser:
     start = sub.add_parser("start-node", help="start one stopped node again")
     start.add_argument("--id", type=int, required=True)
     data_dir(start)
+
+    def wait_timeout(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--wait-timeout-s",
+            type=float,
+            default=60.0,
+            help="give up when the voter change is not committed by then (default: %(default)s)",
+        )
+
+    add_node = sub.add_parser(
+        "add-node", help="start one more controller and add it to the voters (--dynamic-voters clusters)"
+    )
+    add_node.add_argument("--port", type=int, default=0, help="its controller port (default: a free one)")
+    data_dir(add_node)
+    wait_timeout(add_node)
+    stop_timeout(add_node)
+
+    remove_node = sub.add_parser(
+        "remove-node", help="remove a controller from the voters, then stop it (--dynamic-voters clusters)"
+    )
+    remove_node.add_argument("--id", type=int, required=True)
+    data_dir(remove_node)
+    wait_timeout(remove_node)
+    stop_timeout(remove_node)
     return parser
 
 
@@ -945,6 +1135,8 @@ _COMMANDS = {
     "status": cmd_status,
     "stop-node": cmd_stop_node,
     "start-node": cmd_start_node,
+    "add-node": cmd_add_node,
+    "remove-node": cmd_remove_node,
 }
 
 

@@ -9,9 +9,20 @@
   unknown features, levels out of range and broken dependencies, a directory already formatted
   (unless ``--ignore-formatted``), and always one formatted for another cluster or node. Nothing is
   written unless every check passes.
+* KIP-853 dynamic quorums, with Kafka 4.x's mutually exclusive flags: ``--standalone`` (``-s``) makes
+  this controller the only initial voter (its id, a fresh directory id, the advertised endpoint of
+  its first controller listener); ``--initial-controllers`` (``-I``) ``ID@HOST:PORT:DIRID,...`` names
+  every initial voter, and this node's entry gives its metadata directory's ``directory.id``; both
+  write the bootstrap checkpoint ``__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``
+  (kraft.version 1 and the VotersRecord) into the metadata log directory.
+  ``--no-initial-controllers`` (``-N``) writes no voters: the controller joins as an observer and is
+  added later (``kraft metadata-quorum add-controller``). The three imply ``kraft.version=1`` and
+  need ``controller.quorum.bootstrap.servers`` instead of ``controller.quorum.voters``; a controller
+  without ``controller.quorum.voters`` must use one of them. ``-s``/``-I`` are for controllers only.
 * ``info --config FILE [--json]`` prints what Kafka prints: the directories found, the metadata of
   the first formatted one, and any problems (exit status 1 if there are problems); and, unlike
-  Kafka, the bootstrap metadata of ``metadata.log.dir`` if it has a ``bootstrap.checkpoint``.
+  Kafka, the bootstrap metadata of ``metadata.log.dir`` if it has a ``bootstrap.checkpoint`` and its
+  initial controllers if it has a KIP-853 bootstrap checkpoint.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ import argparse
 import json
 import os
 import sys
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -28,12 +40,16 @@ from kraft.common.config import get_int, get_list, get_str, load_properties
 from kraft.common.errors import ConfigError, KraftError, StorageError
 from kraft.metadata.bootstrap import (
     FEATURE_RANGES,
+    KRAFT_VERSION,
     METADATA_VERSION,
     BootstrapMetadata,
-    bootstrap_metadata,
+    effective_features,
     parse_feature_flag,
 )
 from kraft.metadata.records import LATEST_METADATA_VERSION, MetadataVersion, parse_release_version
+from kraft.raft.types import Endpoint, ReplicaKey
+from kraft.raft.voters import KRAFT_VERSION_0, KRAFT_VERSION_1, VoterNode, VoterSet
+from kraft.server.config import parse_listeners
 from kraft.storage.bootstrap_file import (
     bootstrap_checkpoint_path,
     read_bootstrap_checkpoint,
@@ -45,7 +61,12 @@ from kraft.storage.meta_properties import (
     read_meta_properties,
     write_meta_properties,
 )
+from kraft.storage.snapshots import bootstrap_voters_path, read_bootstrap_voters, write_bootstrap_voters
 from kraft.storage.uuids import random_uuid, uuid_from_base64, uuid_to_base64
+
+VOTERS_PROP = "controller.quorum.voters"
+BOOTSTRAP_SERVERS_PROP = "controller.quorum.bootstrap.servers"
+_DYNAMIC_FLAGS = "--standalone, --initial-controllers, or --no-initial-controllers"
 
 
 def _known_features() -> str:
@@ -89,6 +110,33 @@ def _parser() -> argparse.ArgumentParser:
         f"Known features: {_known_features()}. Default: eligible.leader.replicas.version=1 "
         "when metadata.version is 24 or later, all others 0.",
     )
+    quorum = fmt.add_mutually_exclusive_group()
+    quorum.add_argument(
+        "--standalone",
+        "-s",
+        action="store_true",
+        help="Used to initialize a controller as a single-node dynamic quorum. When setting this flag, "
+        f"the {VOTERS_PROP} config must not be set, and {BOOTSTRAP_SERVERS_PROP} is set instead.",
+    )
+    quorum.add_argument(
+        "--no-initial-controllers",
+        "-N",
+        action="store_true",
+        help="Used to initialize a server without specifying a dynamic quorum: a controller starts as "
+        "an observer until `kraft metadata-quorum add-controller` adds it. When setting this flag, "
+        f"the {VOTERS_PROP} config should not be set, and {BOOTSTRAP_SERVERS_PROP} is set instead.",
+    )
+    quorum.add_argument(
+        "--initial-controllers",
+        "-I",
+        metavar="ID@HOST:PORT:DIRID,...",
+        default=None,
+        help="Used to initialize a server with the specified dynamic quorum. The argument is a "
+        "comma-separated list of id@hostname:port:directory. The same values must be used to format "
+        "all nodes. For example: 0@example.com:8082:JEXY6aqzQY-32P5TStzaFg,1@example.com:8083:"
+        "MvDxzVmcRsaTz33bUuRU6A,2@example.com:8084:07R5amHmR32VDA6jHkGbTA. When setting this flag, "
+        f"the {VOTERS_PROP} config must not be set, and {BOOTSTRAP_SERVERS_PROP} is set instead.",
+    )
     info = sub.add_parser("info", help="Describe the log directories named by a server configuration.")
     info.add_argument("--config", "-c", required=True, help="The server properties file.")
     info.add_argument("--json", action="store_true", help="Print a JSON object instead of text.")
@@ -126,11 +174,19 @@ def _format(args: argparse.Namespace, out: TextIO) -> int:
         raise ConfigError(
             f"Cluster ID string {args.cluster_id} does not appear to be a valid UUID: {e}"
         ) from None
-    bootstrap = _bootstrap_from_args(args)
+    initial_voters = _initial_voters(args, props, node_id)
+    dynamic = initial_voters is not None or args.no_initial_controllers
+    bootstrap, kraft_version = _bootstrap_from_args(args, dynamic=dynamic)
     directories = config_log_dirs(props)
     if not directories:
         raise ConfigError("no log directories: set log.dirs or metadata.log.dir")
     metadata_dir = metadata_log_dir(props)
+    # KIP-853: the metadata directory of an initial voter carries the voter's directory id.
+    voter_directory_id = None
+    if initial_voters is not None:
+        local = initial_voters.node(node_id)
+        assert local is not None  # _initial_voters checked it
+        voter_directory_id = local.key.directory_id
 
     # Check everything first; write nothing if any directory is unusable.
     formatted: list[str] = []
@@ -155,24 +211,196 @@ def _format(args: argparse.Namespace, out: TextIO) -> int:
     if not empty:
         print("All of the log directories are already formatted.", file=out)
         return 0
+    write_voters = initial_voters is not None and metadata_dir in empty
+    if write_voters:
+        assert metadata_dir is not None and voter_directory_id is not None
+        if uuid_to_base64(voter_directory_id) in used_ids:
+            raise StorageError(
+                f"directory id {uuid_to_base64(voter_directory_id)} of node {node_id} in "
+                "--initial-controllers is already used by another log directory of this node"
+            )
+        used_ids.add(uuid_to_base64(voter_directory_id))
+        leftover = bootstrap_voters_path(metadata_dir)
+        if leftover.exists():
+            raise StorageError(
+                f"{leftover} already exists, but {metadata_dir} is not formatted; remove the "
+                f"directory {leftover.parent} (a metadata log from an earlier cluster) and try again"
+            )
     for directory in empty:
-        directory_id = random_uuid()
-        while uuid_to_base64(directory_id) in used_ids:
+        if write_voters and directory == metadata_dir:
+            assert voter_directory_id is not None
+            directory_id = voter_directory_id
+            kind = "dynamic metadata voter directory"
+        else:
             directory_id = random_uuid()
-        used_ids.add(uuid_to_base64(directory_id))
-        kind = "metadata directory" if directory == metadata_dir else "data directory"
+            while uuid_to_base64(directory_id) in used_ids:
+                directory_id = random_uuid()
+            used_ids.add(uuid_to_base64(directory_id))
+            kind = "metadata directory" if directory == metadata_dir else "data directory"
         print(
             f"Formatting {kind} {directory} with {METADATA_VERSION} {_mv_text(bootstrap.metadata_version)}.",
             file=out,
         )
         Path(directory).mkdir(parents=True, exist_ok=True)
-        # As Kafka's Formatter: the bootstrap file first, so a directory with meta.properties
-        # always has it (a crash in between leaves an unformatted directory to format again).
+        # As Kafka's Formatter: the bootstrap files first, so a directory with meta.properties
+        # always has them (a crash in between leaves an unformatted directory to format again).
         write_bootstrap_checkpoint(directory, bootstrap)
+        if write_voters and directory == metadata_dir:
+            assert initial_voters is not None
+            write_bootstrap_voters(directory, initial_voters, kraft_version=kraft_version)
         write_meta_properties(
             directory, MetaProperties(cluster_id=args.cluster_id, node_id=node_id, directory_id=directory_id)
         )
     return 0
+
+
+def parse_initial_controllers(text: str, listener_name: str) -> VoterSet:
+    """``--initial-controllers``: ``ID@HOST:PORT:DIRID,...`` as Kafka's ``DynamicVoters.parse``
+    reads it (an IPv6 host in brackets; DIRID a base64 UUID), each endpoint on ``listener_name``.
+
+    Raises:
+        ConfigError: the first malformed entry, a repeated node id or directory id, or no entry.
+    """
+    nodes: list[VoterNode] = []
+    seen_dirs: set[uuid.UUID] = set()
+    for raw in text.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        node = _parse_initial_controller(item, listener_name)
+        if any(n.key.id == node.key.id for n in nodes):
+            raise ConfigError(f"--initial-controllers: node id {node.key.id} was specified more than once")
+        if node.key.directory_id in seen_dirs:
+            raise ConfigError(
+                f"--initial-controllers: directory id {uuid_to_base64(node.key.directory_id)} was "
+                "specified more than once"
+            )
+        seen_dirs.add(node.key.directory_id)
+        nodes.append(node)
+    if not nodes:
+        raise ConfigError("--initial-controllers: no voters given")
+    return VoterSet(nodes)
+
+
+def _parse_initial_controller(item: str, listener_name: str) -> VoterNode:
+    def bad(why: str) -> ConfigError:
+        return ConfigError(f"--initial-controllers: {item!r} is not ID@HOST:PORT:DIRID: {why}")
+
+    id_text, at, rest = item.partition("@")
+    if not at:
+        raise bad("no '@' found")
+    try:
+        node_id = int(id_text)
+    except ValueError:
+        raise bad(f"the node id {id_text!r} is not a number") from None
+    if node_id < 0:
+        raise bad(f"the node id {node_id} is negative")
+    if rest.startswith("["):
+        host, bracket, rest = rest[1:].partition("]")
+        if not bracket:
+            raise bad("the host begins with '[' but has no ']'")
+    else:
+        host, colon, tail = rest.partition(":")
+        rest = colon + tail
+    if not host:
+        raise bad("no host found after the node id")
+    if not rest.startswith(":"):
+        raise bad("no ':' after the host")
+    port_text, colon, dir_text = rest[1:].partition(":")
+    if not colon:
+        raise bad("no ':' after the port")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise bad(f"the port {port_text!r} is not a number") from None
+    if not 0 < port <= 65535:
+        raise bad(f"the port {port} is out of range")
+    try:
+        directory_id = uuid_from_base64(dir_text)
+    except ValueError as e:
+        raise bad(f"the directory id is not a base64 UUID ({e})") from None
+    if directory_id == uuid.UUID(int=0):
+        raise bad("the directory id must not be the zero UUID")
+    return VoterNode(ReplicaKey(node_id, directory_id), (Endpoint(listener_name, host, port),))
+
+
+def _controller_endpoint(props: dict[str, str]) -> Endpoint:
+    """The advertised endpoint of the first controller listener (Kafka's
+    ``effectiveAdvertisedControllerListeners.head``): from advertised.listeners if named there,
+    else from listeners; no host means localhost, as in Kafka, and so (unlike Kafka, which would
+    write it into the voter set where no peer can use it) does a wildcard 0.0.0.0 or ::."""
+    names = [n.upper() for n in get_list(props, "controller.listener.names")]
+    if not names:
+        raise ConfigError("controller.listener.names is required (e.g. CONTROLLER)")
+    name = names[0]
+    for prop in ("advertised.listeners", "listeners"):
+        for e in parse_listeners(prop, get_list(props, prop)):
+            if e.name == name:
+                if e.port == 0:
+                    raise ConfigError(
+                        f"{prop}: the controller listener {name} needs a fixed port (not 0) to be "
+                        "written into the initial voter set"
+                    )
+                host = e.host if e.host and e.host not in ("0.0.0.0", "::") else "localhost"
+                return Endpoint(name, host, e.port)
+    raise ConfigError(f"listeners: no listener named {name} (the first of controller.listener.names)")
+
+
+def _initial_voters(args: argparse.Namespace, props: dict[str, str], node_id: int) -> VoterSet | None:
+    """The KIP-853 rules of Kafka's StorageTool; the initial voter set for ``--standalone`` and
+    ``--initial-controllers``, None otherwise.
+
+    Raises:
+        ConfigError: a flag the configuration does not allow, or a controller that needs one.
+    """
+    is_controller = "controller" in [r.lower() for r in get_list(props, "process.roles")]
+    static_voters = get_list(props, VOTERS_PROP)
+    if args.standalone and not is_controller:
+        raise ConfigError("You can only use --standalone on a controller.")
+    if args.initial_controllers is not None and not is_controller:
+        raise ConfigError("You can only use --initial-controllers on a controller.")
+    flag = (
+        "--standalone"
+        if args.standalone
+        else "--initial-controllers"
+        if args.initial_controllers is not None
+        else "--no-initial-controllers"
+        if args.no_initial_controllers
+        else None
+    )
+    if flag is not None and static_voters:
+        raise ConfigError(
+            f"You cannot specify {VOTERS_PROP} and format the node with {flag}. If you want to use "
+            f"dynamic quorum, please remove {VOTERS_PROP} and specify {BOOTSTRAP_SERVERS_PROP} instead."
+        )
+    if flag is None:
+        if is_controller and not static_voters:
+            raise ConfigError(
+                f"Because {VOTERS_PROP} is not set on this controller, you must specify one of the "
+                f"following: {_DYNAMIC_FLAGS}."
+            )
+        return None
+    if is_controller and not get_list(props, BOOTSTRAP_SERVERS_PROP):
+        raise ConfigError(
+            f"{BOOTSTRAP_SERVERS_PROP} is required with {flag}: it is how this controller finds the "
+            "quorum (e.g. host1:9093,host2:9093)"
+        )
+    if args.standalone:
+        endpoint = _controller_endpoint(props)
+        return VoterSet([VoterNode(ReplicaKey(node_id, random_uuid()), (endpoint,))])
+    if args.initial_controllers is not None:
+        names = get_list(props, "controller.listener.names")
+        if not names:
+            raise ConfigError("controller.listener.names is required (e.g. CONTROLLER)")
+        voters = parse_initial_controllers(args.initial_controllers, names[0].upper())
+        if node_id not in voters:
+            raise ConfigError(
+                f"--initial-controllers: node.id {node_id} is not one of the initial controllers "
+                f"({', '.join(str(i) for i in sorted(voters.ids))}); its entry gives this node's "
+                "directory id (use --no-initial-controllers to join later as an observer)"
+            )
+        return voters
+    return None
 
 
 def _mv_text(level: int) -> str:
@@ -182,14 +410,29 @@ def _mv_text(level: int) -> str:
         return str(level)
 
 
-def _bootstrap_from_args(args: argparse.Namespace) -> BootstrapMetadata:
-    """--release-version and --feature, validated (``kraft.metadata.bootstrap``)."""
+def _bootstrap_from_args(args: argparse.Namespace, *, dynamic: bool) -> tuple[BootstrapMetadata, int]:
+    """--release-version and --feature, validated (``kraft.metadata.bootstrap``); with the
+    kraft.version level, which the KIP-853 flags decide (Kafka's ``effectiveKRaftFeatureLevel``)."""
     try:
         release = None if args.release_version is None else parse_release_version(args.release_version)
         requested = [parse_feature_flag(text) for text in args.feature]
-        return bootstrap_metadata(release, requested)
+        features = effective_features(release, requested)
     except ValueError as e:
         raise ConfigError(str(e)) from None
+    given = dict(requested).get(KRAFT_VERSION)
+    if given == KRAFT_VERSION_0 and dynamic:
+        raise ConfigError(
+            f"Cannot set {KRAFT_VERSION} to 0 if one of the flags {_DYNAMIC_FLAGS} is used. For "
+            f"dynamic controllers support, try removing the --feature flag for {KRAFT_VERSION}."
+        )
+    if given is not None and given != KRAFT_VERSION_0 and not dynamic:
+        raise ConfigError(
+            f"Cannot set {KRAFT_VERSION} to {given} unless {VOTERS_PROP} is empty and one of the flags "
+            f"{_DYNAMIC_FLAGS} is used. For dynamic controllers support, try using one of {_DYNAMIC_FLAGS} "
+            f"and removing {VOTERS_PROP}."
+        )
+    features.pop(KRAFT_VERSION, None)
+    return BootstrapMetadata(features), KRAFT_VERSION_1 if dynamic else KRAFT_VERSION_0
 
 
 def _bootstrap_report(bootstrap: BootstrapMetadata, directory: str) -> dict[str, Any]:
@@ -199,6 +442,16 @@ def _bootstrap_report(bootstrap: BootstrapMetadata, directory: str) -> dict[str,
         "release_version": _mv_text(bootstrap.metadata_version),
         "features": dict(bootstrap.features),
     }
+
+
+def _voters_text(voters: VoterSet) -> str:
+    """A voter set in ``--initial-controllers`` form: ``ID@HOST:PORT:DIRID,...``."""
+    items = []
+    for v in voters:
+        e = v.endpoints[0] if v.endpoints else Endpoint("", "", 0)
+        host = f"[{e.host}]" if ":" in e.host else e.host
+        items.append(f"{v.key.id}@{host}:{e.port}:{uuid_to_base64(v.key.directory_id)}")
+    return ",".join(items)
 
 
 def _info(args: argparse.Namespace, out: TextIO) -> int:
@@ -245,12 +498,19 @@ def _info(args: argparse.Namespace, out: TextIO) -> int:
             "the directories are formatted for a cluster in KRaft mode."
         )
     bootstrap: BootstrapMetadata | None = None
+    initial_voters: VoterSet | None = None
     metadata_dir = metadata_log_dir(props)
     if metadata_dir is not None and metadata_dir in found:
         try:
             bootstrap = read_bootstrap_checkpoint(metadata_dir)
         except StorageError as e:
             problems.append(str(e))
+        try:
+            bootstrap_voters = read_bootstrap_voters(metadata_dir)
+        except StorageError as e:
+            problems.append(str(e))
+        else:
+            initial_voters = None if bootstrap_voters is None else bootstrap_voters.voters
 
     if args.json:
         report = {
@@ -258,6 +518,7 @@ def _info(args: argparse.Namespace, out: TextIO) -> int:
             "metadata": None if first is None else first.to_properties(),
             "directories": per_dir,
             "bootstrap": None if bootstrap is None else _bootstrap_report(bootstrap, metadata_dir or ""),
+            "initial_voters": None if initial_voters is None else _voters_text(initial_voters).split(","),
             "problems": problems,
         }
         print(json.dumps(report, indent=2), file=out)
@@ -280,6 +541,9 @@ def _info(args: argparse.Namespace, out: TextIO) -> int:
             for name, level in bootstrap.features.items()
         ]
         print(f"Found bootstrap metadata: {{{', '.join(levels)}}}", file=out)
+        print("", file=out)
+    if initial_voters is not None:
+        print(f"Found initial controllers: {_voters_text(initial_voters)}", file=out)
         print("", file=out)
     if problems:
         print("Found problem:" if len(problems) == 1 else "Found problems:", file=out)

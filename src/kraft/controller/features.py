@@ -30,10 +30,12 @@ ELR_VERSION = "eligible.leader.replicas.version"
 KRAFT_VERSION = "kraft.version"
 
 # (min, max) levels this build supports, as advertised in ApiVersions and BrokerRegistration.
+# kraft.version 1 (KIP-853 dynamic voters) is supported by the raft layer; its finalized level is
+# the one in the raft log's KRaftVersionRecord, never a FeatureLevelRecord (see ``validate_updates``).
 SUPPORTED_FEATURES: Mapping[str, tuple[int, int]] = {
     METADATA_VERSION: (int(MINIMUM_KRAFT_METADATA_VERSION), int(LATEST_METADATA_VERSION)),
     ELR_VERSION: (0, 1),
-    KRAFT_VERSION: (0, 0),
+    KRAFT_VERSION: (0, 1),
     "group.version": (0, 1),
     "transaction.version": (0, 2),
 }
@@ -106,6 +108,13 @@ def validate_updates(
                 f"Can't downgrade the version of feature {u.feature} from {current} to {u.level} "
                 "without setting the upgrade type to safe or unsafe downgrade."
             )
+        if problem is None and u.feature == KRAFT_VERSION and u.level > 0:
+            # kraft.version is chosen when formatting (kraft storage format --standalone or
+            # --initial-controllers) and lives in the raft log; a FeatureLevelRecord cannot set it.
+            problem = (
+                f"Feature {KRAFT_VERSION} cannot be changed with UpdateFeatures here: it is set when "
+                "the controllers are formatted (--standalone or --initial-controllers for level 1)."
+            )
         if problem is None and u.feature == METADATA_VERSION:
             if u.level < int(MINIMUM_KRAFT_METADATA_VERSION):
                 problem = f"metadata.version cannot be set below {int(MINIMUM_KRAFT_METADATA_VERSION)}."
@@ -158,6 +167,15 @@ def validate_updates(
                 make_record(MetadataRecordType.FEATURE_LEVEL, name=name, feature_level=proposed[name])
             )
     return FeatureUpdateOutcome(tuple(records), 0, None, tuple(results))
+
+
+def finalized_features(image: MetadataImage, kraft_version: int) -> dict[str, int]:
+    """ApiVersions' FinalizedFeatures: the image's levels plus ``kraft.version`` from the raft log
+    when it is above 0 (Kafka reports the KRaftVersionRecord's level the same way)."""
+    features = dict(image.features)
+    if kraft_version > 0:
+        features[KRAFT_VERSION] = kraft_version
+    return features
 
 
 def elr_enabled(image: MetadataImage) -> bool:

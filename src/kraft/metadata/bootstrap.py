@@ -12,8 +12,9 @@ valid:
 
 * known features only: ``metadata.version`` 4..25 (Kafka's ``BootstrapMetadata`` refuses to
   bootstrap below 3.3-IV0, level 4), ``eligible.leader.replicas.version`` 0..1,
-  ``kraft.version`` 0 (1 is KIP-853 dynamic voters, not implemented), ``group.version`` 0..1,
-  ``transaction.version`` 0..2;
+  ``kraft.version`` 0..1 (1 is KIP-853 dynamic voters; the format tool decides whether it is
+  allowed, and it never becomes a record here), ``group.version`` 0..1, ``transaction.version``
+  0..2;
 * ``eligible.leader.replicas.version`` 1 needs metadata.version 24 (4.0-IV2) or later;
 * ``--release-version`` and ``--feature metadata.version=N`` must agree when both are given.
 
@@ -53,7 +54,7 @@ FEATURE_RANGES: Mapping[str, tuple[int, int]] = {
     METADATA_VERSION: (int(MINIMUM_BOOTSTRAP_METADATA_VERSION), int(LATEST_METADATA_VERSION)),
     ELR_VERSION: (0, 1),
     GROUP_VERSION: (0, 1),
-    KRAFT_VERSION: (0, 0),
+    KRAFT_VERSION: (0, 1),
     TRANSACTION_VERSION: (0, 2),
 }
 
@@ -117,11 +118,6 @@ def validate_features(features: Mapping[str, int]) -> None:
         low, high = FEATURE_RANGES[name]
         if low <= level <= high:
             continue
-        if name == KRAFT_VERSION and level == 1:
-            raise ValueError(
-                f"{KRAFT_VERSION}=1 is not supported: it enables KIP-853 dynamic controller quorums, "
-                f"which this implementation does not have; the valid level is {_range_text(name)}"
-            )
         if name == METADATA_VERSION and 0 < level < low:
             raise ValueError(
                 f"{METADATA_VERSION} {_mv_text(level)} is too old to bootstrap a cluster; "
@@ -232,5 +228,8 @@ class BootstrapMetadata:
 def bootstrap_metadata(
     release_version: MetadataVersion | None = None, requested: Iterable[tuple[str, int]] = ()
 ) -> BootstrapMetadata:
-    """``BootstrapMetadata`` from the format command's options (see ``effective_features``)."""
-    return BootstrapMetadata(effective_features(release_version, requested))
+    """``BootstrapMetadata`` from the format command's options (see ``effective_features``);
+    ``kraft.version`` is left out (it lives in the raft log's control records)."""
+    features = effective_features(release_version, requested)
+    features.pop(KRAFT_VERSION, None)
+    return BootstrapMetadata(features)

@@ -348,6 +348,22 @@ class PeerChannel:
             self._addresses[node_id] = address
             log.info("%slearned the address of node %d: %s", self._prefix, node_id, address)
 
+    def set_address(self, node_id: int, address: PeerAddress) -> None:
+        """Point ``node_id`` at ``address`` (a voter of a KIP-853 voter set, whose endpoints may
+        change); connections to an old address are closed and reopen lazily at the new one."""
+        if self._addresses.get(node_id) == address:
+            return
+        old = self._addresses.get(node_id)
+        self._addresses[node_id] = address
+        for pool in (self._connections, self._admin_connections):
+            conn = pool.pop(node_id, None)
+            if conn is not None:
+                conn.close()
+        if old is None:
+            log.info("%slearned the address of node %d: %s", self._prefix, node_id, address)
+        else:
+            log.info("%snode %d moved from %s to %s", self._prefix, node_id, old, address)
+
     def connection(self, destination: int) -> PeerConnection | None:
         """The raft connection to ``destination`` (created on first use), None if no address."""
         return self._connection(self._connections, destination, "raft-client")

@@ -10,6 +10,9 @@ a ``CoreGateway``; the core's answer is encoded at the request's version. Admin 
 * **DescribeCluster** (v0-2, KIP-919): the controllers, ControllerId = the leader (or -1). Endpoint
   type 2 (controllers) is the real question; type 1 (brokers, kafka-python's default) gets the same
   list, since on a controller-only cluster the controllers are the only nodes there are.
+* **AddRaftVoter / RemoveRaftVoter / UpdateRaftVoter** (v0, KIP-853): handed to the local core like
+  the other raft RPCs (cluster id checked first); only the leader accepts them, any other node's
+  core answers NOT_LEADER_OR_FOLLOWER and the admin client finds the leader itself, as Kafka's does.
 * **DescribeQuorum** (v0-2): the leader's core answers. Any other controller forwards the request to
   the leader over its peer channel (a connection apart from the raft one, so it never waits behind a
   long-polled Fetch) and relays the answer, so every controller gives the leader's
@@ -141,7 +144,8 @@ class ControllerApis:
     Args:
         core: the local node.
         voter_endpoints: voter id -> its endpoint on the raft listener (from
-            ``controller.quorum.voters``; empty when only bootstrap servers are configured).
+            ``controller.quorum.voters``; empty when only bootstrap servers are configured, until
+            the server calls ``update_voters`` with the voter set the core reads from the log).
         local_endpoint: this node's advertised raft endpoint.
         forwarder: the peer channel, to forward DescribeQuorum to the leader (None: never forward).
     """
@@ -163,6 +167,12 @@ class ControllerApis:
         self._forwarder = forwarder
         self._prefix = log_prefix
         self._warned_at: dict[str, float] = {}
+
+    def update_voters(self, voter_endpoints: Mapping[int, Endpoint]) -> None:
+        """The voter set changed (KIP-853): Metadata and DescribeCluster list these from now on.
+
+        Called on the event loop; the mapping is replaced whole, never mutated in place."""
+        self._voters = dict(voter_endpoints)
 
     async def handle(self, request: InboundRequest) -> Any:
         key = request.api.key
@@ -288,7 +298,13 @@ class ControllerApis:
             if trace is not None and isinstance(decoded, FetchRequest):
                 replica = decoded.replica_key.id
                 trace.note(commit_trace.FETCH_REQ_RECEIVED, replica, decoded.fetch_offset)
-            response = await self._core.submit(raft_codec.request_source(decoded), decoded)
+            source = raft_codec.request_source(decoded)
+            if raft_codec.is_admin_request(decoded):
+                # AddRaftVoter/RemoveRaftVoter come from an admin client: the core answers (after
+                # the new voter set commits, or with NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, ...)
+                # to this connection's pseudo id.
+                source = ADMIN_SOURCE_BASE - request.connection_id
+            response = await self._core.submit(source, decoded)
             if trace is not None and isinstance(response, FetchResponse) and response.records:
                 base = commit_trace.records_base_offset(response.records)
                 trace.note(commit_trace.FETCH_RESP_READY, replica, base)

@@ -8,7 +8,10 @@ lists. This module is the only place that knows both shapes. It owns:
   top-level INVALID_REQUEST (DescribeQuorum: partition-level UNKNOWN_TOPIC_OR_PARTITION; FetchSnapshot
   naming another partition: UNKNOWN_TOPIC_OR_PARTITION) that never reaches the core;
 * request encoding at a negotiated version (a pre-vote cannot be written below Vote v2);
-* response encoding and decoding.
+* response encoding and decoding;
+* the KIP-853 voter changes (AddRaftVoter 80, RemoveRaftVoter 81, UpdateRaftVoter 82, all v0):
+  ``Listeners`` map to ``Endpoint(name, host, port)``; UpdateRaftVoter's tagged ``CurrentLeader``
+  carries one Host/Port, which is the leader's endpoint on our raft listener.
 
 It must not do I/O or hold state. Wire endpoints carry no listener name, so decoding fills in the
 listener name the caller passes (the raft listener, ``controller.listener.names``' first entry).
@@ -22,15 +25,20 @@ from typing import Any
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.messages import (
+    add_raft_voter,
     begin_quorum_epoch,
     describe_quorum,
     end_quorum_epoch,
     fetch,
     fetch_snapshot,
+    remove_raft_voter,
+    update_raft_voter,
     vote,
 )
 from kraft.protocol.schema import StructType
 from kraft.raft.messages import (
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
     DescribeQuorumRequest,
@@ -43,7 +51,11 @@ from kraft.raft.messages import (
     FetchSnapshotResponse,
     RaftRequest,
     RaftResponse,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
     ReplicaState,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
 )
@@ -61,7 +73,17 @@ from kraft.raft.types import (
 # The APIs whose bodies this module converts, by key.
 RAFT_APIS: dict[int, Api] = {
     m.API.key: m.API
-    for m in (vote, begin_quorum_epoch, end_quorum_epoch, fetch, fetch_snapshot, describe_quorum)
+    for m in (
+        vote,
+        begin_quorum_epoch,
+        end_quorum_epoch,
+        fetch,
+        fetch_snapshot,
+        describe_quorum,
+        add_raft_voter,
+        remove_raft_voter,
+        update_raft_voter,
+    )
 }
 
 VOTE_KEY = vote.API.key
@@ -70,6 +92,9 @@ END_QUORUM_EPOCH_KEY = end_quorum_epoch.API.key
 FETCH_KEY = fetch.API.key
 FETCH_SNAPSHOT_KEY = fetch_snapshot.API.key
 DESCRIBE_QUORUM_KEY = describe_quorum.API.key
+ADD_RAFT_VOTER_KEY = add_raft_voter.API.key
+REMOVE_RAFT_VOTER_KEY = remove_raft_voter.API.key
+UPDATE_RAFT_VOTER_KEY = update_raft_voter.API.key
 
 # Vote v2 is KIP-996: the first version that can carry PreVote=true.
 PRE_VOTE_MIN_VERSION = 2
@@ -106,6 +131,12 @@ def api_key_of(rpc: RaftRequest | RaftResponse) -> int:
             return FETCH_SNAPSHOT_KEY
         case DescribeQuorumRequest() | DescribeQuorumResponse():
             return DESCRIBE_QUORUM_KEY
+        case AddRaftVoterRequest() | AddRaftVoterResponse():
+            return ADD_RAFT_VOTER_KEY
+        case RemoveRaftVoterRequest() | RemoveRaftVoterResponse():
+            return REMOVE_RAFT_VOTER_KEY
+        case UpdateRaftVoterRequest() | UpdateRaftVoterResponse():
+            return UPDATE_RAFT_VOTER_KEY
     raise TypeError(f"not a raft RPC: {type(rpc).__name__}")
 
 
@@ -124,7 +155,19 @@ def error_response_for(request: RaftRequest, error_code: int) -> RaftResponse:
             return FetchSnapshotResponse(error_code=error_code)
         case DescribeQuorumRequest():
             return DescribeQuorumResponse(error_code=error_code)
+        case AddRaftVoterRequest():
+            return AddRaftVoterResponse(error_code=error_code)
+        case RemoveRaftVoterRequest():
+            return RemoveRaftVoterResponse(error_code=error_code)
+        case UpdateRaftVoterRequest():
+            return UpdateRaftVoterResponse(error_code=error_code)
     raise TypeError(f"not a raft request: {type(request).__name__}")
+
+
+def is_admin_request(request: RaftRequest) -> bool:
+    """Requests an admin client sends (no node id of its own): DescribeQuorum and the KIP-853
+    AddRaftVoter/RemoveRaftVoter. The shell gives each connection its own pseudo source id."""
+    return isinstance(request, DescribeQuorumRequest | AddRaftVoterRequest | RemoveRaftVoterRequest)
 
 
 def request_cluster_id(request: RaftRequest) -> str | None:
@@ -314,7 +357,44 @@ def encode_request(request: RaftRequest, version: int) -> Any:
             return _cls(describe_quorum.REQUEST)(
                 topics=_metadata_topics(dt, dt.PartitionData, "topic_name", "partition_index")
             )
+        case AddRaftVoterRequest():
+            cls = _cls(add_raft_voter.REQUEST)
+            return cls(
+                cluster_id=request.cluster_id,
+                timeout_ms=request.timeout_ms,
+                voter_id=request.voter_key.id,
+                voter_directory_id=request.voter_key.directory_id,
+                listeners=_listeners(cls, request.listeners),
+            )
+        case RemoveRaftVoterRequest():
+            return _cls(remove_raft_voter.REQUEST)(
+                cluster_id=request.cluster_id,
+                voter_id=request.voter_key.id,
+                voter_directory_id=request.voter_key.directory_id,
+            )
+        case UpdateRaftVoterRequest():
+            cls = _cls(update_raft_voter.REQUEST)
+            return cls(
+                cluster_id=request.cluster_id,
+                current_leader_epoch=request.current_leader_epoch,
+                voter_id=request.voter_key.id,
+                voter_directory_id=request.voter_key.directory_id,
+                listeners=_listeners(cls, request.listeners),
+                k_raft_version_feature=cls.KRaftVersionFeature(
+                    min_supported_version=request.min_kraft_version,
+                    max_supported_version=request.max_kraft_version,
+                ),
+            )
     raise TypeError(f"not a raft request: {type(request).__name__}")
+
+
+def _listeners(request_cls: Any, endpoints: tuple[Endpoint, ...]) -> list[Any]:
+    """AddRaftVoter/UpdateRaftVoter ``Listeners``: every endpoint with its listener name."""
+    return [request_cls.Listener(name=e.name, host=e.host, port=e.port) for e in endpoints]
+
+
+def _from_listeners(listeners: list[Any] | None) -> tuple[Endpoint, ...]:
+    return tuple(Endpoint(x.name, x.host, x.port) for x in listeners or ())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -455,6 +535,28 @@ def decode_request(
                 "only __cluster_metadata partition 0 exists",
             )
         return DescribeQuorumRequest()
+    # KIP-853: no topic or partition to check; the core validates the voter and its listeners.
+    if api_key == ADD_RAFT_VOTER_KEY:
+        return AddRaftVoterRequest(
+            cluster_id=body.cluster_id,
+            timeout_ms=body.timeout_ms,
+            voter_key=ReplicaKey(body.voter_id, body.voter_directory_id),
+            listeners=_from_listeners(body.listeners),
+        )
+    if api_key == REMOVE_RAFT_VOTER_KEY:
+        return RemoveRaftVoterRequest(
+            cluster_id=body.cluster_id, voter_key=ReplicaKey(body.voter_id, body.voter_directory_id)
+        )
+    if api_key == UPDATE_RAFT_VOTER_KEY:
+        feature = body.k_raft_version_feature
+        return UpdateRaftVoterRequest(
+            cluster_id=body.cluster_id,
+            current_leader_epoch=body.current_leader_epoch,
+            voter_key=ReplicaKey(body.voter_id, body.voter_directory_id),
+            listeners=_from_listeners(body.listeners),
+            min_kraft_version=feature.min_supported_version,
+            max_kraft_version=feature.max_supported_version,
+        )
     raise ValueError(f"API key {api_key} is not a raft API")
 
 
@@ -488,8 +590,10 @@ def request_source(request: RaftRequest) -> int:
             return request.leader_id
         case FetchRequest() | FetchSnapshotRequest():
             return request.replica_key.id
-        case DescribeQuorumRequest():
-            return -1
+        case UpdateRaftVoterRequest():
+            return request.voter_key.id
+        case DescribeQuorumRequest() | AddRaftVoterRequest() | RemoveRaftVoterRequest():
+            return -1  # an admin client (see ``is_admin_request``)
     raise TypeError(f"not a raft request: {type(request).__name__}")
 
 
@@ -512,7 +616,28 @@ def encode_response(response: RaftResponse, version: int, *, listener_name: str)
             return _encode_fetch_snapshot_response(response, listener_name, version)
         case DescribeQuorumResponse():
             return _encode_describe_quorum_response(response, version)
+        case AddRaftVoterResponse():
+            return _cls(add_raft_voter.RESPONSE)(
+                throttle_time_ms=0, error_code=response.error_code, error_message=response.error_message
+            )
+        case RemoveRaftVoterResponse():
+            return _cls(remove_raft_voter.RESPONSE)(
+                throttle_time_ms=0, error_code=response.error_code, error_message=response.error_message
+            )
+        case UpdateRaftVoterResponse():
+            return _encode_update_raft_voter_response(response, listener_name)
     raise TypeError(f"not a raft response: {type(response).__name__}")
+
+
+def _encode_update_raft_voter_response(r: UpdateRaftVoterResponse, listener_name: str) -> Any:
+    # Kafka's RaftUtil.updateVoterResponse: the leader's address on the raft listener, if known
+    # (else the tagged CurrentLeader keeps Host "" and Port 0).
+    cls = _cls(update_raft_voter.RESPONSE)
+    current = cls.CurrentLeader(leader_id=r.leader_id, leader_epoch=r.leader_epoch)
+    endpoints = _endpoints_for_wire(r.leader_endpoints, listener_name)
+    if endpoints:
+        current.host, current.port = endpoints[0].host, endpoints[0].port
+    return cls(throttle_time_ms=0, error_code=r.error_code, current_leader=current)
 
 
 def _encode_vote_response(r: VoteResponse, version: int = 0, listener_name: str = "") -> Any:
@@ -772,5 +897,20 @@ def decode_response(api_key: int, body: Any, *, listener_name: str) -> RaftRespo
                 n.node_id: tuple(Endpoint(x.name, x.host, x.port) for x in n.listeners or ())
                 for n in body.nodes or ()
             },
+        )
+    if api_key == ADD_RAFT_VOTER_KEY:
+        return AddRaftVoterResponse(error_code=body.error_code, error_message=body.error_message)
+    if api_key == REMOVE_RAFT_VOTER_KEY:
+        return RemoveRaftVoterResponse(error_code=body.error_code, error_message=body.error_message)
+    if api_key == UPDATE_RAFT_VOTER_KEY:
+        current = body.current_leader
+        leader_endpoints: tuple[Endpoint, ...] = ()
+        if current.host or current.port:
+            leader_endpoints = (Endpoint(listener_name, current.host, current.port),)
+        return UpdateRaftVoterResponse(
+            error_code=body.error_code,
+            leader_id=current.leader_id,
+            leader_epoch=current.leader_epoch,
+            leader_endpoints=leader_endpoints,
         )
     raise ValueError(f"API key {api_key} is not a raft API")

@@ -40,7 +40,7 @@ from kraft.raft.messages import (
 )
 from kraft.raft.states import LeaderState, ReplicaProgress
 from kraft.raft.types import ZERO_UUID, Endpoint
-from kraft.raft.voters import KRAFT_VERSION_1, VoterNode, VoterSet
+from kraft.raft.voters import KRAFT_VERSION_1, VoterNode, VoterSet, key_text
 
 if TYPE_CHECKING:
     from kraft.raft.node import RaftNode
@@ -118,7 +118,7 @@ def handle_add_raft_voter(
     if key.id < 0 or key.directory_id == ZERO_UUID:
         return AddRaftVoterResponse(
             error_code=ErrorCode.INVALID_REQUEST,
-            error_message=f"a new voter needs a node id and a directory id, got {key.id}:{key.directory_id}",
+            error_message=f"a new voter needs a node id and a directory id, got {key_text(key)}",
         )
     missing = _raft_listener_missing(node, request.listeners)
     if missing is not None:
@@ -130,7 +130,7 @@ def handle_add_raft_voter(
     if key.id in voters:
         return AddRaftVoterResponse(
             error_code=ErrorCode.DUPLICATE_VOTER,
-            error_message=f"node {key.id} is already a voter ({voters.node(key.id)})",
+            error_message=f"node {key.id} is already a voter (the voters are {voters})",
         )
     leader = node.leader_state()
     assert leader is not None
@@ -140,7 +140,7 @@ def handle_add_raft_voter(
         return AddRaftVoterResponse(
             error_code=ErrorCode.REQUEST_TIMED_OUT,
             error_message=(
-                f"replica {key.id}:{key.directory_id} is not an observer that caught up with the "
+                f"replica {key_text(key)} is not an observer that caught up with the "
                 f"leader in the last {node.config.check_quorum_timeout_ms} ms; start it and retry"
             ),
         )
@@ -166,7 +166,7 @@ def handle_remove_raft_voter(
         why = "it is the only voter" if voters.is_voter(key) else f"the voters are {voters}"
         return RemoveRaftVoterResponse(
             error_code=ErrorCode.VOTER_NOT_FOUND,
-            error_message=f"cannot remove voter {key.id}:{key.directory_id}: {why}",
+            error_message=f"cannot remove voter {key_text(key)}: {why}",
         )
     node.append_voter_set(
         removed, envelope, now_ms + node.config.request_timeout_ms, removes_leader=key.id == node.node_id

@@ -34,6 +34,7 @@ from kraft.records.control import (
     VoterInfo,
     control_type_of,
     decode_control_record,
+    kafka_uuid_string,
     voter_infos,
     voters_record,
 )
@@ -107,7 +108,7 @@ class VoterSet:
         return hash(tuple(self._nodes.values()))
 
     def __repr__(self) -> str:
-        return "VoterSet(" + ", ".join(_key_text(n.key) for n in self._nodes.values()) + ")"
+        return "[" + ", ".join(key_text(n.key) for n in self._nodes.values()) + "]"
 
     def node(self, voter_id: int) -> VoterNode | None:
         return self._nodes.get(voter_id)
@@ -181,10 +182,11 @@ class VoterSet:
         )
 
 
-def _key_text(key: ReplicaKey) -> str:
+def key_text(key: ReplicaKey) -> str:
+    """``id:directory`` with the directory id as Kafka prints it (URL-safe base64)."""
     if key.directory_id == ZERO_UUID:
         return str(key.id)
-    return f"{key.id}:{key.directory_id}"
+    return f"{key.id}:{kafka_uuid_string(key.directory_id)}"
 
 
 # The offset a snapshot's (or the bootstrap checkpoint's) entries are filed under.

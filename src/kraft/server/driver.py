@@ -101,6 +101,10 @@ class NodeView:
     controller_queue_time: Any = None
     # The broker's metrics (``kraft.broker.metrics``), empty without a broker.
     broker_metrics: dict[str, float] = field(default_factory=dict)
+    # KIP-853: the core's ``voter_set`` (a ``kraft.raft.voters.VoterSet``, immutable; the same
+    # object until the set changes) and ``kraft_version``; None/0 for a core without them.
+    voter_set: Any = None
+    kraft_version: int = 0
 
 
 def _snapshot_metrics(node: Any) -> dict[str, Any]:
@@ -326,6 +330,8 @@ class RaftDriver:
             controller_metrics=_controller_metrics(node),
             controller_queue_time=_controller_queue_time(node),
             broker_metrics=node.metrics_snapshot() if hasattr(node, "metrics_snapshot") else {},
+            voter_set=getattr(node, "voter_set", None),
+            kraft_version=getattr(node, "kraft_version", 0),
         )
         old, self.view = self.view, view
         if self._on_view is not None:

@@ -38,7 +38,7 @@ from kraft.broker.lifecycle import BrokerLifecycle, LifecycleConfig, Listener
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.broker.node import BrokerNode
 from kraft.common.errors import ConfigError, StorageError
-from kraft.controller.features import SUPPORTED_FEATURES
+from kraft.controller.features import SUPPORTED_FEATURES, finalized_features
 from kraft.controller.node import ControllerNode
 from kraft.controller.quorum_controller import (
     ControllerEnvelope,
@@ -59,6 +59,7 @@ from kraft.server.driver import NodeView, RaftDriver, WallClock
 from kraft.storage.clean_shutdown import take_previous_broker_epoch, write_clean_shutdown
 from kraft.storage.meta_properties import META_PROPERTIES_FILE, MetaProperties
 from kraft.storage.meta_properties import read_meta_properties as storage_read_meta_properties
+from kraft.storage.uuids import uuid_to_base64
 
 log = logging.getLogger("kraft.server")
 
@@ -170,6 +171,11 @@ class KraftServer:
         self._snapshot_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kraft-snapshot")
         self.controller: QuorumController | None = None
         self.broker: BrokerNode | None = None
+        self._controller_apis: ControllerApis | None = None
+        # Voter id -> endpoint on the raft listener: controller.quorum.voters, or (KIP-853) the
+        # core's voter set, replaced on the event loop whenever the core's set changes.
+        self.voter_endpoints: dict[int, Endpoint] = dict(config.voters)
+        self._voter_set: Any = None
 
     def image(self) -> MetadataImage:
         """This node's committed metadata image (read from any thread: immutable, swapped by
@@ -181,11 +187,15 @@ class KraftServer:
         return MetadataImage.EMPTY
 
     def _feature_info(self) -> FeatureInfo:
-        """ApiVersions v3+ features from the committed image."""
+        """ApiVersions v3+ features from the committed image, plus kraft.version from the raft log."""
+        driver = getattr(self, "driver", None)
+        kraft_version = 0 if driver is None else driver.view.kraft_version
         if self.controller is None and self.broker is None:
-            return FeatureInfo(SUPPORTED_FEATURES, {}, -1)
+            return FeatureInfo(SUPPORTED_FEATURES, finalized_features(MetadataImage.EMPTY, kraft_version), -1)
         image = self.image()
-        return FeatureInfo(SUPPORTED_FEATURES, dict(image.features), image.provenance.last_offset)
+        return FeatureInfo(
+            SUPPORTED_FEATURES, finalized_features(image, kraft_version), image.provenance.last_offset
+        )
 
     @property
     def view(self) -> NodeView:
@@ -276,8 +286,12 @@ class KraftServer:
         self._log = await loop.run_in_executor(
             None, lambda: FileLog(partition_dir, segment_bytes=config.segment_bytes)
         )
+        # Static voters: quorum-state v0 listing them; a dynamic quorum (KIP-853, voters in the
+        # log) writes v1, with the voted directory id.
         store = FileQuorumStateStore(
-            partition_dir / QUORUM_STATE_FILE, version=0, voters=sorted(config.voters) or None
+            partition_dir / QUORUM_STATE_FILE,
+            version=0 if config.voters else 1,
+            voters=sorted(config.voters) or None,
         )
         clock = WallClock()
         node: Any = RaftNode(
@@ -292,6 +306,9 @@ class KraftServer:
             local_endpoints=local_endpoints,
         )
         raft = node
+        self._voter_set = getattr(raft, "voter_set", None)
+        if self._voter_set is not None and not config.voters:
+            self.voter_endpoints = self._endpoints_of(self._voter_set)
         if with_controller and config.is_controller:
             from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
 
@@ -312,7 +329,7 @@ class KraftServer:
         self.driver = RaftDriver(node, clock=clock, log_prefix=self.prefix)
 
         addresses: dict[int, PeerAddress] = {
-            i: PeerAddress(e.host, e.port) for i, e in config.voters.items() if i != config.node_id
+            i: PeerAddress(e.host, e.port) for i, e in self.voter_endpoints.items() if i != config.node_id
         }
         for n, e in enumerate(config.bootstrap_servers):
             addresses[-2 - n] = PeerAddress(e.host, e.port)
@@ -326,10 +343,10 @@ class KraftServer:
             request_timeout_ms=config.quorum.request_timeout_ms,
             log_prefix=self.prefix,
         )
-        controller_apis = ControllerApis(
+        controller_apis = self._controller_apis = ControllerApis(
             core=self._gateway,
             listener_name=raft_name,
-            voter_endpoints=config.voters,
+            voter_endpoints=self.voter_endpoints,
             local_endpoint=advertised,
             forwarder=self._channel,
             log_prefix=self.prefix,
@@ -369,8 +386,10 @@ class KraftServer:
             self.prefix,
             ",".join(sorted(config.roles)),
             meta.cluster_id,
-            meta.directory_id,
-            ",".join(f"{i}@{e.host}:{e.port}" for i, e in sorted(config.voters.items())) or "(bootstrap)",
+            # Kafka's form, as meta.properties and the tools print it.
+            None if meta.directory_id is None else uuid_to_base64(meta.directory_id),
+            ",".join(f"{i}@{e.host}:{e.port}" for i, e in sorted(self.voter_endpoints.items()))
+            or "(bootstrap)",
             config.metadata_log_dir,
         )
         self._loop = loop
@@ -496,9 +515,48 @@ class KraftServer:
         self.exit_code = 1
         asyncio.get_running_loop().create_task(self.stop(graceful=False))
 
+    def _endpoints_of(self, voter_set: Any) -> dict[int, Endpoint]:
+        """Each voter's endpoint on our raft listener (else its first one) in a KIP-853 voter set."""
+        name = self.config.raft_listener_name
+        out: dict[int, Endpoint] = {}
+        for voter in voter_set:
+            endpoints = voter.endpoints
+            if endpoints:
+                out[voter.key.id] = next((e for e in endpoints if e.name == name), endpoints[0])
+        return out
+
+    def _apply_voter_set(self, voter_set: Any) -> None:
+        """On the event loop: the core's voter set changed (a VotersRecord was appended, truncated
+        or loaded from a snapshot). Peers are addressed by node id, so the channel learns every
+        voter's endpoint; Metadata and DescribeCluster list the new voters."""
+        if voter_set is self._voter_set:
+            return
+        self._voter_set = voter_set
+        if self.config.voters:
+            return  # static voters (kraft.version 0): controller.quorum.voters stays in force
+        endpoints = self._endpoints_of(voter_set)
+        log.info(
+            "%svoter set: %s",
+            self.prefix,
+            ", ".join(f"{i}@{e.host}:{e.port}" for i, e in sorted(endpoints.items())) or "(none)",
+        )
+        self.voter_endpoints = endpoints
+        channel = self._channel
+        if channel is not None:
+            for node_id, e in endpoints.items():
+                if node_id != self.config.node_id:
+                    channel.set_address(node_id, PeerAddress(e.host, e.port))
+        if self._controller_apis is not None:
+            self._controller_apis.update_voters(endpoints)
+
     def _on_view(self, old: NodeView, new: NodeView) -> None:
-        """Runs on the raft thread after every poll: learn an unconfigured leader's address, log
-        role, leader and epoch changes."""
+        """Runs on the raft thread after every poll: follow the voter set, learn an unconfigured
+        leader's address, log role, leader and epoch changes."""
+        loop = self._loop
+        changed = new.voter_set is not old.voter_set and new.voter_set is not None
+        if changed and loop is not None and not loop.is_closed():
+            # Scheduled before this poll's outbound messages, so they find the new addresses.
+            loop.call_soon_threadsafe(self._apply_voter_set, new.voter_set)
         leader = new.leader_and_epoch.leader_id
         if leader is not None and leader != self.config.node_id and new.leader_endpoints:
             channel = self._channel
@@ -619,7 +677,7 @@ class KraftServer:
             )
 
     def _remote_voters(self) -> list[int]:
-        return sorted(i for i in self.config.voters if i != self.config.node_id)
+        return sorted(i for i in self.voter_endpoints if i != self.config.node_id)
 
     def _no_other_voter_reachable(self, since: float) -> bool:
         """True once a connection attempt to every other configured voter, made after ``since``,

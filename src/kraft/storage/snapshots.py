@@ -10,6 +10,16 @@ Files live in the partition directory:
 
 ``freeze()`` is the only way a snapshot becomes visible: fsync the ``.part`` file, rename it to its
 final name, fsync the directory.
+
+The bootstrap checkpoint ``00000000000000000000-0000000000.checkpoint`` (snapshot id 0-0) of a
+KIP-853 controller holds only control records, laid out as Kafka's ``Formatter`` writes it through
+``RecordsSnapshotWriter`` (``write_bootstrap_voters``)::
+
+    control batch, offsets 0..2, epoch 0:  SnapshotHeaderRecord, KRaftVersionRecord {1}, VotersRecord
+    control batch, offset 3, epoch 0:      SnapshotFooterRecord
+
+The core reads the voter set from it (``log.read_snapshot(OffsetAndEpoch(0, 0))``) when the log has
+no later VotersRecord; ``read_bootstrap_voters`` is the shell's reader of the same file.
 """
 
 from __future__ import annotations
@@ -18,15 +28,17 @@ import contextlib
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kraft.common.errors import CorruptRecordError, KraftError, StorageError
 from kraft.protocol.schema import StructValue
 from kraft.raft.log import RawSnapshotReader, RawSnapshotWriter
 from kraft.raft.types import OffsetAndEpoch
+from kraft.raft.voters import KRAFT_VERSION_1, VoterSet
 from kraft.records.batch import (
     Record,
     SimpleRecord,
@@ -40,10 +52,12 @@ from kraft.records.control import (
     build_control_batch,
     build_control_batch_of,
     control_records,
+    kraft_version_record,
     snapshot_footer_record,
     snapshot_header_record,
 )
 from kraft.storage.fsutil import fsync_dir, write_all
+from kraft.storage.log_dir import partition_dir
 
 SUFFIX = ".checkpoint"
 PART_SUFFIX = ".checkpoint.part"
@@ -349,3 +363,88 @@ def read_snapshot_contents(reader: RawSnapshotReader) -> SnapshotContents:
         header_records=tuple(header[1:]),
         records=tuple(records),
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# The KIP-853 bootstrap checkpoint (0-0): kraft.version and the initial voters.
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapVoters:
+    """What a bootstrap checkpoint says: the kraft.version level and the initial voter set."""
+
+    kraft_version: int
+    voters: VoterSet | None
+
+
+def bootstrap_voters_path(log_dir: str | os.PathLike[str]) -> Path:
+    """``<metadata log dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``."""
+    return snapshot_path(partition_dir(log_dir), BOOTSTRAP_SNAPSHOT_ID)
+
+
+def write_bootstrap_voters(
+    log_dir: str | os.PathLike[str],
+    voters: VoterSet,
+    *,
+    kraft_version: int = KRAFT_VERSION_1,
+    timestamp_ms: int | None = None,
+) -> Path:
+    """Write the bootstrap checkpoint of ``log_dir`` (the metadata log directory) with ``voters``,
+    as Kafka's ``Formatter`` does for ``--standalone`` and ``--initial-controllers``; returns its path.
+
+    Raises:
+        StorageError: the checkpoint exists already (a frozen snapshot is never rewritten), or
+            ``voters`` is empty.
+    """
+    if len(voters) == 0:
+        raise StorageError("the bootstrap voter set must not be empty")
+    path = bootstrap_voters_path(log_dir)
+    if path.exists():
+        raise StorageError(f"{path} already exists")
+    directory = path.parent
+    created = not directory.exists()
+    directory.mkdir(parents=True, exist_ok=True)
+    if created:
+        fsync_dir(log_dir)
+    now_ms = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
+    writer = SnapshotWriter(
+        FileRawSnapshotWriter(directory, BOOTSTRAP_SNAPSHOT_ID),
+        # Kafka's Formatter: lastContainedLogTimestamp = the time of formatting.
+        last_contained_log_timestamp_ms=now_ms,
+        timestamp_ms=now_ms,
+        extra_header_entries=[
+            (ControlType.KRAFT_VERSION, kraft_version_record(kraft_version)),
+            (ControlType.KRAFT_VOTERS, voters.to_record()),
+        ],
+    )
+    try:
+        writer.freeze()
+    except BaseException:
+        writer.abort()
+        raise
+    return path
+
+
+def read_bootstrap_voters(log_dir: str | os.PathLike[str]) -> BootstrapVoters | None:
+    """The bootstrap checkpoint of ``log_dir`` (the metadata log directory), None if it has none.
+
+    Raises:
+        StorageError: the file is not a valid snapshot, or holds no KRaftVersionRecord.
+    """
+    path = bootstrap_voters_path(log_dir)
+    if not path.exists():
+        return None
+    contents = read_snapshot_contents(FileRawSnapshotReader(path, BOOTSTRAP_SNAPSHOT_ID))
+    kraft_version: int | None = None
+    voters: VoterSet | None = None
+    for kind, message in contents.header_records:
+        if kind is ControlType.KRAFT_VERSION:
+            kraft_version = int(cast(Any, message).k_raft_version)
+        elif kind is ControlType.KRAFT_VOTERS:
+            try:
+                voters = VoterSet.from_record(message)
+            except ValueError as e:
+                raise StorageError(f"{path}: invalid VotersRecord: {e}") from None
+    if kraft_version is None:
+        raise StorageError(f"{path}: the bootstrap checkpoint has no KRaftVersionRecord")
+    return BootstrapVoters(kraft_version, voters)

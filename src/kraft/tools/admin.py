@@ -2,8 +2,9 @@
 
 It does what Kafka's admin client does for ``kafka-metadata-quorum`` and ``kafka-features``:
 negotiate versions with ApiVersions (KIP-511), send DescribeQuorum to the quorum leader, learn the
-cluster id, read feature levels (ApiVersions v3+, KIP-584) and send UpdateFeatures to the active
-controller. The
+cluster id, read feature levels (ApiVersions v3+, KIP-584), send UpdateFeatures to the active
+controller and AddRaftVoter/RemoveRaftVoter (KIP-853) to the quorum leader, retrying while the
+leader answers a retriable error (REQUEST_TIMED_OUT: a new voter not caught up yet). The
 leader is found by asking any reachable bootstrap node: a non-leader answers
 NOT_LEADER_OR_FOLLOWER, and the client then follows the ``LeaderId`` hint (DescribeQuorum v2 with a
 known epoch, or DescribeCluster's ``ControllerId``), else tries the other known nodes, backing off
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import socket
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -25,11 +27,14 @@ from kraft.common.errors import KraftError, RemoteProtocolError
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.framing import FrameDecoder, frame
+from kraft.protocol.messages import add_raft_voter as add_raft_voter_msg
 from kraft.protocol.messages import api_versions as api_versions_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import describe_quorum as describe_quorum_msg
 from kraft.protocol.messages import metadata as metadata_msg
+from kraft.protocol.messages import remove_raft_voter as remove_raft_voter_msg
 from kraft.protocol.messages import update_features as update_features_msg
+from kraft.raft.types import Endpoint
 from kraft.tools.quorum_info import METADATA_PARTITION, METADATA_TOPIC, QuorumInfo
 
 T = TypeVar("T")
@@ -38,6 +43,7 @@ T = TypeVar("T")
 NONE = 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_LEADER_OR_FOLLOWER = 6
+REQUEST_TIMED_OUT = 7
 BROKER_NOT_AVAILABLE = 8
 UNSUPPORTED_VERSION = 35
 NOT_CONTROLLER = 41
@@ -66,6 +72,16 @@ class AdminError(KraftError):
 
 class RetriableError(AdminError):
     """A condition that may clear by itself (no leader yet, node unreachable)."""
+
+
+class ApiError(AdminError):
+    """The leader refused the request: ``code`` (an ``ErrorCode`` value) and its ``message``."""
+
+    def __init__(self, what: str, code: int, message: str | None) -> None:
+        self.code = code
+        self.error_message = message
+        detail = f": {message}" if message else ""
+        super().__init__(f"{what} failed: {error_name(code)}{detail}")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -143,6 +159,11 @@ class Connection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def timeout_s(self) -> float:
+        """How long one request waits for its response."""
+        return self._timeout_s
 
     def close(self) -> None:
         self._sock.close()
@@ -301,8 +322,70 @@ class AdminClient:
             "UpdateFeatures", lambda conn: self._try_update_features(conn, updates, validate_only)
         )
 
+    def add_raft_voter(self, voter_id: int, directory_id: uuid.UUID, endpoints: Sequence[Endpoint]) -> None:
+        """AddRaftVoter (KIP-853) on the quorum leader: make the observer ``voter_id`` (with the
+        metadata directory ``directory_id``) a voter reachable at ``endpoints``. Returns once the
+        leader committed the new voter set.
+
+        Raises:
+            ApiError: the leader refused it (DUPLICATE_VOTER, INVALID_REQUEST, UNSUPPORTED_VERSION, ...).
+            AdminError: no leader accepted it before the deadline (the message lists the last answer
+                of each node, e.g. REQUEST_TIMED_OUT while the new voter catches up).
+        """
+        cls: Any = add_raft_voter_msg.REQUEST.cls
+
+        def body(conn: Connection) -> Any:
+            # The leader answers by itself when TimeoutMs runs out; keep that inside our own wait.
+            timeout_ms = max(1, int(conn.timeout_s * 1000) - 500)
+            return cls(
+                cluster_id=None,
+                timeout_ms=timeout_ms,
+                voter_id=voter_id,
+                voter_directory_id=directory_id,
+                listeners=[cls.Listener(name=e.name, host=e.host, port=e.port) for e in endpoints],
+            )
+
+        self._with_leader_retries(
+            "AddRaftVoter", lambda conn: self._try_voter_change(conn, add_raft_voter_msg.API, body(conn))
+        )
+
+    def remove_raft_voter(self, voter_id: int, directory_id: uuid.UUID) -> None:
+        """RemoveRaftVoter (KIP-853) on the quorum leader; returns once the new set committed.
+
+        Raises:
+            ApiError: the leader refused it (VOTER_NOT_FOUND, ...).
+            AdminError: no leader accepted it before the deadline.
+        """
+        body = remove_raft_voter_msg.REQUEST.cls(
+            cluster_id=None, voter_id=voter_id, voter_directory_id=directory_id
+        )
+        self._with_leader_retries(
+            "RemoveRaftVoter", lambda conn: self._try_voter_change(conn, remove_raft_voter_msg.API, body)
+        )
+
     # ------------------------------------------------------------------------------------------
     # One attempt against one connection
+
+    def _try_voter_change(self, conn: Connection, api: Api, body: Any) -> tuple[bool | None, int | None, str]:
+        """One AddRaftVoter/RemoveRaftVoter: (True, None, "ok") when done; (None, leader hint,
+        outcome) to retry elsewhere or later; raises ``ApiError`` for a final refusal."""
+        version = conn.version_for(api)
+        if version is None:
+            raise AdminError(
+                f"{conn.address} does not serve {api.name} (use --bootstrap-controller with controllers "
+                "that support KIP-853)"
+            )
+        response = conn.send(api, version, body)
+        code = response.error_code
+        if code == NONE:
+            return True, None, "ok"
+        outcome = f"{error_name(code)}{': ' + response.error_message if response.error_message else ''}"
+        if code == NOT_LEADER_OR_FOLLOWER:
+            return None, self._active_controller_hint(conn), outcome
+        known = ErrorCode.from_wire(code)
+        if known is not None and known.retriable:
+            return None, None, outcome
+        raise ApiError(api.name, code, response.error_message)
 
     def _try_describe_quorum(self, conn: Connection) -> tuple[QuorumInfo | None, int | None, str]:
         """Returns (info, leader hint, outcome text)."""
@@ -526,6 +609,7 @@ __all__ = [
     "Address",
     "AdminClient",
     "AdminError",
+    "ApiError",
     "Connection",
     "FeatureMetadata",
     "RetriableError",

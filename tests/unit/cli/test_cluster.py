@@ -281,3 +281,57 @@ def test_stop_node_refuses_a_node_that_is_not_running(tmp_path: Path) -> None:
     assert "node 2 is not running" in err
     code, _, err = run(["stop-node", "--id", "7", "--data-dir", str(tmp_path)])
     assert "no node 7" in err
+
+
+# -------------------------------------------------------------------------------------------------
+# --dynamic-voters (KIP-853)
+
+
+def test_a_dynamic_quorum_lists_bootstrap_servers_not_voters(tmp_path: Path) -> None:
+    spec = cluster.plan_new_cluster(tmp_path, 3, 9093, {}, "cid", brokers=1)
+    spec.dynamic_voters = True
+    for node_id in (1, 2, 4):
+        props = props_of(spec, node_id)
+        assert "controller.quorum.voters" not in props
+        assert props["controller.quorum.bootstrap.servers"] == "127.0.0.1:9093,127.0.0.1:9094,127.0.0.1:9095"
+
+
+def test_the_first_controller_is_formatted_standalone_the_rest_join_as_observers(tmp_path: Path) -> None:
+    spec = cluster.plan_new_cluster(tmp_path, 2, 9093, {}, "cid", brokers=1)
+    assert cluster.format_flags(spec, spec.node(1), standalone=True) == []  # static voters: no flag
+    spec.dynamic_voters = True
+    assert cluster.format_flags(spec, spec.node(1), standalone=True) == ["--standalone"]
+    assert cluster.format_flags(spec, spec.node(2)) == ["--no-initial-controllers"]
+    assert cluster.format_flags(spec, spec.node(3)) == []  # a broker-only node
+
+
+def test_the_cluster_file_remembers_dynamic_voters(tmp_path: Path) -> None:
+    spec = write_cluster(tmp_path, [None, None])
+    assert json.loads((tmp_path / "cluster.json").read_text())["dynamic_voters"] is False
+    spec.dynamic_voters = True
+    spec.save(tmp_path / "cluster.json")
+    assert cluster.ClusterFile.load(tmp_path / "cluster.json").dynamic_voters is True
+
+
+@pytest.mark.parametrize("command", [["add-node"], ["remove-node", "--id", "1"]])
+def test_voter_changes_need_a_dynamic_quorum(tmp_path: Path, command: list[str]) -> None:
+    write_cluster(tmp_path, [None, None])
+    code, _, err = run([*command, "--data-dir", str(tmp_path)])
+    assert code == 1
+    assert "has static voters" in err and "kraft cluster up --dynamic-voters" in err
+
+
+def test_up_refuses_dynamic_voters_for_a_static_cluster(tmp_path: Path) -> None:
+    write_cluster(tmp_path, [None, None])
+    code, _, err = run(["up", "--dynamic-voters", "--data-dir", str(tmp_path)])
+    assert code == 1 and "--dynamic-voters conflicts" in err
+
+
+def test_remove_node_refuses_the_only_controller_and_brokers(tmp_path: Path) -> None:
+    spec = cluster.plan_new_cluster(tmp_path, 1, 9093, {}, "cid", brokers=1)
+    spec.dynamic_voters = True
+    spec.save(tmp_path / "cluster.json")
+    code, _, err = run(["remove-node", "--id", "1", "--data-dir", str(tmp_path)])
+    assert code == 1 and "the only controller" in err
+    code, _, err = run(["remove-node", "--id", "2", "--data-dir", str(tmp_path)])
+    assert code == 1 and "is not a controller" in err

@@ -29,6 +29,7 @@ def write_config(tmp_path: Path, **extra: str) -> Path:
         "node.id": "1",
         "log.dirs": f"{tmp_path / 'a'},{tmp_path / 'b'}",
         "metadata.log.dir": str(tmp_path / "meta"),
+        "controller.quorum.voters": "1@localhost:9093",
         **extra,
     }
     path = tmp_path / "server.properties"
@@ -241,7 +242,7 @@ def test_format_bootstraps_the_release_version_and_features_given(
         (["-r", "3.0"], "metadata.version 1 (3.0-IV1) is too old to bootstrap a cluster"),
         (
             ["-f", "kraft.version=1"],
-            "kraft.version=1 is not supported: it enables KIP-853 dynamic controller",
+            "Cannot set kraft.version to 1 unless controller.quorum.voters is empty and one of the flags",
         ),
         (
             ["-r", "4.0-IV1", "-f", "eligible.leader.replicas.version=1"],
@@ -270,7 +271,7 @@ def test_bad_features_are_refused_before_touching_formatted_directories(tmp_path
     (tmp_path / "b" / "bootstrap.checkpoint").unlink()
     before = {p: (tmp_path / p).read_bytes() for p in entries(tmp_path) if (tmp_path / p).is_file()}
     code, _, err = run("format", "-c", str(config), "-t", CLUSTER, "-g", "-f", "kraft.version=1")
-    assert code == 1 and "kraft.version=1" in err
+    assert code == 1 and "Cannot set kraft.version to 1" in err
     after = {p: (tmp_path / p).read_bytes() for p in entries(tmp_path) if (tmp_path / p).is_file()}
     assert after == before
 
@@ -293,7 +294,7 @@ def test_format_help_describes_release_version_and_features(capsys: pytest.Captu
     text = " ".join(capsys.readouterr().out.split())
     assert "--release-version VERSION" in text and "Default: the latest, 4.0-IV3 (25)" in text
     assert "--feature NAME=LEVEL" in text and "repeatable" in text
-    assert "eligible.leader.replicas.version (0..1)" in text and "kraft.version (0)" in text
+    assert "eligible.leader.replicas.version (0..1)" in text and "kraft.version (0..1)" in text
     assert "metadata.version (4..25)" in text and "transaction.version (0..2)" in text
 
 

@@ -100,7 +100,7 @@ def test_unknown_feature_is_refused_with_the_known_ones() -> None:
         (GROUP_VERSION, 2, "0 to 1"),
         (TRANSACTION_VERSION, 3, "0 to 2"),
         (TRANSACTION_VERSION, -5, "0 to 2"),
-        (KRAFT_VERSION, 2, "0"),
+        (KRAFT_VERSION, 2, "0 to 1"),
         (METADATA_VERSION, 26, "4 (3.3-IV0) to 25 (4.0-IV3)"),
         (METADATA_VERSION, 0, "4 (3.3-IV0) to 25 (4.0-IV3)"),
         (METADATA_VERSION, -1, "4 (3.3-IV0) to 25 (4.0-IV3)"),
@@ -118,10 +118,10 @@ def test_metadata_versions_kafka_cannot_bootstrap_are_refused(level: int) -> Non
     assert "too old" in error(MV(level))
 
 
-def test_kraft_version_one_is_refused_because_dynamic_voters_are_not_implemented() -> None:
-    message = error(None, (KRAFT_VERSION, 1))
-    assert message.startswith("kraft.version=1 is not supported")
-    assert "KIP-853 dynamic controller quorums" in message and "valid level is 0" in message
+def test_kraft_version_one_is_a_valid_level_but_never_a_bootstrap_record() -> None:
+    # KIP-853: the format tool decides when kraft.version 1 is allowed; it lives in the raft log.
+    assert effective_features(None, [(KRAFT_VERSION, 1)])[KRAFT_VERSION] == 1
+    assert KRAFT_VERSION not in bootstrap_metadata(None, [(KRAFT_VERSION, 1)]).features
 
 
 @pytest.mark.parametrize("mv", [MV.IBP_3_3_IV0, MV.IBP_3_9_IV0, MV.IBP_4_0_IV0, MV.IBP_4_0_IV1])

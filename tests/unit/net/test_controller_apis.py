@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,17 +16,23 @@ import pytest
 from kafka.admin import KafkaAdminClient
 
 from kraft.net import raft_codec
-from kraft.net.controller_apis import ControllerApis, served_apis
+from kraft.net.controller_apis import ADMIN_SOURCE_BASE, ControllerApis, served_apis
 from kraft.net.server import InboundRequest, KafkaServer
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.headers import RequestHeader
 from kraft.protocol.messages import describe_cluster, describe_quorum, metadata, vote
 from kraft.raft.messages import (
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
     DescribeQuorumRequest,
     DescribeQuorumResponse,
     RaftRequest,
     RaftResponse,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
     ReplicaState,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
 )
 from kraft.raft.types import Endpoint, LeaderAndEpoch, ReplicaKey
 
@@ -259,3 +266,80 @@ def test_kafka_python_admin_describes_quorum_and_cluster(served_node: tuple[int,
     finally:
         admin.close()
     assert core.submitted, "DescribeQuorum reached the (leader's) core"
+
+
+# --------------------------------------------------------------------------------------------------
+# KIP-853 voter changes
+
+
+class VoterChangeCore(FakeCore):
+    """Answers AddRaftVoter/RemoveRaftVoter as a leader would, after recording the source."""
+
+    async def submit(self, source: int, request: RaftRequest) -> RaftResponse:
+        self.submitted.append((source, request))
+        if isinstance(request, AddRaftVoterRequest):
+            return AddRaftVoterResponse()
+        if isinstance(request, RemoveRaftVoterRequest):
+            return RemoveRaftVoterResponse(error_code=ErrorCode.VOTER_NOT_FOUND, error_message="no voter 9")
+        if isinstance(request, UpdateRaftVoterRequest):
+            return UpdateRaftVoterResponse(leader_id=1, leader_epoch=5, leader_endpoints=(VOTERS[1],))
+        raise AssertionError(request)
+
+
+DIR = uuid.UUID(int=0x44)
+
+
+def _voter_change(core: FakeCore, rpc: RaftRequest, connection_id: int = 7) -> Any:
+    api = raft_codec.RAFT_APIS[raft_codec.api_key_of(rpc)]
+    wire = request(api, 0, raft_codec.encode_request(rpc, 0), connection_id=connection_id)
+    return asyncio.run(make_apis(core, VOTERS).handle(wire))
+
+
+def test_add_raft_voter_goes_to_the_core_from_the_admin_connection() -> None:
+    core = VoterChangeCore(1, LeaderAndEpoch(1, 5))
+    add = AddRaftVoterRequest(
+        cluster_id=CLUSTER_ID, timeout_ms=1000, voter_key=ReplicaKey(4, DIR), listeners=(VOTERS[1],)
+    )
+    body = _voter_change(core, add, connection_id=7)
+    assert (body.error_code, body.error_message) == (0, None)
+    assert core.submitted == [(ADMIN_SOURCE_BASE - 7, add)]
+
+
+def test_remove_raft_voter_error_comes_back_with_its_message() -> None:
+    core = VoterChangeCore(1, LeaderAndEpoch(1, 5))
+    body = _voter_change(core, RemoveRaftVoterRequest(cluster_id=None, voter_key=ReplicaKey(9, DIR)))
+    assert (body.error_code, body.error_message) == (ErrorCode.VOTER_NOT_FOUND, "no voter 9")
+    assert core.submitted[0][0] < ADMIN_SOURCE_BASE + 1
+
+
+def test_update_raft_voter_comes_from_the_voter_and_names_the_leader() -> None:
+    core = VoterChangeCore(1, LeaderAndEpoch(1, 5))
+    update = UpdateRaftVoterRequest(
+        cluster_id=CLUSTER_ID, current_leader_epoch=5, voter_key=ReplicaKey(3, DIR), listeners=(VOTERS[3],)
+    )
+    body = _voter_change(core, update)
+    assert core.submitted == [(3, update)]
+    current = body.current_leader
+    assert (current.leader_id, current.leader_epoch, current.host, current.port) == (1, 5, "127.0.0.1", 1001)
+
+
+def test_voter_change_with_another_cluster_id_is_refused_without_the_core() -> None:
+    core = VoterChangeCore(1, LeaderAndEpoch(1, 5))
+    add = AddRaftVoterRequest(cluster_id="other", timeout_ms=1000, voter_key=ReplicaKey(4, DIR), listeners=())
+    body = _voter_change(core, add)
+    assert body.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
+    assert not core.submitted
+
+
+def test_controller_listener_advertises_the_voter_change_apis() -> None:
+    assert {80, 81, 82} <= set(served_apis())
+
+
+def test_metadata_follows_the_voter_set_after_update_voters() -> None:
+    core = FakeCore(1, LeaderAndEpoch(None, 3))
+    apis = make_apis(core, {1: VOTERS[1]})
+    body = apis._metadata(request(metadata.API, 12, metadata.API.request(topics=[])))
+    assert [b.node_id for b in body.brokers] == [1]
+    apis.update_voters(VOTERS)
+    body = apis._metadata(request(metadata.API, 12, metadata.API.request(topics=[])))
+    assert [(b.node_id, b.port) for b in body.brokers] == [(1, 1001), (2, 1002), (3, 1003)]
