@@ -35,7 +35,9 @@ class FakeRaft:
     epoch: int = 0
     leader_id: int | None = None
     high_watermark: int | None = None
-    received: list[tuple[int, int, int]] = field(default_factory=list)  # (now, source, corr)
+    received: list[tuple[int, int, int]] = field(default_factory=list)  # requests: (now, source, corr)
+    # Responses (the world's error answers: nobody else answers a ping): (now, source, corr, error).
+    answers: list[tuple[int, int, int, int]] = field(default_factory=list)
     polls: list[int] = field(default_factory=list)
     listener: Any = None
     _next_ping: int = 0
@@ -47,7 +49,10 @@ class FakeRaft:
     def poll(self, now_ms: int, inbound: Any = ()) -> FakeResult:
         self.polls.append(now_ms)
         for env in inbound:
-            self.received.append((now_ms, env.source, env.correlation_id))
+            if env.is_request:
+                self.received.append((now_ms, env.source, env.correlation_id))
+            else:
+                self.answers.append((now_ms, env.source, env.correlation_id, env.body.error_code))
         out: list[Envelope] = []
         if now_ms >= self._next_ping:
             for peer in self.peers:

@@ -233,6 +233,11 @@ class RaftNode:
         return self._history.kraft_version()
 
     @property
+    def voter_history(self) -> VoterSetHistory:
+        """The voter sets by log offset (read-only use: simulator invariants, tools)."""
+        return self._history
+
+    @property
     def shutting_down(self) -> bool:
         return self._shutdown_deadline_ms is not None
 
@@ -486,7 +491,17 @@ class RaftNode:
             if leader_id == self.node_id and not (
                 epoch == self.epoch and isinstance(self.quorum.state, LeaderState | ResignedState)
             ):
-                raise FatalError(f"a peer says this node leads epoch {epoch}, but it is {self.quorum.state}")
+                if self.config.voters:  # static voters: a node id is one disk, this is a bug
+                    raise FatalError(
+                        f"a peer says this node leads epoch {epoch}, but it is {self.quorum.state}"
+                    )
+                # KIP-853: this node id led that epoch with another disk (the directory was
+                # replaced; this one is an observer until it is added back). Take the epoch, not
+                # the leadership: the next leader will be elected in a later epoch.
+                if epoch > self.epoch:
+                    self.transition_to_unattached(epoch, now_ms)
+                    return True
+                return False
         if epoch > self.epoch:
             if leader_id is not None:
                 self.transition_to_follower(epoch, leader_id, endpoints, now_ms)
@@ -817,6 +832,11 @@ class RaftNode:
             state.via_bootstrap = not state.via_bootstrap and bool(self._fallback_ids)
             state.fetch_via = None
             state.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms
+            # No answer for a fetch timeout: the leader is no longer known to be alive, so this
+            # node stops refusing pre-votes for it (a voter would be in Prospective by now). An
+            # observer that is a voter in the set of a candidate's log (KIP-853: the record that
+            # added it has not reached it) would otherwise refuse that candidate forever.
+            state.has_fetched_from_leader = False
         if self._shutdown_deadline_ms is not None:
             return  # a shutting-down follower stops at once
         if self.requests.has_any_inflight(now_ms):

@@ -210,6 +210,10 @@ class VoterSetHistory:
         """The voter set in force: the latest VotersRecord, else the static voters."""
         return self._voter_sets[-1] if self._voter_sets else self._static
 
+    def entries(self) -> list[tuple[int, VoterSet]]:
+        """(offset, voter set) of every VotersRecord known, oldest first."""
+        return list(zip(self._voter_offsets, self._voter_sets, strict=True))
+
     def latest_offset(self) -> int | None:
         """Offset of the latest VotersRecord (``BOOTSTRAP_OFFSET`` from a checkpoint), or None."""
         return self._voter_offsets[-1] if self._voter_offsets else None

@@ -29,6 +29,15 @@ Invariants (spec section 11, Kafka's RaftEventSimulationTest, and Raft's safety 
 * **LeaderCompleteness** - when a node is first seen as leader of epoch e, its log holds every
   committed entry of an epoch < e (or a snapshot covering it), with the same epoch and CRC.
 * **MajorityReachedHighWatermark** - a leader's known HW is reached by a majority of voters' logs.
+  With dynamic voters (KIP-853) "the voters" of both majority rules are the set of the latest
+  VotersRecord *committed* below the offset in question, decoded here from the committed log (not
+  taken from the cores), and a node counts only while its directory id is the voter's: a wiped
+  voter that rejoined with a new directory holds nothing for the majority. (The set in force may be
+  newer and uncommitted; single-voter changes keep the old and new majorities overlapping, so the
+  committed set is the one the committed data must be on.)
+* **VoterSetAgreement** (KIP-853) - every node's voter set history agrees, at every offset below
+  the committed end, with the committed VotersRecords; and a node's set in force is the latest
+  record of its own log (or snapshot, or bootstrap checkpoint).
 * **SnapshotAtLogStart** - log start > 0 implies the earliest snapshot ends exactly there.
 * **LeaderNeverLoadSnapshot**, **StateMachineAgreement** - reported by the state machines.
 * **Liveness** - checked at scenario-chosen deadlines (``expect_progress``).
@@ -41,7 +50,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kraft.raft.types import ReplicaKey
+from kraft.raft.voters import VoterSet, control_records_in
 from kraft.records.batch import iter_batch_headers
+from kraft.records.control import ControlType
 from kraft.sim.world import Observed, SimNode, role_name
 
 if TYPE_CHECKING:
@@ -85,7 +96,15 @@ class InvariantChecker:
         self.figures = Figures()
         self._full_next = False  # check every node after the next event (see after_event)
         self._in_pass = False  # inside after_event: logs cannot change, so _majority_end is cached
-        self._majority_end_cache: int | None = None
+        self._majority_end_cache: dict[int, int] = {}
+        # Committed voter sets by offset (KIP-853); (-1, None) = the static voters of the world.
+        initial: VoterSet | None = getattr(world, "initial_voter_set", None)
+        self.voter_sets: list[tuple[int, VoterSet | None]] = [(-1, initial)]
+        # Voter keys whose disk a scenario destroyed (KIP-853 worlds: the node came back with a new
+        # directory id) -> the log end offset that disk had. The majority rules credit such a
+        # voter with that prefix: losing a disk is the fault injected, not a bug to report; what
+        # matters is that the new directory never counts (its own log is checked by its new key).
+        self.destroyed: dict[ReplicaKey, int] = {}
         self._rank = {node_id: i for i, node_id in enumerate(world.nodes)}  # world (check) order
         # Nodes whose last check saw them leading with a known HW (for the majority rule).
         self._hw_leaders: dict[int, None] = {}
@@ -154,12 +173,12 @@ class InvariantChecker:
                 return  # nothing was touched: nothing can have changed
         self._full_next = False
         self._in_pass = True
-        self._majority_end_cache = None
+        self._majority_end_cache.clear()
         try:
             self._check_nodes(full, scope, observed)
         finally:
             self._in_pass = False
-            self._majority_end_cache = None
+            self._majority_end_cache.clear()
 
     def _check_nodes(self, full: bool, scope: Sequence[SimNode], observed: Observed | None) -> None:
         world = self.world
@@ -335,6 +354,8 @@ class InvariantChecker:
                 if base >= upto:
                     break
                 value = (header.partition_leader_epoch, header.crc)
+                if header.is_control and base + header.last_offset_delta >= self.committed_end:
+                    self._note_voter_records(data[_pos : _pos + header.size_in_bytes], upto)
                 for offset in range(max(base, begin), min(base + header.last_offset_delta + 1, upto)):
                     known = committed.setdefault(offset, value)
                     if known != value:
@@ -358,45 +379,156 @@ class InvariantChecker:
         figures.last_commit_ms = now
         self.committed_end = upto
 
-    def _majority_end(self) -> int:
-        """The largest offset a majority of voters' logs reach (crashed voters: their flushed log).
+    def _note_voter_records(self, batch: bytes | memoryview, upto: int) -> None:
+        """A committed control batch: record its VotersRecords (KIP-853) below ``upto``."""
+        for offset, kind, message in control_records_in(batch):
+            if kind is ControlType.KRAFT_VOTERS and offset < upto and offset > self.voter_sets[-1][0]:
+                self.voter_sets.append((offset, VoterSet.from_record(message)))
+                self._majority_end_cache.clear()
+
+    def committed_voters(self, before: int) -> tuple[list[int], int, list[int]]:
+        """The nodes that are voters (by id and current directory id) of the latest committed
+        voter set below offset ``before``, that set's majority, and the log ends credited to its
+        voters whose disk was destroyed."""
+        voters = self.voter_sets[0][1]
+        for offset, voter_set in self.voter_sets:
+            if offset >= before:
+                break
+            voters = voter_set
+        world = self.world
+        if voters is None:
+            return world.voter_ids, world.majority, []
+        nodes = world.nodes
+        ids = [v for v in voters.ids if v in nodes and voters.is_voter(ReplicaKey(v, nodes[v].directory_id))]
+        destroyed = [end for key, end in self.destroyed.items() if voters.is_voter(key) and key.id not in ids]
+        return ids, voters.majority, destroyed
+
+    def _majority_end(self, before: int) -> int:
+        """The largest offset a majority of the voters of ``before`` (see ``committed_voters``)
+        reach in their logs (crashed voters: their flushed log).
 
         "At least a majority of voters have a log end >= x" holds exactly when x <= this value.
-        Logs do not change while the checker runs, so one pass computes it once.
+        Logs do not change while the checker runs, so one pass computes it once per voter set.
         """
-        cached = self._majority_end_cache
+        ids, majority, destroyed = self.committed_voters(before)
+        key = self._set_index(before)
+        cached = self._majority_end_cache.get(key)
         if cached is not None:
             return cached
-        world = self.world
-        nodes = world.nodes
-        ends = sorted((nodes[v].log.end_offset() for v in world.voter_ids), reverse=True)
-        value = ends[world.majority - 1]
+        nodes = self.world.nodes
+        ends = sorted([*(nodes[v].log.end_offset() for v in ids), *destroyed], reverse=True)
+        value = ends[majority - 1] if len(ends) >= majority else -1
         if self._in_pass:
-            self._majority_end_cache = value
+            self._majority_end_cache[key] = value
         return value
 
-    def _check_majority_reached(self, leader: SimNode, hw: int) -> None:
-        if hw <= self._majority_end():
+    def _set_index(self, before: int) -> int:
+        index = 0
+        for i, (offset, _voters) in enumerate(self.voter_sets):
+            if offset >= before:
+                break
+            index = i
+        return index
+
+    def _catch_up_voter_records(self, node: SimNode, upto: int) -> None:
+        """Note the VotersRecords of ``node``'s log below ``upto`` (committed: a leader's HW, the
+        committed end), in case the per-node pass has not recorded them yet."""
+        log = node.log
+        begin = max(self.voter_sets[-1][0] + 1, log.start_offset())
+        if begin >= upto or begin >= log.end_offset():
             return
+        data = log.read(begin, _READ_ALL)
+        for pos, header in iter_batch_headers(data):
+            if header.base_offset >= upto:
+                break
+            if header.is_control:
+                self._note_voter_records(data[pos : pos + header.size_in_bytes], upto)
+
+    def _reached_by_a_set_in_force(self, offset: int) -> bool:
+        """Dynamic voters: whether a majority (by key) of a voter set some running node has in
+        force reaches ``offset``. Raft commits with the latest set of the leader's log, committed
+        or not (a single-voter change keeps its majorities overlapping the previous set's), so an
+        offset may be committed by the new set before the set itself is."""
+        nodes = self.world.nodes
+        seen: list[VoterSet] = []
+        for node in nodes.values():
+            voters = getattr(node.raft, "voter_set", None)
+            if voters is None or voters in seen:
+                continue
+            seen.append(voters)
+            holders = sum(
+                1
+                for v in voters.ids
+                if v in nodes
+                and (
+                    (
+                        voters.is_voter(ReplicaKey(v, nodes[v].directory_id))
+                        and nodes[v].log.end_offset() >= offset
+                    )
+                    or any(
+                        voters.is_voter(k) and end >= offset for k, end in self.destroyed.items() if k.id == v
+                    )
+                )
+            )
+            if holders >= voters.majority:
+                return True
+        return False
+
+    def _check_majority_reached(self, leader: SimNode, hw: int) -> None:
+        if hw <= self._majority_end(hw):
+            return
+        if self.voter_sets[0][1] is not None:  # dynamic voters: the HW may commit a new set
+            self._catch_up_voter_records(leader, hw)
+            if hw <= self._majority_end(hw) or self._reached_by_a_set_in_force(hw):
+                return
         world = self.world
-        reached = [v for v in world.voter_ids if world.nodes[v].log.end_offset() >= hw]
+        ids, majority, _destroyed = self.committed_voters(hw)
+        reached = [v for v in ids if world.nodes[v].log.end_offset() >= hw]
         world.report(
             "MajorityReachedHighWatermark",
-            f"leader {leader.node_id} high watermark {hw} is reached only by voters {reached} "
-            f"(need {world.majority})",
+            f"leader {leader.node_id} high watermark {hw} is reached only by voters {reached} of "
+            f"{sorted(ids)} (need {majority})",
         )
 
     def _check_committed_on_majority(self) -> None:
         end = self.committed_end
-        if end == 0 or end <= self._majority_end():
+        if end == 0 or end <= self._majority_end(end):
+            return
+        if self.voter_sets[0][1] is not None and self._reached_by_a_set_in_force(end):
             return
         world = self.world
-        holders = [v for v in world.voter_ids if world.nodes[v].log.end_offset() >= end]
+        ids, majority, _destroyed = self.committed_voters(end)
+        holders = [v for v in ids if world.nodes[v].log.end_offset() >= end]
         world.report(
             "CommittedOnMajority",
-            f"committed prefix ends at {end} but only voters {holders} have logs reaching it "
-            f"(need {world.majority})",
+            f"committed prefix ends at {end} but only voters {holders} of {sorted(ids)} have logs "
+            f"reaching it (need {majority})",
         )
+
+    def check_voter_set_agreement(self, node: SimNode) -> None:
+        """VoterSetAgreement for one running node (dynamic-voter worlds call it after each poll)."""
+        raft = node.raft
+        history = getattr(raft, "voter_history", None)
+        if history is None:
+            return
+        committed = {offset: voters for offset, voters in self.voter_sets[1:]}
+        for offset, voters in history.entries():
+            if offset >= self.committed_end or offset < 0:
+                continue
+            expected = committed.get(offset)
+            if expected is not None and expected != voters:
+                self.world.report(
+                    "VoterSetAgreement",
+                    f"node {node.node_id} has voter set {voters} at offset {offset}, but the committed "
+                    f"VotersRecord there is {expected}",
+                )
+                return
+        latest = history.entries()
+        if latest and raft.voter_set != latest[-1][1]:
+            self.world.report(
+                "VoterSetAgreement",
+                f"node {node.node_id} uses voter set {raft.voter_set} but its latest record is {latest[-1]}",
+            )
 
     def _check_leader_completeness(self, leader: SimNode, epoch: int) -> None:
         """A new leader of ``epoch`` must hold every entry committed in an earlier epoch."""

@@ -12,6 +12,8 @@ Model:
   arrive, so a partition that starts while a message is in flight still cuts it. Symmetric
   partitions block both directions; one-way partitions block one.
 * Loss and duplication are independent per message; a duplicate gets its own delay.
+* An unreachable advertised endpoint (``block_endpoint``) refuses connections by default (the
+  world answers the sender's request with an error, see ``kraft.sim.world``), or swallows them.
 * Invariant: nothing here reads a clock or iterates a set; the same calls give the same answers.
 """
 
@@ -48,6 +50,12 @@ class NetworkStats:
     dropped_dead: int = 0
     dropped_endpoint: int = 0  # addressed to an advertised endpoint the sender cannot reach
     duplicated: int = 0
+    # Error answers the world made up for requests, as the shell does for a failed connection:
+    # ``refused``, to a stopped or restarted destination or a refusing endpoint; ``reset``, pending
+    # on a connection to a node when it stopped. They then travel like any message (and are counted
+    # in ``sent``, ``delivered`` and the drops).
+    refused: int = 0
+    reset: int = 0
 
 
 class Network:
@@ -60,9 +68,10 @@ class Network:
         self._links: dict[tuple[int, int], LinkProfile] = {}
         # Directed blocked links; a dict (insertion ordered) rather than a set keeps output stable.
         self._blocked: dict[tuple[int, int], None] = {}
-        # (sender, node): the sender cannot reach the node's advertised endpoint (its id), while
-        # the node's bootstrap address still works (the world routes bootstrap ids apart).
-        self._unreachable_endpoints: dict[tuple[int, int], None] = {}
+        # (sender, node) -> whether connecting refuses: the sender cannot reach the node's advertised
+        # endpoint (its id), while the node's bootstrap address still works (the world routes
+        # bootstrap ids apart).
+        self._unreachable_endpoints: dict[tuple[int, int], bool] = {}
         self.stats = NetworkStats()
 
     # -- configuration -------------------------------------------------------------------------
@@ -97,13 +106,20 @@ class Network:
     def isolate(self, node: int, others: Iterable[int]) -> None:
         self.partition([node], others)
 
-    def block_endpoint(self, source: int, node: int) -> None:
-        """``source`` cannot reach ``node``'s advertised endpoint (an unroutable advertised
-        address); ``node``'s bootstrap address and every other link still work."""
-        self._unreachable_endpoints[(source, node)] = None
+    def block_endpoint(self, source: int, node: int, *, refuse: bool = True) -> None:
+        """``source`` cannot reach ``node``'s advertised endpoint (an address that went away);
+        ``node``'s bootstrap address and every other link still work.
+
+        ``refuse``: connecting is refused (nothing listens there any more, or no route: the sender
+        gets an error after a round trip), else the address is black-holed (the request times out).
+        """
+        self._unreachable_endpoints[(source, node)] = refuse
 
     def is_endpoint_unreachable(self, source: int, node: int) -> bool:
         return bool(self._unreachable_endpoints) and (source, node) in self._unreachable_endpoints
+
+    def endpoint_refuses(self, source: int, node: int) -> bool:
+        return self._unreachable_endpoints.get((source, node), False)
 
     def heal(self) -> None:
         """Remove every partition and unreachable endpoint (link profiles stay)."""
@@ -121,6 +137,11 @@ class Network:
         return bool(self._blocked)
 
     # -- delivery ------------------------------------------------------------------------------
+
+    def draw_delay_ms(self, source: int, destination: int) -> int:
+        """One transit time on the link (no loss, no duplication): half of a refused connect."""
+        profile = self._links.get((source, destination), self.default)
+        return self._rng.randint(profile.min_delay_ms, profile.max_delay_ms)
 
     def route(self, source: int, destination: int, depart_ms: int) -> list[int]:
         """Arrival times for one message (empty: dropped; two: duplicated)."""

@@ -11,6 +11,8 @@
 * ``unavailable_ms``: the sum of the commit stalls longer than ``stall_threshold_ms`` (250 ms:
   ten client append intervals), start-up included: time in which no leader could commit.
 * ``events``: handled events (polls, deliveries, actions); each one was followed by every check.
+* ``messages``: network counters (``kraft.sim.network.NetworkStats``); ``refused`` and ``reset``
+  count the error answers the world made up for requests whose connection failed.
 * ``controller`` (controller scenarios only): ``kraft.sim.controller_invariants.ControllerFigures``
   plus broker figures: partition elections, ELR elections, fenced brokers, snapshots, ...
 """
@@ -98,6 +100,8 @@ def run_seed(
             "dropped_dead": world.network.stats.dropped_dead,
             "dropped_endpoint": world.network.stats.dropped_endpoint,
             "duplicated": world.network.stats.duplicated,
+            "refused": world.network.stats.refused,
+            "reset": world.network.stats.reset,
         },
         "trace_hash": world.trace_hash,
         "reproduce": reproduce_command(scenario, seed, pre_vote=pre_vote, voters=voters),

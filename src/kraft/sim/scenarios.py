@@ -22,6 +22,7 @@ from kraft.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
+from kraft.sim import dynamic_voters
 from kraft.sim.disk import DiskProfile
 from kraft.sim.network import LinkProfile
 from kraft.sim.world import Observed, SimNode, Timing, World, role_name
@@ -635,16 +636,20 @@ def _world_with_bootstrap_servers(**options: Any) -> World:
 def _observer_bootstrap(world: World) -> None:
     # Every node is configured with controller.quorum.bootstrap.servers (voter v's second address
     # is bootstrap id -1 - v). For 9 s the observers cannot reach the leader's advertised endpoint
-    # (an unroutable advertised listener: their requests vanish) while its bootstrap address works.
+    # while its bootstrap address works. Drawn per seed: the endpoint refuses connections (nothing
+    # listens there: each request fails after a round trip) or it is black-holed (an unroutable
+    # advertised listener: the requests vanish and time out).
     t = world.timing
     grace_ms = t.fetch_timeout_ms + 1500  # notice the silence (one fetch timeout), then find the leader
     fault_ms = 9000
     expectation = ObserverFollowsViaBootstrap(world, window_ms=1000, max_requests=60)
 
     def cut(leader: SimNode) -> None:
+        refuse = world.rng.random() < 0.5
         for o in world.observer_ids:
-            world.network.block_endpoint(o, leader.node_id)
+            world.network.block_endpoint(o, leader.node_id, refuse=refuse)
         world.extra.setdefault("unreachable_leaders", []).append(leader.node_id)
+        world.extra["endpoint_refuses"] = refuse
         end = world.now_ms + fault_ms
         _at(
             world,
@@ -756,6 +761,24 @@ SCENARIOS: dict[str, Scenario] = {
             # dozen fetches a second, far below a busy loop's one per round trip (~100/s).
             Timing(append_interval_min_ms=100, append_interval_max_ms=200),
             make_world=_world_with_bootstrap_servers,
+        ),
+        Scenario(
+            "voter-changes",
+            "KIP-853: add, remove and replace voters one at a time under crashes and partitions",
+            3,
+            2,
+            34_000,
+            dynamic_voters.voter_changes,
+            make_world=dynamic_voters.DynamicVotersWorld,
+        ),
+        Scenario(
+            "wiped-voter",
+            "KIP-853: a wiped voter (new directory id) must not elect a lagging voter; then replaced",
+            3,
+            0,
+            30_000,
+            dynamic_voters.wiped_voter,
+            make_world=dynamic_voters.DynamicVotersWorld,
         ),
     )
 }

@@ -26,6 +26,17 @@ Connection model: an envelope belongs to the sender's and receiver's *incarnatio
 a new incarnation). A message whose sender or receiver restarted while it was in flight is
 dropped on arrival, as a TCP connection reset would drop it; otherwise a fresh node could match a
 stale response to a new request by correlation id.
+
+Failed connections: where the real sender would see its connection fail, the world answers its raft
+request with what ``kraft.net``'s channel gives the core then, a response of the request's type
+carrying BROKER_NOT_AVAILABLE (``kraft.net.raft_codec.error_response_for``), so the core backs off
+``retry_backoff_ms`` instead of waiting out ``request_timeout_ms``. That is: a request arriving at
+a stopped or restarted node (connection refused), or sent to an advertised endpoint that refuses
+(``Network.block_endpoint``), and a request a node had received but not answered (or whose answer
+was still in flight) when it stopped (connection reset). The answer leaves from the destination
+and travels the reverse link like any message (delay, loss, partitions). A partition or a lost
+message stays silent: the request times out, as on a real network. Requests of other kinds (the
+brokers' controller requests) are dropped as before.
 """
 
 from __future__ import annotations
@@ -40,9 +51,11 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
+from kraft.net import raft_codec
+from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.listener import CommittedBatchCache
 from kraft.raft.log import MemoryLog
-from kraft.raft.messages import Envelope
+from kraft.raft.messages import Envelope, RaftResponse
 from kraft.raft.store import ElectionState, MemoryElectionStore
 from kraft.raft.types import Endpoint, OffsetAndEpoch
 from kraft.sim.disk import Disk, DiskProfile, SimLog, SimStore
@@ -188,14 +201,28 @@ def bootstrap_endpoint_of(node_id: int) -> Endpoint:
     return Endpoint("CONTROLLER", f"bootstrap{node_id}.sim", 9093)
 
 
+def _error_answer(request: Any) -> RaftResponse | None:
+    """The body ``kraft.net``'s channel hands the core when ``request`` cannot reach its
+    destination, or None if the shell has none for it (a response, a broker's controller request,
+    a KIP-853 voter change)."""
+    if not isinstance(request, Envelope) or not request.is_request:
+        return None
+    try:
+        return raft_codec.error_response_for(request.body, ErrorCode.BROKER_NOT_AVAILABLE)  # type: ignore[arg-type]
+    except TypeError:  # a raft request the codec has no error answer for
+        return None
+
+
 def default_node_factory(world: World, node: SimNode) -> Any:
     """Builds a real ``RaftNode`` from the node's durable state (imported here: core lives apart)."""
     from kraft.raft.config import QuorumConfig
     from kraft.raft.node import RaftNode
 
     t = world.timing
+    dynamic = getattr(world, "dynamic_voters", False)
     config = QuorumConfig(
-        voters={v: (endpoint_of(v),) for v in world.voter_ids},
+        # KIP-853 worlds keep the voters in the log (bootstrap checkpoint), not in the config.
+        voters={} if dynamic else {v: (endpoint_of(v),) for v in world.voter_ids},
         # Bootstrap server i is voter i's second address: the core sends to it as id -2 - i.
         bootstrap_servers=tuple(bootstrap_endpoint_of(v) for v in world.bootstrap_targets.values()),
         election_timeout_ms=t.election_timeout_ms,
@@ -218,7 +245,7 @@ def default_node_factory(world: World, node: SimNode) -> Any:
         store=node.store,
         rng=node.rng,
         now_ms=world.now_ms,
-        local_endpoints=(endpoint_of(node.node_id),) if node.is_voter else (),
+        local_endpoints=(endpoint_of(node.node_id),) if node.is_voter or dynamic else (),
         batch_cache=world.batch_cache,
     )
 
@@ -278,6 +305,11 @@ class World:
         # response leaves with the bootstrap id as source. Key: (responder, its incarnation,
         # requester, its incarnation, correlation id).
         self._answer_as: dict[tuple[int, int, int, int, int], int] = {}
+        # Raft requests delivered to a node and not answered yet, the latest per connection (the core
+        # keeps at most one request in flight per destination): (requester, its incarnation, the
+        # address it sent to: node or bootstrap id) -> (the request as delivered, the responder's
+        # incarnation). When the responder stops they fail (``_reset_connections``).
+        self._pending: dict[tuple[int, int, int], tuple[Envelope, int]] = {}
         self.nodes: dict[int, SimNode] = {}
         for node_id in self.voter_ids + self.observer_ids:
             self.nodes[node_id] = self._make_node(node_id, node_id in self.voter_ids)
@@ -524,8 +556,18 @@ class World:
             dst_inc = actor.incarnation
         real_source = self.bootstrap_targets.get(envelope.source, envelope.source)
         if via is None and self.network.is_endpoint_unreachable(real_source, envelope.destination):
-            self.network.stats.sent += 1
-            self.network.stats.dropped_endpoint += 1
+            network = self.network
+            network.stats.sent += 1
+            network.stats.dropped_endpoint += 1
+            if network.endpoint_refuses(real_source, envelope.destination) and not network.is_blocked(
+                real_source, envelope.destination
+            ):
+                # A refused connect: the refusal comes back after a round trip.
+                body = _error_answer(envelope)
+                if body is not None:
+                    there_ms = depart_ms + network.draw_delay_ms(real_source, envelope.destination)
+                    network.stats.refused += 1
+                    self._send_error(envelope, body, src_inc, envelope.destination, there_ms)
             return
         for arrival in self.network.route(real_source, envelope.destination, depart_ms):
             self._push(arrival, EV_DELIVER, envelope, (src_inc, dst_inc, via))
@@ -534,31 +576,42 @@ class World:
         actor = self.actors.get(actor_id)
         return actor.incarnation if actor is not None else -1
 
-    def _handle_deliver(self, envelope: Any, incarnations: tuple[int, int, int | None]) -> bool:
+    def _handle_deliver(self, envelope: Any, incarnations: tuple[int | None, int, int | None]) -> bool:
+        """``incarnations``: the sender's (None for an error answer the world made up: it belongs
+        to no process), the receiver's and the bootstrap id the message was addressed to."""
         real_source = self.bootstrap_targets.get(envelope.source, envelope.source)
         source = self.nodes.get(real_source)
         destination = self.nodes.get(envelope.destination)
         if destination is None:
             return self._deliver_to_actor(envelope, incarnations)
-        stale = (
-            (source is not None and source.incarnation != incarnations[0])
-            or destination.incarnation != incarnations[1]
-            or (source is None and self._actor_incarnation(envelope.source) != incarnations[0])
+        src_inc = incarnations[0]
+        source_gone = src_inc is not None and (
+            source.incarnation != src_inc
+            if source is not None
+            else self._actor_incarnation(envelope.source) != src_inc
         )
-        if stale or not destination.up:
+        if source_gone or destination.incarnation != incarnations[1] or not destination.up:
             self.network.stats.dropped_dead += 1
+            if not source_gone:
+                self._refuse(envelope, incarnations, real_source)
             return False
         if self.network.is_blocked(real_source, envelope.destination):
             self.network.stats.dropped_partition += 1
             return False
         self.network.stats.delivered += 1
         via = incarnations[2]
-        if via is not None:
+        if isinstance(envelope, Envelope):
+            if src_inc is not None and envelope.is_request:
+                address = envelope.destination if via is None else via
+                self._pending[(envelope.source, src_inc, address)] = (envelope, incarnations[1])
+            elif self._pending:
+                self._answered(envelope, incarnations[1])
+        if via is not None and src_inc is not None:  # (an error answer never comes via bootstrap)
             key = (
                 destination.node_id,
                 incarnations[1],
                 envelope.source,
-                incarnations[0],
+                src_inc,
                 envelope.correlation_id,
             )
             self._answer_as[key] = via
@@ -569,22 +622,89 @@ class World:
         self.request_poll(destination, self.now_ms)
         return True
 
-    def _deliver_to_actor(self, envelope: Any, incarnations: tuple[int, int, int | None]) -> bool:
+    def _deliver_to_actor(self, envelope: Any, incarnations: tuple[int | None, int, int | None]) -> bool:
         actor = self.actors[envelope.destination]
         source = self.nodes.get(envelope.source)
         src_inc = source.incarnation if source is not None else self._actor_incarnation(envelope.source)
-        if src_inc != incarnations[0] or actor.incarnation != incarnations[1] or not actor.up:
+        source_gone = incarnations[0] is not None and src_inc != incarnations[0]
+        if source_gone or actor.incarnation != incarnations[1] or not actor.up:
             self.network.stats.dropped_dead += 1
+            if not source_gone:
+                self._refuse(envelope, incarnations, envelope.source)
             return False
         if self.network.is_blocked(envelope.source, envelope.destination):
             self.network.stats.dropped_partition += 1
             return False
         self.network.stats.delivered += 1
+        if self._pending and isinstance(envelope, Envelope) and not envelope.is_request:
+            self._answered(envelope, incarnations[1])
         self._trace_event(
             f"D|{envelope.source}>{envelope.destination}|{type(envelope.body).__name__}|{envelope.correlation_id}"
         )
         actor.receive(envelope)
         return True
+
+    # -- failed connections --------------------------------------------------------------------
+
+    def _refuse(
+        self, envelope: Any, incarnations: tuple[int | None, int, int | None], real_source: int
+    ) -> None:
+        """``envelope`` reached a stopped or restarted destination: a request is refused (unless the
+        path there is cut: then nothing comes back) and the sender gets the error a round trip after
+        it sent the request."""
+        body = _error_answer(envelope)
+        if (
+            body is None
+            or incarnations[0] is None
+            or self.network.is_blocked(real_source, envelope.destination)
+        ):
+            return
+        via = incarnations[2]
+        self.network.stats.refused += 1
+        address = envelope.destination if via is None else via
+        self._send_error(envelope, body, incarnations[0], address, self.now_ms)
+
+    def _answered(self, response: Envelope, requester_inc: int) -> None:
+        """A response reached its requester: its request no longer waits on the connection."""
+        key = (response.destination, requester_inc, response.source)
+        pending = self._pending.get(key)
+        if pending is not None and pending[0].correlation_id == response.correlation_id:
+            del self._pending[key]
+
+    def _reset_connections(self, node: SimNode) -> None:
+        """``node``'s process is gone (called before its incarnation ends): its connections break.
+        Each request it received and had not answered, or whose answer is still in flight (such
+        messages are dropped on arrival), fails as ``kraft.net``'s channel fails a request whose
+        connection closed; the requests it sent die with it."""
+        if not self._pending:
+            return
+        for key, (request, responder_inc) in list(self._pending.items()):
+            requester, requester_inc, address = key
+            if request.destination == node.node_id and responder_inc == node.incarnation:
+                del self._pending[key]
+                body = _error_answer(request)
+                if body is not None and self._is_current(requester, requester_inc):
+                    self.network.stats.reset += 1
+                    self._send_error(request, body, requester_inc, address, self.now_ms)
+            elif requester == node.node_id:
+                del self._pending[key]
+
+    def _is_current(self, participant: int, incarnation: int) -> bool:
+        node = self.nodes.get(participant)
+        if node is not None:
+            return node.up and node.incarnation == incarnation
+        actor = self.actors.get(participant)
+        return actor is not None and actor.up and actor.incarnation == incarnation
+
+    def _send_error(
+        self, request: Envelope, body: RaftResponse, requester_inc: int, address: int, at_ms: int
+    ) -> None:
+        """Send ``body``, the error answer to ``request``, from the request's destination (seen by
+        the requester as ``address``, the address it used) back to the requester, leaving at
+        ``at_ms``: the reverse link's delay, loss and partitions apply."""
+        answer = Envelope(address, request.source, request.correlation_id, body)
+        for arrival in self.network.route(request.destination, request.source, at_ms):
+            self._push(arrival, EV_DELIVER, answer, (None, requester_inc, None))
 
     # -- client workload and snapshots ---------------------------------------------------------
 
@@ -654,6 +774,7 @@ class World:
         self.crashes += 1
 
     def _stop(self, node: SimNode) -> None:
+        self._reset_connections(node)
         node.raft = None
         node.sm = None
         node.inbox = []
