@@ -20,7 +20,7 @@ from kraft.raft.voters import VoterSet
 from kraft.records.batch import RecordBatch, SimpleRecord, build_batch, decode_batch, iter_batches
 from kraft.records.control import (
     ControlType,
-    build_control_batch,
+    build_control_batch_of,
     control_records,
     kraft_version_record,
     snapshot_footer_record,
@@ -142,30 +142,30 @@ class SnapshotWriter:
         self._timestamp_ms = last_contained_log_timestamp_ms
         self._next_offset = 0
         self._frozen = False
-        self._write_control(
-            ControlType.SNAPSHOT_HEADER, snapshot_header_record(last_contained_log_timestamp_ms)
-        )
+        header: list[tuple[ControlType, StructValue]] = [
+            (ControlType.SNAPSHOT_HEADER, snapshot_header_record(last_contained_log_timestamp_ms))
+        ]
         if kraft_version > 0:
-            # KIP-853, as Kafka's RecordsSnapshotWriter: the kraft.version and the voter set of
-            # the snapshot's offset come right after the header.
-            self._write_control(ControlType.KRAFT_VERSION, kraft_version_record(kraft_version))
+            # KIP-853, as Kafka's RecordsSnapshotWriter (and kraft.storage.snapshots): the
+            # kraft.version and the voter set of the snapshot's offset share the header's batch.
+            header.append((ControlType.KRAFT_VERSION, kraft_version_record(kraft_version)))
             if voters is not None:
-                self._write_control(ControlType.KRAFT_VOTERS, voters.to_record())
+                header.append((ControlType.KRAFT_VOTERS, voters.to_record()))
+        self._write_control(header)
 
     @property
     def snapshot_id(self) -> OffsetAndEpoch:
         return self._raw.snapshot_id
 
-    def _write_control(self, kind: ControlType, message: StructValue) -> None:
-        data = build_control_batch(
-            kind,
-            message,
+    def _write_control(self, entries: list[tuple[ControlType, StructValue]]) -> None:
+        data = build_control_batch_of(
+            entries,
             base_offset=self._next_offset,
             partition_leader_epoch=self._epoch,
             timestamp_ms=self._timestamp_ms,
         )
         self._raw.append(data)
-        self._next_offset += 1
+        self._next_offset += len(entries)
 
     def append(self, records: Sequence[bytes]) -> None:
         if self._frozen:
@@ -184,7 +184,7 @@ class SnapshotWriter:
     def freeze(self) -> None:
         if self._frozen:
             raise KraftError(f"snapshot {self.snapshot_id} is already frozen")
-        self._write_control(ControlType.SNAPSHOT_FOOTER, snapshot_footer_record())
+        self._write_control([(ControlType.SNAPSHOT_FOOTER, snapshot_footer_record())])
         self._raw.freeze()
         self._frozen = True
         self._on_frozen(self.snapshot_id)

@@ -83,14 +83,8 @@ from kraft.raft.voters import (
     VoterSetHistory,
     snapshot_voters,
 )
-from kraft.records.batch import SimpleRecord, decode_batch, iter_batch_headers
-from kraft.records.control import (
-    ControlType,
-    control_key,
-    encode_control_value,
-    kraft_version_record,
-    leader_change_message,
-)
+from kraft.records.batch import decode_batch, iter_batch_headers
+from kraft.records.control import ControlType, control_record, kraft_version_record, leader_change_message
 
 __all__ = [
     "CommittedBatch",
@@ -593,30 +587,15 @@ class RaftNode:
         message = leader_change_message(
             leader.local_key.id, sorted(self.voter_set.ids), leader.granting_voters
         )
-        control = [
-            SimpleRecord(
-                key=control_key(ControlType.LEADER_CHANGE),
-                value=encode_control_value(ControlType.LEADER_CHANGE, message),
-            )
-        ]
+        control = [control_record(ControlType.LEADER_CHANGE, message)]
         if self.kraft_version >= KRAFT_VERSION_1 and not self._history.in_log():
             # KIP-853 (Kafka's appendStartOfEpochControlRecords): a voter set known only from the
             # bootstrap checkpoint goes into the log, so replicas formatted without one (observers
             # to be added) learn it, and snapshots carry it once the checkpoint is gone.
             control.append(
-                SimpleRecord(
-                    key=control_key(ControlType.KRAFT_VERSION),
-                    value=encode_control_value(
-                        ControlType.KRAFT_VERSION, kraft_version_record(self.kraft_version)
-                    ),
-                )
+                control_record(ControlType.KRAFT_VERSION, kraft_version_record(self.kraft_version))
             )
-            control.append(
-                SimpleRecord(
-                    key=control_key(ControlType.KRAFT_VOTERS),
-                    value=encode_control_value(ControlType.KRAFT_VOTERS, self.voter_set.to_record()),
-                )
-            )
+            control.append(control_record(ControlType.KRAFT_VOTERS, self.voter_set.to_record()))
         self._accumulator.append_control(control, now_ms)
         self._after_transition(previous, now_ms)
 
@@ -986,11 +965,7 @@ class RaftNode:
         latest = self.log.latest_snapshot_id()
         start = self.log.start_offset()
         if latest is not None:
-            raw = self.log.read_snapshot(latest)
-            if raw is not None:
-                prefix = raw.read(0, min(raw.size_in_bytes(), SNAPSHOT_PREFIX_BYTES))
-                voters, kraft_version = snapshot_voters(prefix)
-                self._history.reset_to_snapshot(latest.offset, voters, kraft_version)
+            self._reset_voters_to_snapshot(latest)
             start = max(start, latest.offset)
         end = self.log.end_offset()
         while start < end:
@@ -1018,6 +993,12 @@ class RaftNode:
     def on_snapshot_installed(self, snapshot_id: OffsetAndEpoch, now_ms: int) -> None:
         """The log was replaced by snapshot ``snapshot_id`` (a follower's download finished)."""
         before, was_voter = self.voter_set, self.is_voter
+        self._reset_voters_to_snapshot(snapshot_id)
+        self._on_voter_set_changed(before, was_voter, now_ms)
+
+    def _reset_voters_to_snapshot(self, snapshot_id: OffsetAndEpoch) -> None:
+        """The history starts over from the voter set and kraft.version of snapshot
+        ``snapshot_id`` (read from its leading control batch only)."""
         raw = self.log.read_snapshot(snapshot_id)
         voters, kraft_version = (None, None)
         if raw is not None:
@@ -1025,7 +1006,6 @@ class RaftNode:
                 raw.read(0, min(raw.size_in_bytes(), SNAPSHOT_PREFIX_BYTES))
             )
         self._history.reset_to_snapshot(snapshot_id.offset, voters, kraft_version)
-        self._on_voter_set_changed(before, was_voter, now_ms)
 
     def _on_voter_set_changed(self, before: VoterSet, was_voter: bool, now_ms: int) -> None:
         after = self.voter_set
@@ -1053,13 +1033,7 @@ class RaftNode:
         """Leader: append a VotersRecord for ``voters``; answer ``envelope`` once it commits."""
         assert self._accumulator is not None
         offset = self._accumulator.append_control(
-            [
-                SimpleRecord(
-                    key=control_key(ControlType.KRAFT_VOTERS),
-                    value=encode_control_value(ControlType.KRAFT_VOTERS, voters.to_record()),
-                )
-            ],
-            self.metrics.last_poll_ms,
+            [control_record(ControlType.KRAFT_VOTERS, voters.to_record())], self.metrics.last_poll_ms
         )
         self._voter_change = reconfig.PendingVoterChange(envelope, offset, deadline_ms, removes_leader)
 

@@ -236,10 +236,9 @@ class VoterSetHistory:
 
     def has_uncommitted_change(self, high_watermark: int | None) -> bool:
         """A VotersRecord at or past the high watermark (unknown HW: any record in the log)."""
-        last = self.latest_offset()
-        if last is None or last == BOOTSTRAP_OFFSET:
+        if not self.in_log():
             return False
-        return high_watermark is None or last >= high_watermark
+        return high_watermark is None or self._voter_offsets[-1] >= high_watermark
 
     def in_log(self) -> bool:
         """Whether the set in force came from the log or a replicated snapshot (not only from the

@@ -251,6 +251,18 @@ def control_records(batch: RecordBatch) -> list[tuple[ControlType, StructValue]]
 # Batches
 
 
+def control_record(
+    kind: ControlType, message: StructValue, timestamp_ms: int | None = None
+) -> SimpleRecord:
+    """One control record of type ``kind`` (its key names the type, its value is ``message``).
+
+    Raises:
+        ValueError: ``message`` does not match ``kind``.
+    """
+    value = encode_control_value(kind, message)
+    return SimpleRecord(key=control_key(kind), value=value, timestamp=timestamp_ms)
+
+
 def build_control_batch_of(
     entries: Sequence[tuple[ControlType, StructValue]],
     *,
@@ -266,10 +278,7 @@ def build_control_batch_of(
     """
     if not entries:
         raise ValueError("a control batch needs at least one record")
-    records = [
-        SimpleRecord(key=control_key(kind), value=encode_control_value(kind, message), timestamp=timestamp_ms)
-        for kind, message in entries
-    ]
+    records = [control_record(kind, message, timestamp_ms) for kind, message in entries]
     return build_batch(
         records,
         base_offset=base_offset,
