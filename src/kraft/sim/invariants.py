@@ -386,21 +386,34 @@ class InvariantChecker:
                 self.voter_sets.append((offset, VoterSet.from_record(message)))
                 self._majority_end_cache.clear()
 
+    def _committed_set(self, before: int) -> tuple[int, VoterSet | None]:
+        """(index in ``voter_sets``, set) of the latest committed voter set below ``before``."""
+        index = 0
+        for i, (offset, _voters) in enumerate(self.voter_sets):
+            if offset >= before:
+                break
+            index = i
+        return index, self.voter_sets[index][1]
+
+    def _members(self, voters: VoterSet) -> tuple[list[int], list[int]]:
+        """The nodes that are voters of ``voters`` by id and current directory id, and the log
+        ends credited to its voters whose disk was destroyed (see ``destroyed``)."""
+        nodes = self.world.nodes
+        ids = [v for v in voters.ids if v in nodes and voters.is_voter(ReplicaKey(v, nodes[v].directory_id))]
+        destroyed = [end for key, end in self.destroyed.items() if voters.is_voter(key) and key.id not in ids]
+        return ids, destroyed
+
     def committed_voters(self, before: int) -> tuple[list[int], int, list[int]]:
         """The nodes that are voters (by id and current directory id) of the latest committed
         voter set below offset ``before``, that set's majority, and the log ends credited to its
         voters whose disk was destroyed."""
-        voters = self.voter_sets[0][1]
-        for offset, voter_set in self.voter_sets:
-            if offset >= before:
-                break
-            voters = voter_set
-        world = self.world
+        return self._voters_of(self._committed_set(before)[1])
+
+    def _voters_of(self, voters: VoterSet | None) -> tuple[list[int], int, list[int]]:
+        """``committed_voters`` for the set ``voters`` (None: the world's static voters)."""
         if voters is None:
-            return world.voter_ids, world.majority, []
-        nodes = world.nodes
-        ids = [v for v in voters.ids if v in nodes and voters.is_voter(ReplicaKey(v, nodes[v].directory_id))]
-        destroyed = [end for key, end in self.destroyed.items() if voters.is_voter(key) and key.id not in ids]
+            return self.world.voter_ids, self.world.majority, []
+        ids, destroyed = self._members(voters)
         return ids, voters.majority, destroyed
 
     def _majority_end(self, before: int) -> int:
@@ -410,25 +423,17 @@ class InvariantChecker:
         "At least a majority of voters have a log end >= x" holds exactly when x <= this value.
         Logs do not change while the checker runs, so one pass computes it once per voter set.
         """
-        ids, majority, destroyed = self.committed_voters(before)
-        key = self._set_index(before)
+        key, voters = self._committed_set(before)
         cached = self._majority_end_cache.get(key)
         if cached is not None:
             return cached
+        ids, majority, destroyed = self._voters_of(voters)
         nodes = self.world.nodes
         ends = sorted([*(nodes[v].log.end_offset() for v in ids), *destroyed], reverse=True)
         value = ends[majority - 1] if len(ends) >= majority else -1
         if self._in_pass:
             self._majority_end_cache[key] = value
         return value
-
-    def _set_index(self, before: int) -> int:
-        index = 0
-        for i, (offset, _voters) in enumerate(self.voter_sets):
-            if offset >= before:
-                break
-            index = i
-        return index
 
     def _catch_up_voter_records(self, node: SimNode, upto: int) -> None:
         """Note the VotersRecords of ``node``'s log below ``upto`` (committed: a leader's HW, the
@@ -456,20 +461,9 @@ class InvariantChecker:
             if voters is None or voters in seen:
                 continue
             seen.append(voters)
-            holders = sum(
-                1
-                for v in voters.ids
-                if v in nodes
-                and (
-                    (
-                        voters.is_voter(ReplicaKey(v, nodes[v].directory_id))
-                        and nodes[v].log.end_offset() >= offset
-                    )
-                    or any(
-                        voters.is_voter(k) and end >= offset for k, end in self.destroyed.items() if k.id == v
-                    )
-                )
-            )
+            ids, destroyed = self._members(voters)
+            holders = sum(1 for v in ids if nodes[v].log.end_offset() >= offset)
+            holders += sum(1 for end in destroyed if end >= offset)
             if holders >= voters.majority:
                 return True
         return False
@@ -511,8 +505,9 @@ class InvariantChecker:
         history = getattr(raft, "voter_history", None)
         if history is None:
             return
-        committed = {offset: voters for offset, voters in self.voter_sets[1:]}
-        for offset, voters in history.entries():
+        committed = dict(self.voter_sets[1:])
+        entries = history.entries()
+        for offset, voters in entries:
             if offset >= self.committed_end or offset < 0:
                 continue
             expected = committed.get(offset)
@@ -523,11 +518,10 @@ class InvariantChecker:
                     f"VotersRecord there is {expected}",
                 )
                 return
-        latest = history.entries()
-        if latest and raft.voter_set != latest[-1][1]:
+        if entries and raft.voter_set != entries[-1][1]:
             self.world.report(
                 "VoterSetAgreement",
-                f"node {node.node_id} uses voter set {raft.voter_set} but its latest record is {latest[-1]}",
+                f"node {node.node_id} uses voter set {raft.voter_set} but its latest record is {entries[-1]}",
             )
 
     def _check_leader_completeness(self, leader: SimNode, epoch: int) -> None:

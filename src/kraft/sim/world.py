@@ -219,7 +219,7 @@ def default_node_factory(world: World, node: SimNode) -> Any:
     from kraft.raft.node import RaftNode
 
     t = world.timing
-    dynamic = getattr(world, "dynamic_voters", False)
+    dynamic = world.dynamic_voters
     config = QuorumConfig(
         # KIP-853 worlds keep the voters in the log (bootstrap checkpoint), not in the config.
         voters={} if dynamic else {v: (endpoint_of(v),) for v in world.voter_ids},
@@ -252,6 +252,10 @@ def default_node_factory(world: World, node: SimNode) -> Any:
 
 class World:
     """A seeded simulation of one cluster. Build, let a scenario schedule faults, then ``run``."""
+
+    # KIP-853: voters in the log from a bootstrap checkpoint, not in the configuration
+    # (``kraft.sim.dynamic_voters.DynamicVotersWorld``).
+    dynamic_voters = False
 
     def __init__(
         self,
