@@ -36,6 +36,7 @@ BROKER_TIMEOUTS = {
     "broker.session.timeout.ms": "3000",
 }
 
+
 # Fast but not flaky on two shared cores: the fetch timeout must comfortably exceed a slow poll.
 FAST_TIMEOUTS = {
     "controller.quorum.election.timeout.ms": "500",
@@ -45,6 +46,25 @@ FAST_TIMEOUTS = {
     "controller.quorum.retry.backoff.ms": "20",
     "controller.quorum.append.linger.ms": "5",
 }
+
+
+def poll_until(
+    what: str, probe: Callable[[], T | None], *, timeout_s: float, interval_s: float, tails: Callable[[], str]
+) -> T:
+    """``probe()`` until it returns a value (admin and socket errors count as "not yet"); on
+    timeout an AssertionError with the last error and ``tails()`` (the servers' log tails)."""
+    deadline = time.monotonic() + timeout_s
+    last: str = "never probed"
+    while time.monotonic() < deadline:
+        try:
+            value = probe()
+        except (AdminError, OSError) as e:
+            last = str(e).splitlines()[0]
+            value = None
+        if value is not None:
+            return value
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what} (last: {last})\n{tails()}")
 
 
 class LocalCluster:
@@ -210,20 +230,7 @@ class LocalCluster:
         return client.describe_quorum()
 
     def wait_for(self, what: str, probe: Callable[[], T | None], timeout_s: float = 20.0) -> T:
-        deadline = time.monotonic() + timeout_s
-        last: str = "never probed"
-        while time.monotonic() < deadline:
-            try:
-                value = probe()
-            except (AdminError, OSError) as e:
-                last = str(e).splitlines()[0]
-                value = None
-            if value is not None:
-                return value
-            time.sleep(0.05)
-        raise AssertionError(
-            f"timed out after {timeout_s} s waiting for {what} (last: {last})\n{self.log_tails()}"
-        )
+        return poll_until(what, probe, timeout_s=timeout_s, interval_s=0.05, tails=self.log_tails)
 
     def wait_for_leader(
         self,

@@ -9,31 +9,24 @@ import io
 import json
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from conftest import FAST_TIMEOUTS
+from conftest import FAST_TIMEOUTS, poll_until
 
 from kraft.cli import metadata_quorum
 from kraft.cli import storage as storage_cli
-from kraft.raft.node import RaftNode
 from kraft.storage.meta_properties import read_meta_properties
 from kraft.storage.uuids import random_uuid, uuid_to_base64
 from kraft.tools import processes
-from kraft.tools.admin import Address, AdminClient, AdminError
+from kraft.tools.admin import Address, AdminClient
 from kraft.tools.quorum_info import QuorumInfo
 
 T = TypeVar("T")
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not hasattr(RaftNode, "voter_set"), reason="the raft core does not expose KIP-853 voter_set yet"
-    ),
-]
+pytestmark = pytest.mark.slow
 
 
 class DynamicQuorum:
@@ -109,20 +102,11 @@ class DynamicQuorum:
         info = self.describe(ask)
         return info if info.leader_id in among else None
 
+    def log_tails(self) -> str:
+        return "\n".join(f"--- node {i}:\n{processes.tail(self.server_log(i), 30)}" for i in self.procs)
+
     def wait_for(self, what: str, probe: Callable[[], T | None], timeout_s: float = 30.0) -> T:
-        deadline = time.monotonic() + timeout_s
-        last = "never probed"
-        while time.monotonic() < deadline:
-            try:
-                value = probe()
-            except (AdminError, OSError) as e:
-                last = str(e).splitlines()[0]
-                value = None
-            if value is not None:
-                return value
-            time.sleep(0.1)
-        tails = "\n".join(f"--- node {i}:\n{processes.tail(self.server_log(i), 30)}" for i in self.procs)
-        raise AssertionError(f"timed out after {timeout_s} s waiting for {what} (last: {last})\n{tails}")
+        return poll_until(what, probe, timeout_s=timeout_s, interval_s=0.1, tails=self.log_tails)
 
 
 @pytest.fixture
