@@ -1,14 +1,19 @@
 """Quorum benchmark: three voters on loopback (fsync on), 100-byte records, real processes.
 
     python benchmarks/bench_quorum.py [--quick] [--json] [--workdir DIR]
-        [--only saturation|latency|failover]... [--linger-ms MS]
+        [--only saturation|latency|failover]... [--linger-ms MS] [--max-in-flight N]
 
 Prints, each next to baselines measured in the same run on the same machine and disk:
 
-* baselines: fdatasync latency of a 100-byte append in the benchmark's directory, and the
-  loopback TCP round trip of a 100-byte message;
-* committed throughput at saturation (records/s and MB/s, measured by the leader's
-  ``kraft test-raft-server`` over its time as leader);
+* baselines: fdatasync latency of a 100-byte append in the benchmark's directory, the disk's
+  sequential bandwidth (1 MiB writes, each fdatasync'ed), and the loopback TCP round trip of a
+  100-byte message;
+* committed throughput at saturation, with 100-byte and 1 KiB records (records/s and MB/s,
+  measured by the leader's ``kraft test-raft-server`` over its time as leader, with the default
+  ``controller.quorum.append.linger.ms`` of 25 ms). The leader offers more than the quorum can
+  take, with at most ``--max-in-flight`` records (10,000) appended but not yet committed: the
+  offered load, as a producer's ``max.in.flight`` and ``buffer.memory`` bound it. Higher bounds
+  trade commit latency for throughput; the MB/s are shown against the disk's bandwidth;
 * commit latency p50/p99 at ~100 appends/s (append call to commit notification on the leader),
   with ``controller.quorum.append.linger.ms`` 0 (``--linger-ms``), next to its floor (two
   fdatasyncs and two round trips), and the commit path stage by stage (``kraft.tools.commit_path``:
@@ -83,6 +88,24 @@ def fdatasync_latency_ms(directory: Path, samples: int) -> dict[str, float]:
     return {"p50_ms": percentile(times, 50), "p99_ms": percentile(times, 99), "samples": samples}
 
 
+def disk_bandwidth_mb_s(directory: Path, total_mib: int) -> dict[str, float]:
+    """Sequential writes of 1 MiB, each followed by fdatasync: what the log's disk can take."""
+    path = directory / "bandwidth-probe.bin"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    sync = getattr(os, "fdatasync", os.fsync)
+    chunk = os.urandom(1 << 20)
+    try:
+        started = time.perf_counter()
+        for _ in range(total_mib):
+            os.write(fd, chunk)
+            sync(fd)
+        elapsed = time.perf_counter() - started
+    finally:
+        os.close(fd)
+        path.unlink()
+    return {"mb_per_s": total_mib * (1 << 20) / 1e6 / elapsed, "mib": total_mib}
+
+
 def loopback_rtt_us(samples: int) -> dict[str, float]:
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -131,8 +154,9 @@ class BenchCluster:
         node_id: int,
         throughput: float,
         duration_s: float | None = None,
-        max_in_flight: int = 5_000,
+        max_in_flight: int = 10_000,
         trace: bool = False,
+        record_size: int = RECORD_SIZE,
     ) -> None:
         node = self.spec.node(node_id)
         Path(node.node_dir).mkdir(parents=True, exist_ok=True)
@@ -146,7 +170,7 @@ class BenchCluster:
             "--throughput",
             str(throughput),
             "--record-size",
-            str(RECORD_SIZE),
+            str(record_size),
             "--json",
             "--report-interval-s",
             "1",
@@ -161,9 +185,16 @@ class BenchCluster:
             args += ["--trace-commit-path", str(self.trace_path(node_id))]
         self.procs[node_id] = processes.start_kraft(args, node.server_log)
 
-    def start_all(self, throughput: float, duration_s: float | None = None, trace: bool = False) -> None:
+    def start_all(
+        self,
+        throughput: float,
+        duration_s: float | None = None,
+        trace: bool = False,
+        max_in_flight: int = 10_000,
+        record_size: int = RECORD_SIZE,
+    ) -> None:
         for node in self.spec.nodes:
-            self.start(node.id, throughput, duration_s, trace=trace)
+            self.start(node.id, throughput, duration_s, max_in_flight, trace, record_size)
 
     def trace_path(self, node_id: int) -> Path:
         return Path(self.spec.node(node_id).node_dir) / "commit-trace.jsonl"
@@ -227,10 +258,12 @@ def run_fixed_rate(
     duration_s: float,
     overrides: dict[str, str] | None = None,
     trace: bool = False,
+    max_in_flight: int = 10_000,
+    record_size: int = RECORD_SIZE,
 ) -> dict[str, Any]:
     cluster = BenchCluster(root, DEFAULT_TIMEOUTS if overrides is None else overrides)
     try:
-        cluster.start_all(throughput, duration_s, trace=trace)
+        cluster.start_all(throughput, duration_s, trace, max_in_flight, record_size)
         cluster.wait_all_exit(duration_s + 60)
         total = leader_total(cluster)
         if trace:
@@ -310,6 +343,12 @@ def main() -> int:
         default=0,
         help="controller.quorum.append.linger.ms of the latency run (default 0; Kafka's default is 25)",
     )
+    parser.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=10_000,
+        help="records appended but not committed that the saturation leader allows (default %(default)s)",
+    )
     ns = parser.parse_args()
     parts = set(ns.only or ("saturation", "latency", "failover"))
     saturation_s = 5.0 if ns.quick else 15.0
@@ -322,9 +361,14 @@ def main() -> int:
         print("baselines ...", file=sys.stderr)
         results["fdatasync_100B"] = fdatasync_latency_ms(root, 100 if ns.quick else 300)
         results["loopback_rtt_100B"] = loopback_rtt_us(500 if ns.quick else 2000)
+        results["disk_bandwidth"] = disk_bandwidth_mb_s(root, 64 if ns.quick else 256)
         if "saturation" in parts:
-            print("saturation ...", file=sys.stderr)
-            results["saturation"] = run_fixed_rate(root / "saturation", 1_000_000.0, saturation_s)
+            for key, size in (("saturation", RECORD_SIZE), ("saturation_1KiB", 1024)):
+                print(f"saturation, {size}-byte records ...", file=sys.stderr)
+                results[key] = run_fixed_rate(
+                    root / key, 10_000_000.0, saturation_s, max_in_flight=ns.max_in_flight, record_size=size
+                )
+                results[key]["max_in_flight"] = ns.max_in_flight
         if "latency" in parts:
             print(f"commit latency at 100/s, linger {ns.linger_ms} ms ...", file=sys.stderr)
             results["at_100_per_s"] = run_fixed_rate(
@@ -350,13 +394,18 @@ def main() -> int:
     print(f"machine: {results['machine']['cpus']} CPUs, Python {results['machine']['python']}")
     print(f"baseline fdatasync (100 B append):   p50 {fs['p50_ms']:.2f} ms   p99 {fs['p99_ms']:.2f} ms")
     print(f"baseline loopback TCP round trip:    p50 {rtt['p50_us']:.0f} us   p99 {rtt['p99_us']:.0f} us")
-    if "saturation" in results:
-        sat = results["saturation"]
-        print(
-            f"saturation, 3 voters, fsync on:      {sat['records_per_s']:.0f} records/s  "
-            f"{sat['mb_per_s']:.2f} MB/s"
-            f"  (commit latency p50 {sat['latency_ms']['p50']:.1f} ms, p99 {sat['latency_ms']['p99']:.1f} ms)"
-        )
+    disk = results["disk_bandwidth"]["mb_per_s"]
+    print(f"baseline disk bandwidth (1 MiB + fdatasync): {disk:.0f} MB/s")
+    for key, label in (("saturation", "100 B"), ("saturation_1KiB", "1 KiB")):
+        if key in results:
+            sat = results[key]
+            print(
+                f"saturation, 3 voters, fsync on, {label} records: {sat['records_per_s']:.0f} records/s  "
+                f"{sat['mb_per_s']:.2f} MB/s ({sat['mb_per_s'] / disk:.2f} of the disk)"
+                f"  commit latency p50 {sat['latency_ms']['p50']:.1f} ms,"
+                f" p99 {sat['latency_ms']['p99']:.1f} ms"
+                f"  (at most {sat['max_in_flight']} records in flight)"
+            )
     if "at_100_per_s" in results:
         lat = results["at_100_per_s"]
         floor = 2 * fs["p50_ms"] + 2 * rtt["p50_us"] / 1000

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from kraft.common.errors import KraftError, NotLeaderError
 from kraft.raft.config import MAX_PENDING_BATCHES
-from kraft.records.batch import HEADER_SIZE, SimpleRecord, build_batch
+from kraft.records.batch import HEADER_SIZE, SimpleRecord, build_batch, build_value_batch
 
 # Upper bound of a record's framing overhead with a null key, no headers and small deltas.
 _RECORD_OVERHEAD = 1 + 1 + 10 + 5 + 1 + 5 + 1
@@ -28,15 +28,37 @@ class BufferFullError(KraftError):
 
 @dataclass(slots=True)
 class PendingBatch:
+    """A data batch's records are values alone (``values``); a control batch's are full records."""
+
     base_offset: int
-    records: list[SimpleRecord]
+    values: list[bytes]
     created_ms: int
-    is_control: bool = False
+    control: list[SimpleRecord] | None = None
     size_bytes: int = HEADER_SIZE
 
     @property
+    def record_count(self) -> int:
+        return len(self.values) if self.control is None else len(self.control)
+
+    @property
     def last_offset(self) -> int:
-        return self.base_offset + len(self.records) - 1
+        return self.base_offset + self.record_count - 1
+
+    def build(self, epoch: int) -> bytes:
+        if self.control is not None:
+            return build_batch(
+                self.control,
+                base_offset=self.base_offset,
+                partition_leader_epoch=epoch,
+                timestamp_ms=self.created_ms,
+                is_control=True,
+            )
+        return build_value_batch(
+            self.values,
+            base_offset=self.base_offset,
+            partition_leader_epoch=epoch,
+            timestamp_ms=self.created_ms,
+        )
 
 
 @dataclass(slots=True)
@@ -47,6 +69,9 @@ class DrainedBatch:
     created_ms: int
     record_count: int
     is_control: bool = False
+    # A data batch's values, as its bytes hold them: the leader hands them to its listeners
+    # without decoding its own batches again (Kafka's leader does the same).
+    values: tuple[bytes, ...] = ()
 
 
 @dataclass(slots=True)
@@ -82,7 +107,7 @@ class BatchAccumulator:
             self.current = PendingBatch(self.next_offset, [], now_ms)
             if self.linger_deadline_ms is None:
                 self.linger_deadline_ms = now_ms + self.linger_ms
-        self.current.records.extend(SimpleRecord(value=r) for r in records)
+        self.current.values.extend(records)
         self.current.size_bytes += total
         self.next_offset += len(records)
         return self.next_offset - 1
@@ -90,13 +115,13 @@ class BatchAccumulator:
     def append_control(self, records: Sequence[SimpleRecord], now_ms: int) -> int:
         """A control batch is written alone: close the open batch first."""
         self._complete_current()
-        batch = PendingBatch(self.next_offset, list(records), now_ms, is_control=True)
+        batch = PendingBatch(self.next_offset, [], now_ms, control=list(records))
         self.completed.append(batch)
         self.next_offset += len(records)
         return self.next_offset - 1
 
     def _complete_current(self) -> None:
-        if self.current is not None and self.current.records:
+        if self.current is not None and self.current.values:
             self.completed.append(self.current)
         self.current = None
 
@@ -120,16 +145,11 @@ class BatchAccumulator:
             DrainedBatch(
                 b.base_offset,
                 b.last_offset,
-                build_batch(
-                    b.records,
-                    base_offset=b.base_offset,
-                    partition_leader_epoch=self.epoch,
-                    timestamp_ms=b.created_ms,
-                    is_control=b.is_control,
-                ),
+                b.build(self.epoch),
                 b.created_ms,
-                len(b.records),
-                b.is_control,
+                b.record_count,
+                b.control is not None,
+                tuple(b.values),
             )
             for b in self.completed
         ]

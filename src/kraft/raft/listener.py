@@ -17,7 +17,7 @@ from kraft.protocol.schema import StructValue
 from kraft.raft.log import RawSnapshotReader, RawSnapshotWriter
 from kraft.raft.types import LeaderAndEpoch, OffsetAndEpoch
 from kraft.raft.voters import VoterSet
-from kraft.records.batch import RecordBatch, SimpleRecord, build_batch, decode_batch, iter_batches
+from kraft.records.batch import RecordBatch, SimpleRecord, build_batch, decode_batch_values, iter_batches
 from kraft.records.control import (
     ControlType,
     build_control_batch_of,
@@ -38,6 +38,27 @@ class CommittedBatch:
     append_timestamp_ms: int
     records: tuple[bytes, ...]
     is_control: bool = False
+
+    @staticmethod
+    def from_bytes(
+        data: bytes | bytearray | memoryview, pos: int = 0, *, from_offset: int | None = None
+    ) -> CommittedBatch:
+        """The batch at ``pos``, as ``from_batch(decode_batch(data, pos))`` gives it, without a
+        ``Record`` per record (``decode_batch_values``).
+
+        Raises:
+            CorruptRecordError: as ``decode_batch``.
+        """
+        header, values = decode_batch_values(data, pos, from_offset)
+        start = header.base_offset if from_offset is None else max(from_offset, header.base_offset)
+        return CommittedBatch(
+            start,
+            header.base_offset + header.last_offset_delta,
+            header.partition_leader_epoch,
+            header.max_timestamp,
+            values,
+            header.is_control,
+        )
 
     @staticmethod
     def from_batch(batch: RecordBatch, *, from_offset: int | None = None) -> CommittedBatch:
@@ -86,7 +107,7 @@ class CommittedBatchCache:
             self.hits += 1
             return found
         self.misses += 1
-        batch = CommittedBatch.from_batch(decode_batch(raw))
+        batch = CommittedBatch.from_bytes(raw)
         if len(raw) <= self.max_batch_bytes:
             if len(entries) >= self.max_entries:
                 del entries[next(iter(entries))]  # the oldest (dicts keep insertion order)

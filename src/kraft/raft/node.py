@@ -83,7 +83,7 @@ from kraft.raft.voters import (
     VoterSetHistory,
     snapshot_voters,
 )
-from kraft.records.batch import decode_batch, iter_batch_headers
+from kraft.records.batch import iter_batch_headers
 from kraft.records.control import ControlType, control_record, kraft_version_record, leader_change_message
 
 __all__ = [
@@ -171,6 +171,9 @@ class RaftNode:
         self._accumulator: BatchAccumulator | None = None
         # (last offset, creation time, record count) of leader batches not yet committed
         self._pending_commit_times: list[tuple[int, int, int]] = []
+        # This leader's own data batches of its epoch, by base offset, until every listener has
+        # them: handed over as appended, never decoded back from the log (as Kafka's leader does).
+        self._own_batches: dict[int, CommittedBatch] = {}
         self._shutdown_deadline_ms: int | None = None
         self._shutdown_complete = False
         self._bootstrap_ids = self._bootstrap_destinations()
@@ -698,6 +701,10 @@ class RaftNode:
                 )
             if batch.is_control:
                 self.on_log_appended(batch.data, now_ms)
+            elif self._listeners:
+                self._own_batches[batch.base_offset] = CommittedBatch(
+                    batch.base_offset, batch.last_offset, state.epoch, batch.created_ms, batch.values
+                )
             records += batch.record_count
             self._pending_commit_times.append((batch.last_offset, batch.created_ms, batch.record_count))
         self.metrics.on_leader_append(records, self.log, now_ms)
@@ -1083,8 +1090,20 @@ class RaftNode:
         self._listeners.append(ListenerContext(listener))
 
     def _update_listeners(self) -> None:
+        own = self._own_batches
+        if own:
+            state = self.quorum.state
+            if not isinstance(state, LeaderState) or next(iter(own.values())).epoch != state.epoch:
+                own.clear()  # no longer this epoch's leader: the log may be truncated past them
         for ctx in self._listeners:
             self._update_listener(ctx)
+        if own:
+            delivered = min(-1 if ctx.next_offset is None else ctx.next_offset for ctx in self._listeners)
+            while own:
+                first = next(iter(own.values()))
+                if first.last_offset >= delivered:
+                    break
+                del own[first.base_offset]
 
     def _update_listener(self, ctx: ListenerContext) -> None:
         latest = self.log.latest_snapshot_id()
@@ -1103,7 +1122,15 @@ class RaftNode:
             ctx.next_offset = latest.offset
         if ctx.next_offset is None:
             ctx.next_offset = start
+        own = self._own_batches
         while ctx.next_offset < self._committed and ctx.next_offset < self.log.end_offset():
+            mine = own.get(ctx.next_offset)
+            if mine is not None:
+                if mine.last_offset >= self._committed:
+                    break
+                ctx.listener.handle_commit(mine)
+                ctx.next_offset = mine.last_offset + 1
+                continue
             data = self.log.read(ctx.next_offset, self.config.max_fetch_bytes)
             progressed = False
             # Headers first: only batches that are delivered are decoded (the read usually ends in
@@ -1115,12 +1142,15 @@ class RaftNode:
                 if last_offset >= self._committed:
                     break
                 cache = self._batch_cache
-                if cache is not None and header.base_offset >= ctx.next_offset:
+                whole = header.base_offset >= ctx.next_offset
+                mine = own.get(header.base_offset) if whole else None
+                if mine is not None:
+                    committed = mine  # the records as this leader appended them
+                elif cache is not None and whole:
                     # The whole batch is delivered: the shared decoded copy is the same value.
                     committed = cache.decode(bytes(data[pos : pos + header.size_in_bytes]))
                 else:
-                    batch = decode_batch(data, pos)
-                    committed = CommittedBatch.from_batch(batch, from_offset=ctx.next_offset)
+                    committed = CommittedBatch.from_bytes(data, pos, from_offset=ctx.next_offset)
                 ctx.listener.handle_commit(committed)
                 ctx.next_offset = last_offset + 1
                 progressed = True

@@ -1,5 +1,6 @@
 /* kraft.records._native_decode: the records of RecordBatch v2 bodies decoded straight into
- * column buffers (Arrow's layouts), with no Python object per record.
+ * column buffers (Arrow's layouts), with no Python object per record; and record_values, the
+ * values alone, which is all a raft listener is handed for a committed batch.
  *
  * What it owns: the per-record walk of an uncompressed (or already decompressed) batch body, as
  * kraft.records.batch._decode_records_checked does it, for the common shape of a record: no
@@ -494,11 +495,137 @@ static PyTypeObject ColumnBuilderType = {
     .tp_as_sequence = &builder_as_sequence,
 };
 
+/* record_values(data, start, end, base_offset, records_count, from_offset): the values of the
+ * records in data[start:end] (a batch body) whose offset is at least from_offset, a null value as
+ * b"", or None where the batch must be decoded in Python. This is what a raft listener is handed
+ * for each committed batch (kraft.raft.listener.CommittedBatch.records), without a Record object
+ * per record. It accepts exactly the records decode_into accepts, so a batch it takes is one the
+ * checked Python decoder takes with the same values. */
+static PyObject *record_values(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "record_values takes 6 arguments");
+        return NULL;
+    }
+    int64_t start, end, base_offset, count, from_offset;
+    if (as_int64(args[1], "start", &start) || as_int64(args[2], "end", &end) ||
+        as_int64(args[3], "base_offset", &base_offset) || as_int64(args[4], "records_count", &count) ||
+        as_int64(args[5], "from_offset", &from_offset)) {
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    PyObject *out = NULL;
+    PyObject *values = NULL;
+    if (start < 0 || end < start || end > view.len) {
+        PyErr_SetString(PyExc_ValueError, "record_values: [start, end) is outside the buffer");
+        goto done;
+    }
+    const uint8_t *p = (const uint8_t *)view.buf;
+    Py_ssize_t n = (Py_ssize_t)(end - start);
+    if (count < 0 || count > n / MIN_RECORD_SIZE) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    values = PyList_New(0);
+    if (values == NULL) {
+        goto done;
+    }
+    Py_ssize_t pos = (Py_ssize_t)start;
+    uint64_t u;
+    for (int64_t i = 0; i < count; i++) {
+        if (!read_uvarint(p, &pos, (Py_ssize_t)end, 5, &u)) {
+            goto decline;
+        }
+        int64_t length = unzigzag(u);
+        if (length < 0 || length > (Py_ssize_t)end - pos) {
+            goto decline;
+        }
+        Py_ssize_t record_end = pos + (Py_ssize_t)length;
+        if (record_end - pos < 1) {
+            goto decline;
+        }
+        pos += 1; /* attributes */
+        if (!read_uvarint(p, &pos, record_end, 10, &u)) { /* timestampDelta */
+            goto decline;
+        }
+        if (!read_uvarint(p, &pos, record_end, 5, &u)) {
+            goto decline;
+        }
+        int64_t offset;
+        if (add_overflows(base_offset, unzigzag(u), &offset)) {
+            goto decline;
+        }
+        if (!read_uvarint(p, &pos, record_end, 5, &u)) {
+            goto decline;
+        }
+        int64_t key_len = unzigzag(u);
+        if (key_len >= 0) {
+            if (key_len > record_end - pos) {
+                goto decline;
+            }
+            pos += (Py_ssize_t)key_len;
+        }
+        if (!read_uvarint(p, &pos, record_end, 5, &u)) {
+            goto decline;
+        }
+        int64_t value_len = unzigzag(u);
+        Py_ssize_t value_at = pos;
+        if (value_len >= 0) {
+            if (value_len > record_end - pos) {
+                goto decline;
+            }
+            pos += (Py_ssize_t)value_len;
+        }
+        if (!read_uvarint(p, &pos, record_end, 5, &u) || u != 0 || pos != record_end) {
+            goto decline;
+        }
+        if (offset < from_offset) {
+            continue;
+        }
+        PyObject *value = PyBytes_FromStringAndSize((const char *)p + value_at,
+                                                    value_len > 0 ? (Py_ssize_t)value_len : 0);
+        if (value == NULL) {
+            goto done;
+        }
+        int failed = PyList_Append(values, value);
+        Py_DECREF(value);
+        if (failed) {
+            goto done;
+        }
+    }
+    if (pos != (Py_ssize_t)end) {
+        goto decline;
+    }
+    out = PyList_AsTuple(values);
+    goto done;
+
+decline:
+    out = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(values);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+static const char record_values_doc[] =
+    "record_values(data, start, end, base_offset, records_count, from_offset, /)\n--\n\n"
+    "The values (null as b\"\") of the records in data[start:end] with offset >= from_offset, or\n"
+    "None where the batch must be decoded in Python.";
+
+static PyMethodDef module_methods[] = {
+    {"record_values", (PyCFunction)(void (*)(void))record_values, METH_FASTCALL, record_values_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "kraft.records._native_decode",
-    .m_doc = "RecordBatch v2 records decoded into Arrow column buffers (see ColumnBuilder).",
+    .m_doc = "RecordBatch v2 records decoded into Arrow column buffers (see ColumnBuilder), or into\n"
+             "the tuple of values a raft listener is handed (record_values).",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__native_decode(void) {

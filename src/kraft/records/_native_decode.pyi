@@ -32,3 +32,9 @@ class ColumnBuilder:
     ) -> tuple[int, bytes, bytes, bytes, bytes, bytes | None, bytes, bytes, bytes | None, bytes, bytes]:
         """(rows, offset, leader_epoch, batch_base_offset, timestamp_us, key_validity, key_offsets,
         key_data, value_validity, value_offsets, value_data), emptying the builder."""
+
+def record_values(
+    data: Buffer, start: int, end: int, base_offset: int, records_count: int, from_offset: int, /
+) -> tuple[bytes, ...] | None:
+    """The values (null as b"") of the records in ``data[start:end]`` with offset >= ``from_offset``,
+    or None where the batch must be decoded in Python."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import io
+import os
 import struct
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -72,6 +73,21 @@ NO_TIMESTAMP = -1
 # The smallest encoded record: length, attributes, timestampDelta, offsetDelta, key length, value
 # length and header count, one byte each. Bounds how many records a body can possibly hold.
 MIN_RECORD_SIZE = 7
+
+# The C decoder (kraft.records._native_decode) is optional: where it could not be compiled, or
+# with PURE_PYTHON_ENV=1 in the environment, every batch takes the Python path, which gives the
+# same values or the same error.
+PURE_PYTHON_ENV = "KRAFT_PURE_PYTHON"
+_RecordValues: TypeAlias = Callable[
+    [bytes | bytearray | memoryview, int, int, int, int, int], tuple[bytes, ...] | None
+]
+_native_record_values: _RecordValues | None
+try:
+    from kraft.records._native_decode import record_values as _native_record_values
+except ImportError:
+    _native_record_values = None
+if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
+    _native_record_values = None
 
 # Compressed batches can expand a lot (gzip ~1000x, zstd far more), so a hostile batch of a few
 # kilobytes could otherwise demand gigabytes. Kafka's own limits are on compressed sizes; 64 MiB of
@@ -356,6 +372,66 @@ def build_batch(
                 producer_epoch,
                 base_sequence,
                 len(records),
+            )
+        )
+    except struct.error as e:
+        raise ValueError(f"batch header field out of range: {e}") from None
+    out += body
+    _CRC.pack_into(out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
+    return bytes(out)
+
+
+# Zigzag varints of the small offset deltas and value lengths that value-only batches repeat.
+_SMALL_VARINTS = tuple(encode_varint(i) for i in range(1 << 14))
+
+
+def build_value_batch(
+    values: Sequence[bytes], *, base_offset: int, partition_leader_epoch: int, timestamp_ms: int
+) -> bytes:
+    """``build_batch`` of records that are a value alone (no key, no headers, the batch's
+    timestamp): the same bytes, built without a ``SimpleRecord`` or a call per field. This is the
+    leader's hot path (every append of ``kraft test-raft-server`` and the controller).
+
+    Raises:
+        ValueError: as ``build_batch``.
+    """
+    if not values:
+        raise ValueError("a record batch needs at least one record")
+    small = _SMALL_VARINTS
+    limit = len(small)
+    parts: list[bytes] = []
+    append = parts.append
+    for i, value in enumerate(values):
+        n = len(value)
+        delta = small[i] if i < limit else encode_varint(i)
+        size = small[n] if n < limit else encode_varint(n)
+        # attributes 0, timestampDelta 0 | offsetDelta | key length -1 | value length | value |
+        # header count 0; the record's own length (varint) first.
+        body_len = 3 + len(delta) + len(size) + n + 1
+        append(small[body_len] if body_len < limit else encode_varint(body_len))
+        append(b"\x00\x00")
+        append(delta)
+        append(b"\x01")
+        append(size)
+        append(value)
+        append(b"\x00")
+    body = b"".join(parts)
+    try:
+        out = bytearray(
+            _HEADER.pack(
+                base_offset,
+                HEADER_SIZE - LOG_OVERHEAD + len(body),
+                partition_leader_epoch,
+                MAGIC,
+                0,  # crc placeholder
+                Compression.NONE,
+                len(values) - 1,
+                timestamp_ms,
+                timestamp_ms,
+                NO_PRODUCER_ID,
+                NO_PRODUCER_EPOCH,
+                NO_SEQUENCE,
+                len(values),
             )
         )
     except struct.error as e:
@@ -797,6 +873,41 @@ def decode_batch(
     except MalformedMessageError as e:  # from the varint and length readers
         raise CorruptRecordError(f"{where}: {e}") from None
     return RecordBatch(header=header, records=records, crc_valid=crc_ok, raw=bytes(memoryview(data)[pos:end]))
+
+
+def decode_batch_values(
+    data: bytes | bytearray | memoryview, pos: int = 0, from_offset: int | None = None
+) -> tuple[BatchHeader, tuple[bytes, ...]]:
+    """The header of the batch at ``pos`` and the values of its records from ``from_offset`` on (a
+    null value as ``b""``; none for a control batch): what a raft listener is handed.
+
+    The same checks and errors as ``decode_batch``: plain data batches go through the C decoder,
+    with no ``Record`` per record; every other batch, and any it declines, is decoded in full.
+
+    Raises:
+        CorruptRecordError: as ``decode_batch``.
+    """
+    native = _native_record_values
+    header = read_batch_header(data, pos)
+    if (
+        native is not None
+        and header is not None
+        and not header.is_control
+        and header.compression == Compression.NONE
+        and header.records_count > 0
+        and pos + header.size_in_bytes <= len(data)
+        and batch_crc_valid(data, pos, header)
+    ):
+        start = header.base_offset if from_offset is None else from_offset
+        end = pos + header.size_in_bytes
+        values = native(data, pos + HEADER_SIZE, end, header.base_offset, header.records_count, start)
+        if values is not None:
+            return header, values
+    batch = decode_batch(data, pos)
+    if batch.is_control:
+        return batch.header, ()
+    start = batch.base_offset if from_offset is None else from_offset
+    return batch.header, tuple(r.value or b"" for r in batch.records if r.offset >= start)
 
 
 def next_batch_size(data: ReadableBuffer, pos: int = 0, end: int | None = None) -> int | None:

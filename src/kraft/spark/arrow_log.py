@@ -67,6 +67,7 @@ from kraft.records.batch import (
     HEADER_SIZE,
     LOG_OVERHEAD,
     MIN_BATCH_LENGTH,
+    PURE_PYTHON_ENV,
     TIMESTAMP_TYPE_MASK,
     BatchHeader,
     Compression,
@@ -123,7 +124,6 @@ _FALSE = pa.scalar(False, pa.bool_())
 # into Arrow buffers; every other batch, and any batch it declines, takes the Python path, which
 # gives the same rows or the same error. Set PURE_PYTHON_ENV=1 in the environment (Spark's workers
 # inherit it) or USE_NATIVE = False here to force the Python path everywhere.
-PURE_PYTHON_ENV = "KRAFT_PURE_PYTHON"
 USE_NATIVE = _NativeBuilder is not None and os.environ.get(PURE_PYTHON_ENV, "") in ("", "0")
 
 

@@ -507,7 +507,10 @@ class FileLog:
         rewritten: list[tuple[bytes, BatchHeader, int]] = []
         for pos, header in parsed:
             raw = batches[pos : pos + header.size_in_bytes]
-            rewritten.append((assign_offsets_and_epoch(raw, next_offset, epoch), header, next_offset))
+            if header.base_offset != next_offset or header.partition_leader_epoch != epoch:
+                raw = assign_offsets_and_epoch(raw, next_offset, epoch)
+            # else: built with the offsets it gets (the accumulator assigns them): no copy
+            rewritten.append((raw, header, next_offset))
             next_offset += header.last_offset_delta + 1
         if latest is None or epoch > latest:
             self._cache.assign(epoch, first)
