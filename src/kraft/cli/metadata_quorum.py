@@ -4,12 +4,14 @@
     kraft metadata-quorum --bootstrap-controller HOST:PORT describe --replication [--human-readable]
     kraft metadata-quorum --bootstrap-server HOST:PORT describe --status --json
     kraft metadata-quorum --bootstrap-controller HOST:PORT add-controller --config CONTROLLER.properties
-    kraft metadata-quorum --bootstrap-controller HOST:PORT remove-controller \
+    kraft metadata-quorum --bootstrap-server BROKER:PORT remove-controller \
         --controller-id ID --controller-directory-id DIRID
 
 The text layouts are Kafka's (spec raft.md section 9); ``--json`` prints one object holding what
-both views show. DescribeQuorum goes to the leader, found from any bootstrap node (see
-``kraft.tools.admin``); the cluster id comes from DescribeCluster (or Metadata).
+both views show. With ``--bootstrap-controller`` DescribeQuorum goes to the leader, found from any
+bootstrap controller (see ``kraft.tools.admin``); with ``--bootstrap-server`` every request goes to
+a broker, which forwards DescribeQuorum, AddRaftVoter and RemoveRaftVoter to the active controller,
+as Kafka 4.x brokers do. The cluster id comes from DescribeCluster (or Metadata).
 
 ``add-controller`` and ``remove-controller`` are KIP-853's (the quorum must run kraft.version 1, i.e.
 be formatted with ``kraft storage format --standalone`` or ``--initial-controllers``).
@@ -65,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     connection.add_argument(
         "--bootstrap-server",
         metavar="HOST:PORT",
-        help="comma-separated host:port pairs of nodes to connect to",
+        help="comma-separated host:port pairs of brokers to connect to; they forward DescribeQuorum, "
+        "AddRaftVoter and RemoveRaftVoter to the active controller",
     )
     connection.add_argument(
         "--bootstrap-controller",
@@ -76,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout-ms",
         type=int,
         default=30_000,
-        help="give up when no leader has answered within this time (default: %(default)s)",
+        help="give up when the leader has not answered, directly or through a broker, within this "
+        "time (default: %(default)s)",
     )
     parser.add_argument(
         "--request-timeout-ms",

@@ -8,6 +8,15 @@
   factor) is forwarded for them in the background, as Kafka does, and the client retries.
 * **DescribeQuorum** goes to the raft leader, like a controller listener does it
   (``ControllerApis.describe_quorum``).
+* **AddRaftVoter and RemoveRaftVoter** (KIP-853) are forwarded to the raft leader (the active
+  controller) as Kafka 4.x brokers do (``KafkaApis``: ``forwardToControllerOrFail``), over the same
+  admin connection as the writes below, or handed to this node's own raft core in combined mode.
+  A lost connection or an unknown leader is retried until the request's deadline (AddRaftVoter's
+  ``TimeoutMs``, else the controller request timeout); then the answer is REQUEST_TIMED_OUT, as
+  Kafka's forwarding manager answers. Whatever the controller answers (NOT_LEADER_OR_FOLLOWER from a
+  controller that lost the leadership, DUPLICATE_VOTER, VOTER_NOT_FOUND, ...) goes back to the
+  client unchanged, as in Kafka; the broker checks nothing itself, so a bad request changes nothing
+  unless the leader accepts it. UpdateRaftVoter stays a controller-only API, as in Kafka.
 * **Admin writes** (CreateTopics, DeleteTopics, CreatePartitions, IncrementalAlterConfigs,
   ElectLeaders, UpdateFeatures) are forwarded to the active controller (the raft leader) at the
   client's version, over the peer channel's admin connection, or handed to this node's own
@@ -28,12 +37,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
 from kraft.broker.apis import (
     BrokerApiContext,
+    ControllerEndpoint,
     handle_describe_cluster,
     handle_describe_configs,
     handle_describe_topic_partitions,
@@ -49,6 +59,7 @@ from kraft.net.server import InboundRequest
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.messages import (
+    add_raft_voter,
     api_versions,
     create_partitions,
     create_topics,
@@ -61,6 +72,7 @@ from kraft.protocol.messages import (
     incremental_alter_configs,
     list_offsets,
     metadata,
+    remove_raft_voter,
     update_features,
 )
 from kraft.raft.types import LeaderAndEpoch
@@ -78,6 +90,12 @@ FORWARDED_APIS: Mapping[int, Api] = {
         update_features,
     )
 }
+# KIP-853 voter changes a broker forwards to the raft leader (Kafka's ApiKeys: listeners "controller"
+# and "broker", forwardable). They are raft RPCs, answered by the leader's raft core, not its
+# quorum controller.
+VOTER_CHANGE_APIS: Mapping[int, Api] = {m.API.key: m.API for m in (add_raft_voter, remove_raft_voter)}
+# Kafka's Errors.REQUEST_TIMED_OUT message, which its forwarding manager answers on a timeout.
+REQUEST_TIMED_OUT_MESSAGE = "The request timed out."
 # Pseudo source ids of requests this listener hands to a co-located controller (apart from the
 # controller listener's range, which counts down from -1,000,000).
 FORWARD_SOURCE_BASE = -2_000_000
@@ -101,6 +119,7 @@ def broker_served_apis() -> dict[int, Api]:
         )
     }
     apis.update(FORWARDED_APIS)
+    apis.update(VOTER_CHANGE_APIS)
     return apis
 
 
@@ -142,6 +161,8 @@ class BrokerApis:
         contexts: listener name -> the static part of ``BrokerApiContext`` for that listener.
         describe_quorum: answers DescribeQuorum (``ControllerApis.describe_quorum``).
         colocated_controller: this node is also a controller (combined mode).
+        local_raft: in combined mode, answers AddRaftVoter/RemoveRaftVoter with this node's own
+            raft core (``ControllerApis.local_raft``) when it is the leader.
         request_timeout_ms: the default deadline of a forwarded request.
     """
 
@@ -153,6 +174,7 @@ class BrokerApis:
         contexts: Mapping[str, BrokerApiContext],
         describe_quorum: Callable[[InboundRequest], Awaitable[Any]],
         colocated_controller: bool,
+        local_raft: Callable[[InboundRequest], Awaitable[Any]] | None = None,
         request_timeout_ms: int = 30_000,
         log_prefix: str = "",
     ) -> None:
@@ -161,15 +183,25 @@ class BrokerApis:
         self._contexts = dict(contexts)
         self._describe_quorum = describe_quorum
         self._colocated = colocated_controller
+        self._local_raft = local_raft
         self._request_timeout_ms = request_timeout_ms
         self._prefix = log_prefix
         self._tasks: set[asyncio.Task[Any]] = set()
         self._auto_creating: set[str] = set()
 
+    def update_controllers(self, controllers: Iterable[ControllerEndpoint]) -> None:
+        """The voter set changed (KIP-853): DescribeCluster lists these controllers from now on.
+
+        Called on the event loop; the contexts are replaced whole, never mutated in place."""
+        listed = tuple(sorted(controllers, key=lambda c: c[0]))
+        self._contexts = {name: replace(ctx, controllers=listed) for name, ctx in self._contexts.items()}
+
     async def handle(self, request: InboundRequest) -> Any:
         key = request.api.key
         if key in FORWARDED_APIS:
             return await self.forward(request)
+        if key in VOTER_CHANGE_APIS:
+            return await self.forward_voter_change(request)
         image = self._core.image()
         if key == metadata.API.key:
             result = handle_metadata(image, request.body, request.version, self._context(request))
@@ -199,45 +231,102 @@ class BrokerApis:
 
     async def forward(self, request: InboundRequest) -> Any:
         key, version, body = request.api.key, request.version, request.body
-        timeout_ms = getattr(body, "timeout_ms", None)
-        if not isinstance(timeout_ms, int) or timeout_ms <= 0:
-            timeout_ms = self._request_timeout_ms
+        timeout_ms = self._timeout_of(body)
         deadline = time.monotonic() + timeout_ms / 1000
-        response = await self._forward_until(request.api, version, body, deadline, request.connection_id)
+        response, why = await self._forward_until(request.api, version, body, deadline, request.connection_id)
         if response is None:
             log.info(
-                "%s%s: no active controller answered within %d ms", self._prefix, request.api.name, timeout_ms
+                "%s%s: no active controller answered within %d ms (%s)",
+                self._prefix,
+                request.api.name,
+                timeout_ms,
+                why,
             )
             return error_response(key, version, body, Code.REQUEST_TIMED_OUT)
         await self._wait_visible(key, version, body, response, deadline)
         return response
 
+    async def forward_voter_change(self, request: InboundRequest) -> Any:
+        """AddRaftVoter / RemoveRaftVoter: the raft leader's answer, or REQUEST_TIMED_OUT when no
+        leader answered before the deadline (Kafka's ``ForwardingManager`` on a timeout)."""
+        api, version, body = request.api, request.version, request.body
+        timeout_ms = self._timeout_of(body)
+        deadline = time.monotonic() + timeout_ms / 1000
+        local_raft = self._local_raft
+        local = None if local_raft is None else (lambda: local_raft(request))
+        response, why = await self._forward_until(
+            api, version, body, deadline, request.connection_id, local=local
+        )
+        if response is not None:
+            return response
+        log.info(
+            "%s%s: no active controller answered within %d ms (%s)", self._prefix, api.name, timeout_ms, why
+        )
+        cls: Any = api.response.cls
+        return cls(
+            throttle_time_ms=0,
+            error_code=Code.REQUEST_TIMED_OUT,
+            error_message=f"{REQUEST_TIMED_OUT_MESSAGE} Broker {self._core.node_id} found no active "
+            f"controller to answer it within {timeout_ms} ms ({why}).",
+        )
+
+    def _timeout_of(self, body: Any) -> int:
+        """The request's own ``TimeoutMs`` when it has a positive one, else the configured default."""
+        timeout_ms = getattr(body, "timeout_ms", None)
+        if not isinstance(timeout_ms, int) or timeout_ms <= 0:
+            return self._request_timeout_ms
+        return timeout_ms
+
     async def _forward_until(
-        self, api: Api, version: int, body: Any, deadline: float, connection_id: int
-    ) -> Any:
+        self,
+        api: Api,
+        version: int,
+        body: Any,
+        deadline: float,
+        connection_id: int,
+        *,
+        local: Callable[[], Awaitable[Any]] | None = None,
+    ) -> tuple[Any, str]:
+        """Forward to the active controller until one answers other than NOT_CONTROLLER.
+
+        ``local`` answers when this node is the leader in combined mode (default: hand the request
+        to this node's quorum controller).
+
+        Returns:
+            (the answer, "") or, at the deadline, (None, why the last attempt failed).
+        """
         backoff = RETRY_BACKOFF_MIN_S
+        why = "its deadline passed before it could be forwarded"
         while True:
             leader = self._core.leader_and_epoch().leader_id
             remaining_ms = int((deadline - time.monotonic()) * 1000)
             if remaining_ms <= 0:
-                return None
+                return None, why
             response = None
-            if leader is not None:
+            if leader is None:
+                why = "no raft leader is known: an election may be running, or no controller is reachable"
+            else:
                 try:
                     if self._colocated and leader == self._core.node_id:
-                        answer = await self._core.submit_controller(
-                            FORWARD_SOURCE_BASE - connection_id, ControllerRequest(api.key, version, body)
-                        )
-                        response = answer.body
+                        if local is not None:
+                            response = await local()
+                        else:
+                            answer = await self._core.submit_controller(
+                                FORWARD_SOURCE_BASE - connection_id, ControllerRequest(api.key, version, body)
+                            )
+                            response = answer.body
                     else:
                         _, response = await self._forwarder.call(
                             leader, api, lambda _v: body, version=version, timeout_ms=remaining_ms
                         )
                 except (ChannelError, ConnectionAbortedError) as e:
                     log.debug("%sforwarding %s to %d failed: %s", self._prefix, api.name, leader, e)
+                    why = f"the active controller, node {leader}, did not answer: {e}"
                     response = None
-            if response is not None and Code.NOT_CONTROLLER not in response_error_codes(api.key, response):
-                return response
+            if response is not None:
+                if Code.NOT_CONTROLLER not in response_error_codes(api.key, response):
+                    return response, ""
+                why = f"node {leader} answered NOT_CONTROLLER"
             await asyncio.sleep(min(backoff, max(0.0, deadline - time.monotonic())))
             backoff = min(backoff * 2, RETRY_BACKOFF_MAX_S)
 
@@ -264,7 +353,7 @@ class BrokerApis:
         async def run() -> None:
             try:
                 deadline = time.monotonic() + self._request_timeout_ms / 1000
-                response = await self._forward_until(create_topics.API, 7, body, deadline, 0)
+                response, _ = await self._forward_until(create_topics.API, 7, body, deadline, 0)
                 if response is not None:
                     for t in response.topics:
                         if t.error_code not in (Code.NONE, Code.TOPIC_ALREADY_EXISTS):

@@ -260,6 +260,12 @@ class ControllerApis:
         """DescribeQuorum arriving on any listener (a broker's too): the leader's answer."""
         return await self._raft(request)
 
+    async def local_raft(self, request: InboundRequest) -> Any:
+        """A raft admin RPC (AddRaftVoter, RemoveRaftVoter) that a broker listener of this same
+        process (combined mode) hands to the local core, as it arrived: answered exactly as on this
+        listener (cluster id checked; only the leader accepts it)."""
+        return await self._raft(request)
+
     async def _raft(self, request: InboundRequest) -> Any:
         key = request.api.key
         decoded = raft_codec.decode_request(key, request.body, leader=self._core.leader_and_epoch())

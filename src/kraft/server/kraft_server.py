@@ -33,7 +33,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kraft.broker.apis import BrokerApiContext
+from kraft.broker.apis import BrokerApiContext, ControllerEndpoint
 from kraft.broker.lifecycle import BrokerLifecycle, LifecycleConfig, Listener
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.broker.node import BrokerNode
@@ -362,15 +362,16 @@ class KraftServer:
                         cluster_id=meta.cluster_id,
                         listener_name=e.name,
                         static_configs=config.properties,
-                        controllers=tuple(
-                            (i, v.host, v.port, None) for i, v in sorted(config.voters.items())
-                        ),
+                        # controller.quorum.voters, or (KIP-853) the voter set known at start;
+                        # _apply_voter_set keeps it current.
+                        controllers=_controller_endpoints(self.voter_endpoints),
                         max_request_partition_size_limit=config.max_request_partition_size_limit,
                     )
                     for e in config.broker_listeners
                 },
                 describe_quorum=controller_apis.describe_quorum,
                 colocated_controller=self.controller is not None,
+                local_raft=controller_apis.local_raft if self.controller is not None else None,
                 request_timeout_ms=config.broker_request_timeout_ms,
                 log_prefix=self.prefix,
             )
@@ -548,6 +549,10 @@ class KraftServer:
                     channel.set_address(node_id, PeerAddress(e.host, e.port))
         if self._controller_apis is not None:
             self._controller_apis.update_voters(endpoints)
+        if self._broker_apis is not None:
+            # A broker learns the controllers from the log it follows (Kafka's broker: its raft
+            # observer's voter set, on the first of controller.listener.names).
+            self._broker_apis.update_controllers(_controller_endpoints(endpoints))
 
     def _on_view(self, old: NodeView, new: NodeView) -> None:
         """Runs on the raft thread after every poll: follow the voter set, learn an unconfigured
@@ -713,6 +718,11 @@ class KraftServer:
                     self._log.flush()
                 self._log.close()
             self._log = None
+
+
+def _controller_endpoints(voters: dict[int, Endpoint]) -> tuple[ControllerEndpoint, ...]:
+    """The controllers as DescribeCluster (endpoint type 2) on a broker listener lists them."""
+    return tuple((i, e.host, e.port, None) for i, e in sorted(voters.items()))
 
 
 def install_signal_handlers(

@@ -4,7 +4,10 @@ It does what Kafka's admin client does for ``kafka-metadata-quorum`` and ``kafka
 negotiate versions with ApiVersions (KIP-511), send DescribeQuorum to the quorum leader, learn the
 cluster id, read feature levels (ApiVersions v3+, KIP-584), send UpdateFeatures to the active
 controller and AddRaftVoter/RemoveRaftVoter (KIP-853) to the quorum leader, retrying while the
-leader answers a retriable error (REQUEST_TIMED_OUT: a new voter not caught up yet). The
+leader answers a retriable error (REQUEST_TIMED_OUT: a new voter not caught up yet). With broker
+bootstrap addresses (``controller_endpoints=False``, ``--bootstrap-server``) every request goes to
+a broker, which forwards DescribeQuorum, AddRaftVoter, RemoveRaftVoter and UpdateFeatures to the
+active controller, as Kafka's admin client does. The
 leader is found by asking any reachable bootstrap node: a non-leader answers
 NOT_LEADER_OR_FOLLOWER, and the client then follows the ``LeaderId`` hint (DescribeQuorum v2 with a
 known epoch, or DescribeCluster's ``ControllerId``), else tries the other known nodes, backing off
@@ -335,8 +338,10 @@ class AdminClient:
         cls: Any = add_raft_voter_msg.REQUEST.cls
 
         def body(conn: Connection) -> Any:
-            # The leader answers by itself when TimeoutMs runs out; keep that inside our own wait.
-            timeout_ms = max(1, int(conn.timeout_s * 1000) - 500)
+            # The leader (or a broker forwarding to it) answers by itself when TimeoutMs runs out;
+            # keep that inside our own wait, with at least half of it left for the answer to come.
+            wait_ms = int(conn.timeout_s * 1000)
+            timeout_ms = max(1, wait_ms - 500, wait_ms // 2)
             return cls(
                 cluster_id=None,
                 timeout_ms=timeout_ms,
@@ -372,8 +377,8 @@ class AdminClient:
         version = conn.version_for(api)
         if version is None:
             raise AdminError(
-                f"{conn.address} does not serve {api.name} (use --bootstrap-controller with controllers "
-                "that support KIP-853)"
+                f"{conn.address} does not serve {api.name}: it needs KIP-853 support (a kraft "
+                "controller, or a kraft broker, which forwards it to the active controller)"
             )
         response = conn.send(api, version, body)
         code = response.error_code
@@ -395,7 +400,10 @@ class AdminClient:
             raise AdminError(f"{conn.address} does not serve DescribeQuorum")
         request = _describe_quorum_request()
         response = conn.send(api, version, request)
-        for node in getattr(response, "nodes", []) or []:
+        # Nodes are the controllers' endpoints: follow them only when talking to controllers. With
+        # --bootstrap-server every request goes through the brokers (which forward to the leader),
+        # as Kafka's admin client does.
+        for node in (getattr(response, "nodes", []) or []) if self._controller_endpoints else ():
             for listener in node.listeners:
                 self._known.setdefault(node.node_id, Address(listener.host, listener.port))
         if response.error_code != NONE:
