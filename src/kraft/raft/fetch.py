@@ -45,7 +45,13 @@ def handle_fetch_request(
     if not node.valid_cluster_id(request.cluster_id):
         return FetchResponse(error_code=ErrorCode.INCONSISTENT_CLUSTER_ID)
 
-    def respond(error: int, **fields: object) -> FetchResponse:
+    def respond(
+        error: int,
+        *,
+        records: bytes = b"",
+        snapshot_id: OffsetAndEpoch | None = None,
+        diverging_epoch: OffsetAndEpoch | None = None,
+    ) -> FetchResponse:
         leader_id, epoch, endpoints = node.current_leader_fields()
         hw = node.high_watermark
         return FetchResponse(
@@ -55,7 +61,9 @@ def handle_fetch_request(
             current_leader_id=leader_id,
             current_leader_epoch=epoch,
             leader_endpoints=endpoints,
-            **fields,  # type: ignore[arg-type]
+            records=records,  # the defaults of these three are FetchResponse's
+            snapshot_id=snapshot_id,
+            diverging_epoch=diverging_epoch,
         )
 
     if (
@@ -154,7 +162,7 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
         if state.download is None:
             state.download = SnapshotDownload(sid, node.log.store_snapshot(sid))
     else:
-        problem = _fetched_records_problem(node, response.records)
+        problem, has_control = _check_fetched_records(node, response.records)
         if problem is not None:
             # Bytes from a peer: a bad batch is a failed fetch (back off and fetch again), never a
             # reason to stop this node or to write anything.
@@ -164,26 +172,30 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
             info = node.log.append_as_follower(response.records, state.epoch)
             # Persist before the next Fetch reveals the new end offset to the leader.
             node.log.flush()
-            node.on_log_appended(response.records, now_ms)
+            if has_control:  # only control batches carry voter sets (on_log_appended skips the rest)
+                node.on_log_appended(response.records, now_ms)
             node.metrics.on_follower_append(info.last_offset - info.first_offset + 1, node.log, now_ms)
         node.update_follower_high_watermark(response.high_watermark, now_ms)
     state.on_fetched_from_leader(now_ms + node.config.fetch_timeout_ms, source)
     return True
 
 
-def _fetched_records_problem(node: RaftNode, records: bytes) -> str | None:
-    """Why ``records`` must not be appended (corrupt, not contiguous, not at our end offset), or None."""
+def _check_fetched_records(node: RaftNode, records: bytes) -> tuple[str | None, bool]:
+    """Why ``records`` must not be appended (corrupt, not contiguous, not at our end offset), or
+    None; and whether they hold a control batch (read in the same pass over the headers)."""
     expected = node.log.end_offset()
+    has_control = False
     try:
         for pos, header in iter_batch_headers(records):
             if header.base_offset != expected:
-                return f"batch at offset {header.base_offset} where {expected} was expected"
+                return f"batch at offset {header.base_offset} where {expected} was expected", has_control
             if not batch_crc_valid(records, pos, header):
-                return f"CRC mismatch in the batch at offset {header.base_offset}"
+                return f"CRC mismatch in the batch at offset {header.base_offset}", has_control
             expected = header.next_offset
+            has_control = has_control or header.is_control
     except CorruptRecordError as e:
-        return str(e)
-    return None
+        return str(e), has_control
+    return None, has_control
 
 
 def truncate_on_divergence(node: RaftNode, diverging: OffsetAndEpoch) -> None:

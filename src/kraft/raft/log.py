@@ -281,6 +281,16 @@ class MemoryLog:
         """Every retained batch, in offset order (for tests and invariant checkers)."""
         return [b.data for b in self._batches]
 
+    def batches_from(self, start_offset: int) -> list[bytes]:
+        """The retained batches from the one holding ``start_offset`` on, each as stored: what
+        ``read(start_offset, <no limit>)`` concatenates (for invariant checkers)."""
+        if start_offset < self._log_start or start_offset > self.end_offset():
+            raise KraftError(
+                f"read at offset {start_offset} outside the log [{self._log_start}, {self.end_offset()}]"
+            )
+        index = max(bisect.bisect_right(self._bases, start_offset) - 1, 0)
+        return [b.data for b in self._batches[index:] if b.last_offset >= start_offset]
+
     # ---- appends -----------------------------------------------------------------------------
 
     def append_as_leader(self, batches: bytes, epoch: int) -> LogAppendInfo:
@@ -346,14 +356,21 @@ class MemoryLog:
             )
         # The batch containing start_offset is the last one whose base is <= start_offset.
         index = max(bisect.bisect_right(self._bases, start_offset) - 1, 0)
-        out = bytearray()
-        for batch in self._batches[index:]:
+        batches = self._batches
+        parts: list[bytes] = []
+        size = 0
+        for i in range(index, len(batches)):
+            batch = batches[i]
             if batch.last_offset < start_offset:
                 continue
-            if out and len(out) + len(batch.data) > max_bytes:
+            data = batch.data
+            if parts and size + len(data) > max_bytes:
                 break
-            out += batch.data
-        return bytes(out)
+            parts.append(data)
+            size += len(data)
+        # One join (a single batch is returned as stored: bytes are immutable) instead of
+        # growing a bytearray and copying it once more.
+        return b"".join(parts)
 
     # ---- truncation --------------------------------------------------------------------------
 

@@ -222,6 +222,20 @@ RaftResponse = (
 )
 RaftRpc = RaftRequest | RaftResponse
 
+# The request classes as a tuple for ``isinstance``: an inline ``A | B | ...`` builds a new union
+# object on every call (eight ``|`` operations), and ``is_request`` runs several times per message.
+REQUEST_TYPES = (
+    VoteRequest,
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchSnapshotRequest,
+    DescribeQuorumRequest,
+    AddRaftVoterRequest,
+    RemoveRaftVoterRequest,
+    UpdateRaftVoterRequest,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Envelope:
@@ -238,15 +252,4 @@ class Envelope:
 
     @property
     def is_request(self) -> bool:
-        return isinstance(
-            self.body,
-            VoteRequest
-            | BeginQuorumEpochRequest
-            | EndQuorumEpochRequest
-            | FetchRequest
-            | FetchSnapshotRequest
-            | DescribeQuorumRequest
-            | AddRaftVoterRequest
-            | RemoveRaftVoterRequest
-            | UpdateRaftVoterRequest,
-        )
+        return isinstance(self.body, REQUEST_TYPES)

@@ -17,6 +17,11 @@ from kraft.raft.types import ZERO_UUID
 
 _ZERO_UUID_TEXT = str(ZERO_UUID)
 
+# The roles as module globals: on_state compares them on every poll, and reading a member off its
+# Enum class costs several times a global lookup.
+_LEADER, _CANDIDATE, _PROSPECTIVE = Role.LEADER, Role.CANDIDATE, Role.PROSPECTIVE
+_FOLLOWER, _UNATTACHED, _RESIGNED = Role.FOLLOWER, Role.UNATTACHED, Role.RESIGNED
+
 
 @functools.lru_cache(maxsize=256)
 def _uuid_text(value: uuid.UUID) -> str:
@@ -96,6 +101,8 @@ class RaftMetrics:
         self.last_poll_ms = now_ms
         self._last_wake_at_ms: int | None = None
         self._now_ms = now_ms
+        self._directory_id: uuid.UUID | None = None  # the last UUID _directory_text formatted
+        self._directory_id_text = _ZERO_UUID_TEXT
 
     # ---- derived values ------------------------------------------------------------------------
 
@@ -130,46 +137,59 @@ class RaftMetrics:
     # ---- updates from the core -------------------------------------------------------------------
 
     def on_state(self, node: RaftNode, now_ms: int) -> None:
+        # Runs on every poll: each property of ``node`` is read once, the role compared by identity.
         role = node.role
-        voted = node.voted_key if role is Role.UNATTACHED else None  # only Unattached reports a vote
-        if role is Role.LEADER:
-            state_name = "leader"
-        elif role is Role.CANDIDATE:
-            state_name = "candidate"
-        elif role is Role.PROSPECTIVE:
-            state_name = "prospective"
-        elif role is Role.FOLLOWER:
+        voted = None
+        if role is _UNATTACHED:
+            voted = node.voted_key  # only Unattached reports a vote
+            state_name = "unattached" if voted is None else "voted"
+        elif role is _FOLLOWER:
             state_name = "follower" if node.is_voter else "observer"
-        elif role is Role.UNATTACHED and voted is not None:
-            state_name = "voted"
+        elif role is _LEADER:
+            state_name = "leader"
+        elif role is _CANDIDATE:
+            state_name = "candidate"
+        elif role is _PROSPECTIVE:
+            state_name = "prospective"
         else:
-            state_name = "unattached"  # also Resigned and unattached observers
+            state_name = "unattached"  # also Resigned
         self.current_state = state_name
         leader = node.leader_id
         self.current_leader = -1 if leader is None else leader
         self.current_epoch = node.epoch
-        if role in (Role.LEADER, Role.CANDIDATE) and node.local_key is not None:
-            self.current_vote = node.local_key.id
-            self.current_vote_directory_id = _uuid_text(node.local_key.directory_id)
-        elif role is Role.UNATTACHED and voted is not None:
+        local_key = node.local_key
+        if (role is _LEADER or role is _CANDIDATE) and local_key is not None:
+            self.current_vote = local_key.id
+            self.current_vote_directory_id = self._directory_text(local_key.directory_id)
+        elif voted is not None:
             self.current_vote = voted.id
-            self.current_vote_directory_id = _uuid_text(voted.directory_id)
+            self.current_vote_directory_id = self._directory_text(voted.directory_id)
         else:
             self.current_vote = -1
             self.current_vote_directory_id = _ZERO_UUID_TEXT
         hw = node.high_watermark
         self.high_watermark = -1 if hw is None else hw
         # KIP-996: an election starts when the node becomes Prospective (Candidate without pre-vote).
-        if role in (Role.PROSPECTIVE, Role.CANDIDATE):
+        if role is _PROSPECTIVE or role is _CANDIDATE:
             if self._election_started_ms is None:
                 self._election_started_ms = now_ms
-        elif role in (Role.LEADER, Role.FOLLOWER):
+        elif role is _LEADER or role is _FOLLOWER:
             if self._election_started_ms is not None:
                 self._election.record(now_ms - self._election_started_ms)
             self._election_started_ms = None
-        else:
-            self._election_started_ms = None if role is Role.RESIGNED else self._election_started_ms
-        self._update_log(node.log)
+        elif role is _RESIGNED:
+            self._election_started_ms = None
+        log = node.log
+        self.log_end_offset = log.end_offset()
+        self.log_end_epoch = log.last_fetched_epoch()
+
+    def _directory_text(self, directory_id: uuid.UUID) -> str:
+        # Usually the same UUID object as last time (the local key, a vote): reuse its text
+        # without hashing the UUID (UUID.__hash__ is Python code) for the shared cache.
+        if directory_id is not self._directory_id:
+            self._directory_id = directory_id
+            self._directory_id_text = _uuid_text(directory_id)
+        return self._directory_id_text
 
     def _update_log(self, log: ReplicatedLog) -> None:
         self.log_end_offset = log.end_offset()

@@ -40,6 +40,7 @@ from kraft.raft.listener import (
 )
 from kraft.raft.log import ReplicatedLog
 from kraft.raft.messages import (
+    REQUEST_TYPES,
     AddRaftVoterRequest,
     AddRaftVoterResponse,
     BeginQuorumEpochRequest,
@@ -184,7 +185,7 @@ class RaftNode:
         if self.is_voter and len(self.voter_set) == 1:
             if isinstance(self.quorum.state, ResignedState):
                 self.quorum.state.election_deadline_ms = now_ms
-            elif isinstance(self.quorum.state, UnattachedState | FollowerState):
+            elif isinstance(self.quorum.state, (UnattachedState, FollowerState)):
                 self._start_election(now_ms)
 
     # ---- observation -------------------------------------------------------------------------
@@ -290,24 +291,13 @@ class RaftNode:
             if response is not None:
                 self.respond(envelope, response)
             return
-        assert not isinstance(
-            body,
-            VoteRequest
-            | BeginQuorumEpochRequest
-            | EndQuorumEpochRequest
-            | FetchRequest
-            | FetchSnapshotRequest
-            | DescribeQuorumRequest
-            | AddRaftVoterRequest
-            | RemoveRaftVoterRequest
-            | UpdateRaftVoterRequest,
-        )
+        assert not isinstance(body, REQUEST_TYPES)
         if not self.requests.is_response_expected(envelope.source, envelope.correlation_id):
             return  # a response to a request we no longer wait for (timed out or role changed)
         self.requests.on_response(envelope.source, success=True, now_ms=now_ms)
         before = self.quorum.state
         ok = self._handle_response(envelope, body, now_ms)
-        if isinstance(body, FetchResponse | FetchSnapshotResponse) and self.quorum.state is before:
+        if isinstance(body, (FetchResponse, FetchSnapshotResponse)) and self.quorum.state is before:
             if isinstance(before, FollowerState):
                 # Useful only from where this follower fetches (success sets ``fetch_via``): an
                 # answer from another bootstrap server that taught nothing is a failure too.
@@ -321,15 +311,15 @@ class RaftNode:
 
     def _handle_request(self, envelope: Envelope, now_ms: int) -> RaftResponse | None:
         body: RaftRequest = envelope.body  # type: ignore[assignment]
-        match body:
+        match body:  # (the classes are disjoint: Fetch, by far the most frequent, is tried first)
+            case FetchRequest():
+                return fetch.handle_fetch_request(self, envelope, body, now_ms, may_park=True)
             case VoteRequest():
                 return vote.handle_vote_request(self, body, now_ms)
             case BeginQuorumEpochRequest():
                 return begin_epoch.handle_begin_quorum_epoch_request(self, body, now_ms)
             case EndQuorumEpochRequest():
                 return end_epoch.handle_end_quorum_epoch_request(self, body, now_ms)
-            case FetchRequest():
-                return fetch.handle_fetch_request(self, envelope, body, now_ms, may_park=True)
             case FetchSnapshotRequest():
                 return fetch_snapshot.handle_fetch_snapshot_request(self, body, now_ms)
             case DescribeQuorumRequest():
@@ -343,15 +333,15 @@ class RaftNode:
         raise FatalError(f"unknown request {body!r}")  # pragma: no cover
 
     def _handle_response(self, envelope: Envelope, body: RaftResponse, now_ms: int) -> bool:
-        match body:
+        match body:  # (disjoint classes, Fetch first as above)
+            case FetchResponse():
+                return fetch.handle_fetch_response(self, envelope.source, body, now_ms)
             case VoteResponse():
                 return vote.handle_vote_response(self, envelope.source, body, now_ms)
             case BeginQuorumEpochResponse():
                 return begin_epoch.handle_begin_quorum_epoch_response(self, envelope.source, body, now_ms)
             case EndQuorumEpochResponse():
                 return end_epoch.handle_end_quorum_epoch_response(self, envelope.source, body, now_ms)
-            case FetchResponse():
-                return fetch.handle_fetch_response(self, envelope.source, body, now_ms)
             case FetchSnapshotResponse():
                 return fetch_snapshot.handle_fetch_snapshot_response(self, envelope.source, body, now_ms)
             case DescribeQuorumResponse() | AddRaftVoterResponse() | RemoveRaftVoterResponse():
@@ -486,7 +476,7 @@ class RaftNode:
             if epoch == self.epoch and local is not None and local != leader_id:
                 raise FatalError(f"epoch {epoch} has leader {local} locally but a peer says {leader_id}")
             if leader_id == self.node_id and not (
-                epoch == self.epoch and isinstance(self.quorum.state, LeaderState | ResignedState)
+                epoch == self.epoch and isinstance(self.quorum.state, (LeaderState, ResignedState))
             ):
                 if self.config.voters:  # static voters: a node id is one disk, this is a bug
                     raise FatalError(
@@ -513,7 +503,7 @@ class RaftNode:
                 and (set(endpoints) - set(state.leader_endpoints))
             )
             learns = local is None or more_endpoints or isinstance(state, UnattachedState)
-            following = isinstance(state, ProspectiveState | CandidateState | UnattachedState | FollowerState)
+            following = isinstance(state, (ProspectiveState, CandidateState, UnattachedState, FollowerState))
             if learns and following:
                 self.transition_to_follower(epoch, leader_id, endpoints, now_ms)
                 return True
@@ -616,10 +606,13 @@ class RaftNode:
     # ---- per-role polling ----------------------------------------------------------------------
 
     def _poll_current_state(self, now_ms: int) -> None:
+        quorum = self.quorum
         for _ in range(8):  # each pass may move to another role that acts at once
-            before = (self.role, self.epoch)
+            state = quorum.state
+            role, epoch = state.role, state.epoch
             self._poll_role(now_ms)
-            if (self.role, self.epoch) == before:
+            state = quorum.state
+            if state.role is role and state.epoch == epoch:
                 return
 
     def _poll_role(self, now_ms: int) -> None:
@@ -727,13 +720,11 @@ class RaftNode:
             self.maybe_advance_high_watermark(state, now_ms)
 
     def maybe_advance_high_watermark(self, state: LeaderState, now_ms: int) -> bool:
-        offsets = sorted(
-            (p.end_offset for p in state.voters.values()),
-            key=lambda o: -1 if o is None else o,
-            reverse=True,
-        )
+        # An unknown end offset sorts as -1, which is below any epoch start offset (>= 0).
+        offsets = [-1 if p.end_offset is None else p.end_offset for p in state.voters.values()]
+        offsets.sort(reverse=True)
         candidate = offsets[len(offsets) // 2]
-        if candidate is None or candidate <= state.epoch_start_offset:
+        if candidate <= state.epoch_start_offset:
             return False  # a majority must hold a record of this epoch (spec 4.3)
         if self._hw is not None and candidate <= self._hw:
             return False  # never backwards
@@ -953,7 +944,8 @@ class RaftNode:
                     times.append(s.election_deadline_ms)
             case ResignedState():
                 times.append(s.election_deadline_ms)
-        times.extend(p.deadline_ms for p in self._parked)
+        if self._parked:
+            times.extend([p.deadline_ms for p in self._parked])
         if self._voter_change is not None and not self._voter_change.answered:
             times.append(self._voter_change.deadline_ms)
         request_time = self.requests.next_event_ms(now_ms)
@@ -961,8 +953,11 @@ class RaftNode:
             times.append(request_time)
         if self._shutdown_deadline_ms is not None and not self._shutdown_complete:
             times.append(self._shutdown_deadline_ms)
-        future = [t for t in times if t > now_ms]
-        return min(future) if future else now_ms + _IDLE_WAKE_MS
+        earliest = None
+        for t in times:
+            if t > now_ms and (earliest is None or t < earliest):
+                earliest = t
+        return now_ms + _IDLE_WAKE_MS if earliest is None else earliest
 
     # ---- the voter set (KIP-853) ----------------------------------------------------------------
 

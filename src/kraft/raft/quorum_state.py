@@ -132,13 +132,13 @@ def check_transition(current: State, target: State, *, is_voter: bool, pre_vote_
 
 
 def _leader_of(state: State) -> int | None:
-    if isinstance(state, UnattachedState | ProspectiveState | FollowerState):
+    if isinstance(state, (UnattachedState, ProspectiveState, FollowerState)):
         return state.leader_id
     return None
 
 
 def voted_key_of(state: State) -> ReplicaKey | None:
-    if isinstance(state, UnattachedState | ProspectiveState | FollowerState):
+    if isinstance(state, (UnattachedState, ProspectiveState, FollowerState)):
         return state.voted_key
     if isinstance(state, CandidateState):
         return state.local_key
@@ -148,7 +148,7 @@ def voted_key_of(state: State) -> ReplicaKey | None:
 def election_state_of(state: State) -> ElectionState:
     """What the store holds for ``state`` (spec section 2: content per state)."""
     leader: int | None
-    if isinstance(state, LeaderState | ResignedState):
+    if isinstance(state, (LeaderState, ResignedState)):
         leader = state.local_key.id
     else:
         leader = _leader_of(state)
@@ -179,6 +179,8 @@ class QuorumState:
         # KIP-853: the voter set in force is the latest in the log (static voters without one).
         self.history = history if history is not None else VoterSetHistory(VoterSet.static(config.voters))
         self.state: State = UnattachedState(0, None, None, None)
+        self._is_voter_of: VoterSet | None = None  # the voter set ``_is_voter`` was computed for
+        self._is_voter = False
 
     # ---- observation -------------------------------------------------------------------------
 
@@ -196,7 +198,14 @@ class QuorumState:
 
     @property
     def is_voter(self) -> bool:
-        return self.local_key is not None and self.history.latest().is_voter(self.local_key)
+        # Read many times per poll. The answer depends only on the (immutable) set in force and
+        # the local key: remember it for the set it was computed from (kept alive by the
+        # reference, so an identity test cannot be fooled by a recycled id).
+        voters = self.history.latest()
+        if voters is not self._is_voter_of:
+            self._is_voter_of = voters
+            self._is_voter = self.local_key is not None and voters.is_voter(self.local_key)
+        return self._is_voter
 
     @property
     def role(self) -> Role:
@@ -209,9 +218,11 @@ class QuorumState:
     @property
     def leader_id(self) -> int | None:
         s = self.state
-        if isinstance(s, LeaderState | ResignedState):
+        if isinstance(s, (LeaderState, ResignedState)):
             return s.local_key.id
-        return _leader_of(s)
+        if isinstance(s, (UnattachedState, ProspectiveState, FollowerState)):  # _leader_of, inline
+            return s.leader_id
+        return None
 
     @property
     def voted_key(self) -> ReplicaKey | None:
@@ -321,7 +332,7 @@ class QuorumState:
         if (
             self.is_voter
             and epoch > s.epoch
-            and isinstance(s, UnattachedState | CandidateState)
+            and isinstance(s, (UnattachedState, CandidateState))
             and s.election_deadline_ms is not None
         ):
             # Kafka's QuorumState.transitionToUnattached keeps the remaining election time here: a
@@ -359,7 +370,7 @@ class QuorumState:
         s = self.state
         local_key = self._voter_key_or_raise("Prospective")
         leader_id = _leader_of(s)
-        endpoints = s.leader_endpoints if isinstance(s, FollowerState | ProspectiveState) else ()
+        endpoints = s.leader_endpoints if isinstance(s, (FollowerState, ProspectiveState)) else ()
         # A Candidate whose election timed out keeps its self-vote: it already voted in this epoch.
         voted = voted_key_of(s)
         self._transition(

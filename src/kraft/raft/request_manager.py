@@ -40,7 +40,11 @@ class RequestManager:
         return conn is not None and conn.correlation_id is not None and now_ms < conn.request_deadline_ms
 
     def has_any_inflight(self, now_ms: int) -> bool:
-        return any(self.is_awaiting(d, now_ms) for d in list(self._connections))
+        # ``is_awaiting`` of every destination, without a call per destination (polled every poll).
+        for conn in self._connections.values():
+            if conn.correlation_id is not None and now_ms < conn.request_deadline_ms:
+                return True
+        return False
 
     def on_request_sent(self, destination: int, correlation_id: int, now_ms: int) -> None:
         self._connections[destination] = _Connection(correlation_id, now_ms + self._request_timeout_ms, 0)
@@ -50,24 +54,35 @@ class RequestManager:
         return conn is not None and conn.correlation_id == correlation_id
 
     def on_response(self, source: int, *, success: bool, now_ms: int) -> None:
-        conn = self._connections.setdefault(source, _Connection())
+        conn = self._connection(source)
         conn.correlation_id = None
         conn.backoff_until_ms = now_ms if success else now_ms + self._retry_backoff_ms
 
     def backoff(self, destination: int, now_ms: int) -> None:
-        conn = self._connections.setdefault(destination, _Connection())
+        conn = self._connection(destination)
         conn.correlation_id = None
         conn.backoff_until_ms = now_ms + self._retry_backoff_ms
 
     def next_event_ms(self, now_ms: int) -> int | None:
         """Earliest time a destination becomes ready again (for ``wake_at_ms``)."""
-        times: list[int] = []
+        earliest: int | None = None
         for conn in self._connections.values():
             if conn.correlation_id is not None:
-                times.append(conn.request_deadline_ms)
+                t = conn.request_deadline_ms
             elif conn.backoff_until_ms > now_ms:
-                times.append(conn.backoff_until_ms)
-        return min(times) if times else None
+                t = conn.backoff_until_ms
+            else:
+                continue
+            if earliest is None or t < earliest:
+                earliest = t
+        return earliest
+
+    def _connection(self, destination: int) -> _Connection:
+        # ``setdefault(destination, _Connection())`` without building a _Connection every time.
+        conn = self._connections.get(destination)
+        if conn is None:
+            conn = self._connections[destination] = _Connection()
+        return conn
 
     def reset(self) -> None:
         self._connections.clear()

@@ -109,7 +109,7 @@ def handle_vote_request(node: RaftNode, request: VoteRequest, now_ms: int) -> Vo
     if (
         granted
         and not request.pre_vote
-        and isinstance(state, UnattachedState | ProspectiveState)
+        and isinstance(state, (UnattachedState, ProspectiveState))
         and state.voted_key is None
     ):
         # Persisted (inside the transition) before the granting response is built.
@@ -136,6 +136,6 @@ def handle_vote_response(node: RaftNode, source: int, response: VoteResponse, no
     if response.partition_error_code != ErrorCode.NONE:
         return False
     state = node.quorum.state
-    if isinstance(state, ProspectiveState | CandidateState) and source in node.quorum.voters:
+    if isinstance(state, (ProspectiveState, CandidateState)) and source in node.quorum.voters:
         state.election.record(source, response.vote_granted)
     return True

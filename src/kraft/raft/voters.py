@@ -56,9 +56,13 @@ class VoterNode:
         """Kafka's VoterNode.isVoter: a voter with a directory id is that directory only."""
         if replica.id != self.key.id:
             return False
-        if self.key.directory_id == ZERO_UUID:
+        # ``is`` first: UUID.__eq__ is Python code, and the ids compared are usually the very same
+        # objects (ZERO_UUID, a node's own directory id). Identical UUIDs are equal, so the answer
+        # is the same.
+        directory_id = self.key.directory_id
+        if directory_id is ZERO_UUID or directory_id == ZERO_UUID:
             return True
-        return replica.directory_id == self.key.directory_id
+        return replica.directory_id is directory_id or replica.directory_id == directory_id
 
 
 class VoterSet:

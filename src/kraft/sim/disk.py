@@ -40,6 +40,10 @@ class CrashableLog(ReplicatedLog, Protocol):
 
     def crash(self) -> None: ...
 
+    def batches_from(self, start_offset: int) -> list[bytes]:
+        """The stored batches ``read(start_offset, <no limit>)`` would concatenate."""
+        ...
+
 
 class DiskProfile:
     """How long one fsync takes on a node's disk, drawn per fsync in ``[min_ms, max_ms]``."""
@@ -55,7 +59,7 @@ class DiskProfile:
     def draw(self, rng: random.Random) -> int:
         if self.max_ms == 0:
             return 0
-        return rng.randint(self.min_ms, self.max_ms)
+        return rng.randrange(self.min_ms, self.max_ms + 1)  # randint's own call, one frame less
 
 
 class Disk:
@@ -109,6 +113,7 @@ class SimLog:
             latest_snapshot_id=log.latest_snapshot_id,
             earliest_snapshot_id=log.earliest_snapshot_id,
             read_snapshot=log.read_snapshot,
+            batches_from=log.batches_from,
         )
 
     def crash(self) -> None:
@@ -135,6 +140,9 @@ class SimLog:
 
     def read(self, start_offset: int, max_bytes: int) -> bytes:
         return self.inner.read(start_offset, max_bytes)
+
+    def batches_from(self, start_offset: int) -> list[bytes]:
+        return self.inner.batches_from(start_offset)
 
     def truncate_to(self, offset: int) -> None:
         self.inner.truncate_to(offset)

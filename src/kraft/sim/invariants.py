@@ -97,6 +97,7 @@ class InvariantChecker:
         self._full_next = False  # check every node after the next event (see after_event)
         self._in_pass = False  # inside after_event: logs cannot change, so _majority_end is cached
         self._majority_end_cache: dict[int, int] = {}
+        self._headers: dict[bytes, tuple[int, int, tuple[int, int], bool]] = {}  # see _batch_header
         # Committed voter sets by offset (KIP-853); (-1, None) = the static voters of the world.
         initial: VoterSet | None = getattr(world, "initial_voter_set", None)
         self.voter_sets: list[tuple[int, VoterSet | None]] = [(-1, initial)]
@@ -185,17 +186,34 @@ class InvariantChecker:
         nodes = world.nodes
         rank = self._rank
         # By id: SimNode is a dataclass whose == would compare every field.
-        scope_ids = [n.node_id for n in scope]
+        scope_ids = [scope[0].node_id] if len(scope) == 1 else [n.node_id for n in scope]
         observed_id = scope_ids[0] if observed is not None and len(scope_ids) == 1 else None
         # A voter's log end feeds the majority rules; an observer's does not.
-        voter_moved = full or any(n.is_voter for n in scope)
+        voter_moved = full
+        for n in scope:
+            if n.is_voter:
+                voter_moved = True
+                break
         # The nodes this pass visits, in world order: all of them, or the touched ones plus (if a
         # voter's log may have moved) those last seen leading with a known HW. Untouched nodes
         # need nothing else: their state is what their last check saw.
+        hw_leaders = self._hw_leaders
         if full:
             ids = list(nodes)
-        elif voter_moved and self._hw_leaders:
-            ids = sorted({*scope_ids, *self._hw_leaders}, key=rank.__getitem__)
+        elif voter_moved and hw_leaders:
+            if len(scope_ids) == 1 and len(hw_leaders) == 1:
+                # The usual poll (of the leader, or of a voter while one leader is known): the
+                # sorted union of two ids without building a set.
+                (leader_id,) = hw_leaders
+                polled_id = scope_ids[0]
+                if leader_id == polled_id:
+                    ids = scope_ids
+                elif rank[polled_id] < rank[leader_id]:
+                    ids = [polled_id, leader_id]
+                else:
+                    ids = [leader_id, polled_id]
+            else:
+                ids = sorted({*scope_ids, *hw_leaders}, key=rank.__getitem__)
         else:
             ids = scope_ids
         leaders_known = len(self.leaders_by_epoch)
@@ -227,7 +245,9 @@ class InvariantChecker:
 
     def after_idle_event(self) -> None:
         """Check after an event that changed no node's observable state (a delivery to an inbox)."""
-        self.after_event(())
+        # after_event(()) does nothing else than report ledger problems or run a pending full pass.
+        if self._full_next or self.world.ledger.problems:
+            self.after_event(())
 
     def _check_node(self, node: SimNode, memory: _NodeMemory, observed: Observed | None = None) -> None:
         """Every per-node rule for ``node`` (which is up); ``observed``: its state, already read."""
@@ -347,16 +367,15 @@ class InvariantChecker:
         log = node.log
         begin = max(memory.checked_to, log.start_offset())
         if begin < upto:
-            data = log.read(begin, _READ_ALL)
             committed = self.committed
-            for _pos, header in iter_batch_headers(data):
-                base = header.base_offset
+            # The stored batches one by one (what ``log.read(begin, ...)`` would concatenate).
+            for data in log.batches_from(begin):
+                base, last_offset_delta, value, is_control = self._batch_header(data)
                 if base >= upto:
                     break
-                value = (header.partition_leader_epoch, header.crc)
-                if header.is_control and base + header.last_offset_delta >= self.committed_end:
-                    self._note_voter_records(data[_pos : _pos + header.size_in_bytes], upto)
-                for offset in range(max(base, begin), min(base + header.last_offset_delta + 1, upto)):
+                if is_control and base + last_offset_delta >= self.committed_end:
+                    self._note_voter_records(data, upto)
+                for offset in range(max(base, begin), min(base + last_offset_delta + 1, upto)):
                     known = committed.setdefault(offset, value)
                     if known != value:
                         self.world.report(
@@ -369,6 +388,25 @@ class InvariantChecker:
         memory.checked_to = max(memory.checked_to, upto)
         if upto > self.committed_end:
             self._commit_advanced(upto)
+
+    def _batch_header(self, batch: bytes) -> tuple[int, int, tuple[int, int], bool]:
+        """(base offset, last offset delta, (epoch, CRC), is control) of one whole stored batch.
+
+        A header is a function of the batch's bytes, and every replica stores the same bytes for
+        a committed batch: parse each distinct batch once per run, not once per node."""
+        known = self._headers.get(batch)
+        if known is None:
+            for _pos, header in iter_batch_headers(batch):
+                known = (
+                    header.base_offset,
+                    header.last_offset_delta,
+                    (header.partition_leader_epoch, header.crc),
+                    header.is_control,
+                )
+                break
+            assert known is not None  # a stored batch is whole
+            self._headers[batch] = known
+        return known
 
     def _commit_advanced(self, upto: int) -> None:
         figures = self.figures
@@ -388,6 +426,8 @@ class InvariantChecker:
 
     def _committed_set(self, before: int) -> tuple[int, VoterSet | None]:
         """(index in ``voter_sets``, set) of the latest committed voter set below ``before``."""
+        if len(self.voter_sets) == 1:  # the usual case (static voters): the loop below gives this
+            return 0, self.voter_sets[0][1]
         index = 0
         for i, (offset, _voters) in enumerate(self.voter_sets):
             if offset >= before:
@@ -429,7 +469,9 @@ class InvariantChecker:
             return cached
         ids, majority, destroyed = self._voters_of(voters)
         nodes = self.world.nodes
-        ends = sorted([*(nodes[v].log.end_offset() for v in ids), *destroyed], reverse=True)
+        ends = [nodes[v].log.end_offset() for v in ids]
+        ends += destroyed
+        ends.sort(reverse=True)
         value = ends[majority - 1] if len(ends) >= majority else -1
         if self._in_pass:
             self._majority_end_cache[key] = value

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 _SNAPSHOT_MAGIC = b"SNAP"
 _SNAPSHOT = struct.Struct(">4sq16sq")
 _EMPTY_HASH = bytes(16)
+_BLAKE2B_16 = hashlib.blake2b(digest_size=16)  # never updated: only copied (see handle_commit)
 
 
 class CommittedBatchLike(Protocol):
@@ -42,10 +43,6 @@ class LeaderAndEpochLike(Protocol):
     def leader_id(self) -> int | None: ...
     @property
     def epoch(self) -> int: ...
-
-
-def _chain(previous: bytes, value: bytes) -> bytes:
-    return hashlib.blake2b(previous + value, digest_size=16).digest()
 
 
 def encode_snapshot(count: int, digest: bytes, next_offset: int) -> bytes:
@@ -128,10 +125,18 @@ class CounterStateMachine:
                     f"{batch.last_offset}] but its next offset is {self.next_offset}",
                 )
             )
-        for value in batch.records:
-            self.count += 1
-            self.digest = _chain(self.digest, bytes(value))
-            self.applied_since_snapshot += 1
+        records = batch.records
+        digest = self.digest
+        for value in records:
+            # The running hash: blake2b-128 of (the previous hash + the value). Copying a fresh
+            # hasher gives the same digest as building one, for less than its keyword parsing.
+            hasher = _BLAKE2B_16.copy()
+            hasher.update(digest + bytes(value))
+            digest = hasher.digest()
+        # The same counts as adding one per record in the loop (nothing reads them in between).
+        self.count += len(records)
+        self.applied_since_snapshot += len(records)
+        self.digest = digest
         self.next_offset = batch.last_offset + 1
         self.last_epoch = batch.epoch
         self.commits += 1
