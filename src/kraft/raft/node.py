@@ -774,9 +774,11 @@ class RaftNode:
         )
 
     def _poll_prospective(self, state: ProspectiveState, now_ms: int) -> None:
-        if state.election.is_granted:
+        if state.election.is_granted and state.yielded_to is None:
             self._transition_to_candidate(now_ms)
             return
+        # Having given way to a peer, wait for its Vote request (which moves this node to its
+        # epoch) or for the end of this round.
         if state.election.is_rejected or now_ms >= state.election_deadline_ms:
             self._end_prospective(state, now_ms)
             return

@@ -93,6 +93,11 @@ class ProspectiveState:
     voted_key: ReplicaKey | None
     election: EpochElection
     election_deadline_ms: int
+    # Beyond Kafka: the id of a prospective peer this node granted a pre-vote to and gives way
+    # to (its log is newer, or as new and its id lower). This node then does not become a
+    # candidate on its own pre-vote majority this round, so two voters that lost their leader
+    # together do not both bump the epoch, vote for themselves and split.
+    yielded_to: int | None = None
     role: Role = field(default=Role.PROSPECTIVE, init=False)
 
 

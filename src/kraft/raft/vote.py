@@ -100,12 +100,21 @@ def handle_vote_request(node: RaftNode, request: VoteRequest, now_ms: int) -> Vo
         node.transition_to_unattached(request.candidate_epoch, now_ms)
     if not node.valid_voter_key(request.voter_key):
         return respond(ErrorCode.INVALID_VOTER_KEY, False)
-    up_to_date = (request.last_offset_epoch, request.last_offset) >= (
-        node.log.last_fetched_epoch(),
-        node.log.end_offset(),
-    )
+    theirs = (request.last_offset_epoch, request.last_offset)
+    ours = (node.log.last_fetched_epoch(), node.log.end_offset())
+    up_to_date = theirs >= ours
     state = node.quorum.state
     granted = can_grant_vote(state, request.candidate_key, pre_vote=request.pre_vote, up_to_date=up_to_date)
+    if (
+        granted
+        and request.pre_vote
+        and isinstance(state, ProspectiveState)
+        and (theirs > ours or request.candidate_key.id < node.node_id)
+    ):
+        # Two prospective voters that grant each other's pre-votes would both become candidates
+        # and split the vote (each votes for itself), costing an election timeout: the one with
+        # the older log, or the higher id, gives way (see ProspectiveState.yielded_to).
+        state.yielded_to = request.candidate_key.id
     if (
         granted
         and not request.pre_vote
