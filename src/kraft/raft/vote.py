@@ -109,7 +109,7 @@ def handle_vote_request(node: RaftNode, request: VoteRequest, now_ms: int) -> Vo
         granted
         and request.pre_vote
         and isinstance(state, ProspectiveState)
-        and (theirs > ours or request.candidate_key.id < node.node_id)
+        and (theirs > ours or (node.node_id is not None and request.candidate_key.id < node.node_id))
     ):
         # Two prospective voters that grant each other's pre-votes would both become candidates
         # and split the vote (each votes for itself), costing an election timeout: the one with
