@@ -39,9 +39,7 @@ class DynamicVotersWorld(World):
 
     dynamic_voters = True
 
-    def __init__(self, **options: Any) -> None:
-        options.setdefault("bootstrap_servers", True)
-        super().__init__(**options)
+    def _after_init(self) -> None:
         # Every controller is a bootstrap server (as an operator lists them all): voters change,
         # and a list of the initial voters only can end up naming no voter at all.
         self.bootstrap_targets = {-2 - i: n for i, n in enumerate(self.nodes)}

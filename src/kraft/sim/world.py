@@ -275,7 +275,7 @@ class World:
         link: LinkProfile | None = None,
         full_checks: bool = False,
         client_workload: bool = True,
-        bootstrap_servers: bool = False,
+        bootstrap_servers: bool | None = None,
     ) -> None:
         if voters < 1:
             raise ValueError(f"need at least one voter, got {voters}")
@@ -305,7 +305,10 @@ class World:
         self.voter_ids: list[int] = list(range(1, voters + 1))
         self.observer_ids: list[int] = list(range(voters + 1, voters + observers + 1))
         # ``controller.quorum.bootstrap.servers`` (every node gets the same list): bootstrap id
-        # (-2, -3, ...) -> the voter behind that address. Empty: none configured.
+        # (-2, -3, ...) -> the voter behind that address. Empty: none configured. A world of
+        # dynamic voters has them unless told otherwise (its nodes find the voters through them).
+        if bootstrap_servers is None:
+            bootstrap_servers = self.dynamic_voters
         self.bootstrap_targets: dict[int, int] = (
             {-2 - i: v for i, v in enumerate(self.voter_ids)} if bootstrap_servers else {}
         )
@@ -345,6 +348,12 @@ class World:
         from kraft.sim.invariants import InvariantChecker
 
         self.checker = InvariantChecker(self)
+        self._after_init()
+
+    def _after_init(self) -> None:
+        """A subclass's own set-up, run last in ``__init__``. (A hook rather than an ``__init__``
+        that forwards ``**options``: mypyc compiles that forwarding wrong, passing the dict as an
+        argument, and the compiled simulator could not build such a world.)"""
 
     # -- construction --------------------------------------------------------------------------
 
