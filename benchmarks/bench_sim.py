@@ -1,6 +1,7 @@
 """Simulator throughput: simulated events per wall second and simulated seconds per wall second.
 
-Runs the 5-voter ``flaky-network`` scenario (loss, duplication, reordering, partitions, slow disks)
+Runs the 5-voter ``message-loss`` scenario (loss, duplication, reordering, partitions, slow disks;
+until 2026-11-24 this was ``flaky-network``, whose lost messages are now retransmitted)
 for a few seeds with every invariant checked after every event, and prints the figures.
 
     PYTHONPATH=src python benchmarks/bench_sim.py [--seeds 5] [--json]
@@ -21,7 +22,7 @@ def bench(seeds: int) -> dict[str, float]:
     wall_s = 0.0
     cpu_s = 0.0
     for seed in range(1, seeds + 1):
-        world = build_world("flaky-network", seed, voters=5)
+        world = build_world("message-loss", seed, voters=5)
         started = time.perf_counter()
         cpu_started = time.process_time()
         world.run()
@@ -55,7 +56,7 @@ def main() -> None:
         print(json.dumps(figures))
     else:
         print(
-            f"flaky-network, 5 voters, {figures['seeds']} seeds: {figures['events']} events, "
+            f"message-loss, 5 voters, {figures['seeds']} seeds: {figures['events']} events, "
             f"{figures['virtual_s']} simulated s in {figures['wall_s']} wall s -> "
             f"{figures['events_per_s']} events/s, {figures['virtual_s_per_wall_s']} simulated s per wall s "
             f"(CPU {figures['cpu_s']} s: {figures['events_per_cpu_s']} events/s, "

@@ -11,7 +11,11 @@ Model:
 * A blocked directed link (``a -> b``) drops a message both when it is sent and when it would
   arrive, so a partition that starts while a message is in flight still cuts it. Symmetric
   partitions block both directions; one-way partitions block one.
-* Loss and duplication are independent per message; a duplicate gets its own delay.
+* Loss and duplication are independent per message; a duplicate gets its own delay. A lost
+  message is dropped without a trace (a datagram), or, on a link with ``retransmit_ms`` (TCP),
+  delivered late: a segment lost on a live connection is sent again after the retransmission
+  timeout, doubled for each further loss, and the receiver sees the message late, never not at
+  all. Real clients meet the second kind; the first tests the protocol's own retries.
 * An unreachable advertised endpoint (``block_endpoint``) refuses connections by default (the
   world answers the sender's request with an error, see ``kraft.sim.world``), or swallows them.
 * Invariant: nothing here reads a clock or iterates a set; the same calls give the same answers.
@@ -32,6 +36,9 @@ class LinkProfile:
     max_delay_ms: int = 7
     loss: float = 0.0
     duplicate: float = 0.0
+    # 0: a lost message is gone. > 0: lost messages are resent after this many ms (Linux's
+    # minimum TCP retransmission timeout is 200 ms), doubled per further loss of the same message.
+    retransmit_ms: int = 0
 
     def validate(self) -> None:
         # At least 1 ms: a zero delay would let two nodes ping-pong forever at one instant.
@@ -39,6 +46,8 @@ class LinkProfile:
             raise ValueError(f"bad delay range [{self.min_delay_ms}, {self.max_delay_ms}] (min must be >= 1)")
         if not (0.0 <= self.loss <= 1.0 and 0.0 <= self.duplicate <= 1.0):
             raise ValueError(f"loss {self.loss} and duplicate {self.duplicate} must be within [0, 1]")
+        if self.retransmit_ms < 0 or (self.retransmit_ms and self.loss >= 1.0):
+            raise ValueError(f"retransmit_ms {self.retransmit_ms} must be >= 0, and loss below 1 to use it")
 
 
 @dataclass(slots=True)
@@ -47,6 +56,7 @@ class NetworkStats:
     delivered: int = 0
     dropped_partition: int = 0
     dropped_loss: int = 0
+    retransmitted: int = 0  # lost on a link with retransmit_ms: delivered late, not dropped
     dropped_dead: int = 0
     dropped_endpoint: int = 0  # addressed to an advertised endpoint the sender cannot reach
     duplicated: int = 0
@@ -152,8 +162,16 @@ class Network:
         profile = self._links.get((source, destination), self.default)
         rng = self._rng
         if profile.loss > 0.0 and rng.random() < profile.loss:
-            self.stats.dropped_loss += 1
-            return []
+            if not profile.retransmit_ms:
+                self.stats.dropped_loss += 1
+                return []
+            # Sent again after the retransmission timeout, doubled each time it is lost again.
+            self.stats.retransmitted += 1
+            rto = profile.retransmit_ms
+            depart_ms += rto
+            while rng.random() < profile.loss:
+                rto *= 2
+                depart_ms += rto
         # randrange(a, b + 1) is what randint(a, b) calls: the same draw, one Python call less.
         arrivals = [depart_ms + rng.randrange(profile.min_delay_ms, profile.max_delay_ms + 1)]
         if profile.duplicate > 0.0 and rng.random() < profile.duplicate:

@@ -270,8 +270,22 @@ def _zombie_leader(world: World) -> None:
 
 
 def _flaky_network(world: World) -> None:
+    """Loss as TCP meets it: a lost message is retransmitted (200 ms, doubling), never gone, so
+    a node waits for the protocol, not for a request timeout that no real client would hit."""
+    _flaky(world, retransmit_ms=200)
+
+
+def _message_loss(world: World) -> None:
+    """flaky-network's faults with loss that drops messages for good (the protocol's own retries
+    and timeouts at work); this was flaky-network up to 2026-11-24."""
+    _flaky(world, retransmit_ms=0)
+
+
+def _flaky(world: World, *, retransmit_ms: int) -> None:
     faults_end = world.end_ms - 7000
-    world.network.set_default(LinkProfile(min_delay_ms=1, max_delay_ms=40, loss=0.05, duplicate=0.03))
+    world.network.set_default(
+        LinkProfile(min_delay_ms=1, max_delay_ms=40, loss=0.05, duplicate=0.03, retransmit_ms=retransmit_ms)
+    )
     slow = world.rng.sample(world.voter_ids, k=min(2, len(world.voter_ids)))
     for v in slow:
         world.set_disk(v, DiskProfile(2, 30))
@@ -701,11 +715,20 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             "flaky-network",
-            "loss, duplication, reordering, one-way and transient partitions, slow disks",
+            "loss (retransmitted, as TCP), duplication, reordering, one-way and transient partitions,"
+            " slow disks",
             5,
             0,
             18_000,
             _flaky_network,
+        ),
+        Scenario(
+            "message-loss",
+            "flaky-network with loss that drops messages for good",
+            5,
+            0,
+            18_000,
+            _message_loss,
         ),
         Scenario(
             "graceful-resign",
