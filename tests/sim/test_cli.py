@@ -52,6 +52,17 @@ def test_run_text_summary_and_voter_override() -> None:
     assert "scenario steady seed 1 (voters 5, observers 0, pre-vote on): ok" in text
 
 
+def test_seven_voters_run_and_ten_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, text = _run(["run", "--scenario", "leader-crash", "--seed", "2", "--voters", "7", "--json"])
+    assert code == 0
+    result = json.loads(text)
+    assert result["voters"] == 7 and result["violations"] == []
+    with pytest.raises(SystemExit) as refused:
+        _run(["run", "--scenario", "steady", "--seed", "1", "--voters", "10"])
+    assert refused.value.code == 2
+    assert "invalid choice: 10" in capsys.readouterr().err
+
+
 def test_unknown_scenario_is_an_error_naming_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = _run(["run", "--scenario", "nope", "--seed", "1"])
     assert code == 2

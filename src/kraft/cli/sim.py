@@ -1,6 +1,6 @@
 """``kraft sim``: run the deterministic fault-injecting simulator.
 
-    kraft sim run --scenario NAME --seed N [--voters 3|5] [--observers K] [--duration-ms T]
+    kraft sim run --scenario NAME --seed N [--voters 1..9] [--observers K] [--duration-ms T]
                   [--no-prevote] [--json]
     kraft sim sweep --scenario NAME|all|raft|controller --seeds A..B [--workers K] [--no-prevote]
                     [--voters N] [--json]
@@ -47,7 +47,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one seed of one scenario")
     run.add_argument("--scenario", required=True)
     run.add_argument("--seed", type=int, required=True)
-    run.add_argument("--voters", type=int, choices=(1, 2, 3, 4, 5), default=None)
+    run.add_argument("--voters", type=int, choices=range(1, 10), metavar="{1..9}", default=None)
     run.add_argument("--observers", type=int, default=None)
     run.add_argument("--duration-ms", type=int, default=None)
     run.add_argument("--no-prevote", action="store_true", help="3.9-style elections (KIP-996 off)")
@@ -59,7 +59,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sweep.add_argument("--seeds", type=_parse_seeds, required=True, help="A..B inclusive")
     sweep.add_argument("--workers", type=int, default=1)
-    sweep.add_argument("--voters", type=int, choices=(1, 2, 3, 4, 5), default=None)
+    sweep.add_argument("--voters", type=int, choices=range(1, 10), metavar="{1..9}", default=None)
     sweep.add_argument("--no-prevote", action="store_true")
     sweep.add_argument("--json", action="store_true")
 
