@@ -185,6 +185,71 @@ static int ms_to_us_overflows(int64_t ms, int64_t *out) {
     return 0;
 }
 
+/* One record of a batch body at *pos (its length varint first), read as the checked Python
+ * decoder reads it, in the one shape decoded here: no headers. 1: read, and *pos is past it; 0:
+ * anything else (the caller declines the batch). */
+typedef struct {
+    int64_t timestamp_delta;
+    int64_t offset_delta;
+    Py_ssize_t key_at;
+    int64_t key_len; /* -1: null */
+    Py_ssize_t value_at;
+    int64_t value_len; /* -1: null */
+} PlainRecord;
+
+static inline int read_plain_record(const uint8_t *p, Py_ssize_t *pos, Py_ssize_t end, PlainRecord *r) {
+    uint64_t u;
+    Py_ssize_t at = *pos;
+    if (!read_uvarint(p, &at, end, 5, &u)) {
+        return 0;
+    }
+    int64_t length = unzigzag(u);
+    if (length < 0 || length > end - at) {
+        return 0;
+    }
+    Py_ssize_t record_end = at + (Py_ssize_t)length;
+    if (record_end - at < 1) {
+        return 0; /* no attributes byte */
+    }
+    at += 1; /* attributes: unused */
+    if (!read_uvarint(p, &at, record_end, 10, &u)) {
+        return 0;
+    }
+    r->timestamp_delta = unzigzag(u);
+    if (!read_uvarint(p, &at, record_end, 5, &u)) {
+        return 0;
+    }
+    r->offset_delta = unzigzag(u);
+    if (!read_uvarint(p, &at, record_end, 5, &u)) {
+        return 0;
+    }
+    r->key_len = unzigzag(u);
+    r->key_at = at;
+    if (r->key_len >= 0) {
+        if (r->key_len > record_end - at) {
+            return 0;
+        }
+        at += (Py_ssize_t)r->key_len;
+    }
+    if (!read_uvarint(p, &at, record_end, 5, &u)) {
+        return 0;
+    }
+    r->value_len = unzigzag(u);
+    r->value_at = at;
+    if (r->value_len >= 0) {
+        if (r->value_len > record_end - at) {
+            return 0;
+        }
+        at += (Py_ssize_t)r->value_len;
+    }
+    /* Header count: only records without headers are read here. */
+    if (!read_uvarint(p, &at, record_end, 5, &u) || u != 0 || at != record_end) {
+        return 0;
+    }
+    *pos = at;
+    return 1;
+}
+
 /* The batch's fields that the rows need, and what the caller asked for. */
 typedef struct {
     int64_t base_offset;
@@ -232,54 +297,14 @@ static int decode_into(ColumnBuilder *self, const uint8_t *p, Py_ssize_t start, 
     }
     int32_t epoch = (int32_t)info->leader_epoch;
     Py_ssize_t pos = start;
-    uint64_t u;
+    PlainRecord rec;
     for (int64_t i = 0; i < count; i++) {
-        if (!read_uvarint(p, &pos, end, 5, &u)) {
+        if (!read_plain_record(p, &pos, end, &rec)) {
             goto decline;
         }
-        int64_t length = unzigzag(u);
-        if (length < 0 || length > end - pos) {
-            goto decline;
-        }
-        Py_ssize_t record_end = pos + (Py_ssize_t)length;
-        if (record_end - pos < 1) {
-            goto decline; /* no attributes byte */
-        }
-        pos += 1; /* attributes: unused by the columns */
-        if (!read_uvarint(p, &pos, record_end, 10, &u)) {
-            goto decline;
-        }
-        int64_t timestamp_delta = unzigzag(u);
-        if (!read_uvarint(p, &pos, record_end, 5, &u)) {
-            goto decline;
-        }
-        int64_t offset_delta = unzigzag(u);
-        if (!read_uvarint(p, &pos, record_end, 5, &u)) {
-            goto decline;
-        }
-        int64_t key_len = unzigzag(u);
-        Py_ssize_t key_at = pos;
-        if (key_len >= 0) {
-            if (key_len > record_end - pos) {
-                goto decline;
-            }
-            pos += (Py_ssize_t)key_len;
-        }
-        if (!read_uvarint(p, &pos, record_end, 5, &u)) {
-            goto decline;
-        }
-        int64_t value_len = unzigzag(u);
-        Py_ssize_t value_at = pos;
-        if (value_len >= 0) {
-            if (value_len > record_end - pos) {
-                goto decline;
-            }
-            pos += (Py_ssize_t)value_len;
-        }
-        /* Header count: only records without headers are decoded here. */
-        if (!read_uvarint(p, &pos, record_end, 5, &u) || u != 0 || pos != record_end) {
-            goto decline;
-        }
+        int64_t timestamp_delta = rec.timestamp_delta, offset_delta = rec.offset_delta;
+        Py_ssize_t key_at = rec.key_at, value_at = rec.value_at;
+        int64_t key_len = rec.key_len, value_len = rec.value_len;
         if (value_len > 0 && info->python_value_byte >= 0 && p[value_at] == info->python_value_byte) {
             goto decline;
         }
@@ -533,54 +558,17 @@ static PyObject *record_values(PyObject *Py_UNUSED(module), PyObject *const *arg
         goto done;
     }
     Py_ssize_t pos = (Py_ssize_t)start;
-    uint64_t u;
+    PlainRecord rec;
     for (int64_t i = 0; i < count; i++) {
-        if (!read_uvarint(p, &pos, (Py_ssize_t)end, 5, &u)) {
-            goto decline;
-        }
-        int64_t length = unzigzag(u);
-        if (length < 0 || length > (Py_ssize_t)end - pos) {
-            goto decline;
-        }
-        Py_ssize_t record_end = pos + (Py_ssize_t)length;
-        if (record_end - pos < 1) {
-            goto decline;
-        }
-        pos += 1; /* attributes */
-        if (!read_uvarint(p, &pos, record_end, 10, &u)) { /* timestampDelta */
-            goto decline;
-        }
-        if (!read_uvarint(p, &pos, record_end, 5, &u)) {
+        if (!read_plain_record(p, &pos, (Py_ssize_t)end, &rec)) {
             goto decline;
         }
         int64_t offset;
-        if (add_overflows(base_offset, unzigzag(u), &offset)) {
+        if (add_overflows(base_offset, rec.offset_delta, &offset)) {
             goto decline;
         }
-        if (!read_uvarint(p, &pos, record_end, 5, &u)) {
-            goto decline;
-        }
-        int64_t key_len = unzigzag(u);
-        if (key_len >= 0) {
-            if (key_len > record_end - pos) {
-                goto decline;
-            }
-            pos += (Py_ssize_t)key_len;
-        }
-        if (!read_uvarint(p, &pos, record_end, 5, &u)) {
-            goto decline;
-        }
-        int64_t value_len = unzigzag(u);
-        Py_ssize_t value_at = pos;
-        if (value_len >= 0) {
-            if (value_len > record_end - pos) {
-                goto decline;
-            }
-            pos += (Py_ssize_t)value_len;
-        }
-        if (!read_uvarint(p, &pos, record_end, 5, &u) || u != 0 || pos != record_end) {
-            goto decline;
-        }
+        Py_ssize_t value_at = rec.value_at;
+        int64_t value_len = rec.value_len;
         if (offset < from_offset) {
             continue;
         }

@@ -354,24 +354,49 @@ def build_batch(
         attributes |= CONTROL_FLAG
     if is_transactional:
         attributes |= TRANSACTIONAL_FLAG
-    last_offset_delta = len(records) - 1
-    batch_length = HEADER_SIZE - LOG_OVERHEAD + len(body)
+    return _framed(
+        body,
+        base_offset,
+        partition_leader_epoch,
+        attributes,
+        len(records),
+        base_ts,
+        max_ts,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+    )
+
+
+def _framed(
+    body: bytes | bytearray,
+    base_offset: int,
+    partition_leader_epoch: int,
+    attributes: int,
+    count: int,
+    base_ts: int,
+    max_ts: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+) -> bytes:
+    """The batch of ``count`` encoded records ``body``: the header, then the CRC over it."""
     try:
         out = bytearray(
             _HEADER.pack(
                 base_offset,
-                batch_length,
+                HEADER_SIZE - LOG_OVERHEAD + len(body),
                 partition_leader_epoch,
                 MAGIC,
                 0,  # crc placeholder, filled in once the covered bytes are final
                 attributes,
-                last_offset_delta,
+                count - 1,  # lastOffsetDelta: offset deltas are 0..count-1
                 base_ts,
                 max_ts,
                 producer_id,
                 producer_epoch,
                 base_sequence,
-                len(records),
+                count,
             )
         )
     except struct.error as e:
@@ -415,30 +440,18 @@ def build_value_batch(
         append(size)
         append(value)
         append(b"\x00")
-    body = b"".join(parts)
-    try:
-        out = bytearray(
-            _HEADER.pack(
-                base_offset,
-                HEADER_SIZE - LOG_OVERHEAD + len(body),
-                partition_leader_epoch,
-                MAGIC,
-                0,  # crc placeholder
-                Compression.NONE,
-                len(values) - 1,
-                timestamp_ms,
-                timestamp_ms,
-                NO_PRODUCER_ID,
-                NO_PRODUCER_EPOCH,
-                NO_SEQUENCE,
-                len(values),
-            )
-        )
-    except struct.error as e:
-        raise ValueError(f"batch header field out of range: {e}") from None
-    out += body
-    _CRC.pack_into(out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
-    return bytes(out)
+    return _framed(
+        b"".join(parts),
+        base_offset,
+        partition_leader_epoch,
+        Compression.NONE,
+        len(values),
+        timestamp_ms,
+        timestamp_ms,
+        NO_PRODUCER_ID,
+        NO_PRODUCER_EPOCH,
+        NO_SEQUENCE,
+    )
 
 
 def assign_offsets_and_epoch(
