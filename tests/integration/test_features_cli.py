@@ -6,6 +6,7 @@ log directory."""
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 
 import pytest
@@ -91,3 +92,59 @@ def test_features_describe_downgrade_and_upgrade_on_real_controllers(
     argv = ["--log-dir", cluster.node(standby_id).log_dir, "cat", f"/image/features/finalized_{ELR}"]
     assert metadata_shell.main(argv, out=out_io, err=err_io) == 0, err_io.getvalue()
     assert out_io.getvalue() == "1\n"
+
+
+def test_kraft_version_upgrade_turns_a_static_quorum_dynamic(
+    local_cluster: Callable[..., LocalCluster],
+) -> None:
+    """Kafka 4.1's static -> dynamic upgrade (KAFKA-16538) on real processes: after
+    ``upgrade --feature kraft.version=1`` the voter set is in the log, and a voter can be removed."""
+    from kraft.cli import metadata_quorum
+
+    cluster = local_cluster(3)
+    cluster.start_all()
+    info = cluster.wait_for_leader()
+    leader = cluster.address(info.leader_id)
+    at_leader = f"{leader.host}:{leader.port}"
+
+    def kraft_line() -> str:
+        code, out, err = kraft_features(at_leader, "describe")
+        assert code == 0, err
+        return next(line for line in out.splitlines() if line.startswith("Feature: kraft.version\t"))
+
+    def quorum(*args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--bootstrap-controller", at_leader, "--timeout-ms", "15000", *args]
+        code = metadata_quorum.main(argv, out=out, err=err)
+        return code, out.getvalue(), err.getvalue()
+
+    assert "FinalizedVersionLevel: 0\t" in kraft_line()
+    code, out, err = quorum(
+        "remove-controller", "--controller-id", "3", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA"
+    )
+    assert code != 0  # static voters cannot change
+    # Refused (retriable) until every voter has fetched: the leader learns their directory ids
+    # from the Fetches. The dry run checks the same, and changes nothing.
+    cluster.wait_for(
+        "the upgrade to validate",
+        lambda: (
+            True
+            if kraft_features(at_leader, "upgrade", "--feature", "kraft.version=1", "--dry-run")[0] == 0
+            else None
+        ),
+    )
+    assert "FinalizedVersionLevel: 0\t" in kraft_line()
+    code, out, err = kraft_features(at_leader, "upgrade", "--feature", "kraft.version=1")
+    assert (code, out) == (0, "kraft.version was upgraded to 1.\n"), err
+    assert "FinalizedVersionLevel: 1\t" in kraft_line()
+    code, out, err = quorum("describe", "--status", "--json")
+    assert code == 0, err
+    status = json.loads(out)
+    voters = {v["id"]: v["directoryId"] for v in status["currentVoters"]}
+    assert set(voters) == {1, 2, 3} and all(voters.values())
+    victim = next(i for i in voters if i != info.leader_id)
+    code, out, err = quorum(
+        "remove-controller", "--controller-id", str(victim), "--controller-directory-id", voters[victim]
+    )
+    assert code == 0, err
+    assert out.startswith(f"Removed  KRaft controller {victim} ")

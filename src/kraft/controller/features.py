@@ -109,12 +109,10 @@ def validate_updates(
                 "without setting the upgrade type to safe or unsafe downgrade."
             )
         if problem is None and u.feature == KRAFT_VERSION and u.level > 0:
-            # kraft.version is chosen when formatting (kraft storage format --standalone or
-            # --initial-controllers) and lives in the raft log; a FeatureLevelRecord cannot set it.
-            problem = (
-                f"Feature {KRAFT_VERSION} cannot be changed with UpdateFeatures here: it is set when "
-                "the controllers are formatted (--standalone or --initial-controllers for level 1)."
-            )
+            # kraft.version lives in the raft log: formatting sets it (--standalone or
+            # --initial-controllers), or the raft leader raises it (QuorumController hands an
+            # UpdateFeatures of kraft.version to it before these rules); never a FeatureLevelRecord.
+            problem = f"Feature {KRAFT_VERSION} is written by the raft layer, not as a feature record."
         if problem is None and u.feature == METADATA_VERSION:
             if u.level < int(MINIMUM_KRAFT_METADATA_VERSION):
                 problem = f"metadata.version cannot be set below {int(MINIMUM_KRAFT_METADATA_VERSION)}."

@@ -29,12 +29,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kraft.common.errors import FatalError, KraftError
+from kraft.common.errors import FatalError, KraftError, NotLeaderError
 from kraft.controller.cluster_control import BrokerHeartbeats, ClusterControl
 from kraft.controller.config_control import ConfigControl
 from kraft.controller.configs import ConfigResolver
 from kraft.controller.errors import error_response
 from kraft.controller.features import (
+    KRAFT_VERSION,
     SUPPORTED_FEATURES,
     FeatureUpdate,
     UpgradeType,
@@ -138,6 +139,8 @@ class RaftClient(Protocol):
     def create_snapshot(self, snapshot_id: OffsetAndEpoch, last_contained_log_timestamp_ms: int) -> Any: ...
 
     def resign(self, epoch: int) -> None: ...
+
+    def upgrade_kraft_version(self, version: int, *, validate_only: bool, now_ms: int) -> int | None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -387,7 +390,11 @@ class QuorumController:
             )
             return True
         if not outcome.records:
-            self._outbound.append(self._reply(envelope, outcome.response))
+            reply = self._reply(envelope, outcome.response)
+            if outcome.commit_offset is None:
+                self._outbound.append(reply)
+            else:
+                self._pending.append(_Pending(outcome.commit_offset, reply))
             return True
         try:
             last = self._append(list(outcome.records), now_ms)
@@ -427,7 +434,7 @@ class QuorumController:
         if key == INCREMENTAL_ALTER_CONFIGS:
             return self.configs.incremental_alter_configs(image, body, version)
         if key == UPDATE_FEATURES:
-            return self._update_features(image, body, version)
+            return self._update_features(image, body, version, now_ms)
         return None
 
     def _read_only(self, key: int, version: int, body: Any) -> Any:
@@ -435,7 +442,9 @@ class QuorumController:
             return self.configs.describe_configs(self.image, body, version)
         raise KraftError(f"API {key} is not read-only")
 
-    def _update_features(self, image: MetadataImage, body: Any, version: int) -> ControllerResult[Any]:
+    def _update_features(
+        self, image: MetadataImage, body: Any, version: int, now_ms: int
+    ) -> ControllerResult[Any]:
         cls: Any = update_features.RESPONSE.cls
         updates = []
         for u in body.feature_updates:
@@ -446,6 +455,8 @@ class QuorumController:
             updates.append(
                 FeatureUpdate(u.feature, u.max_version_level if u.max_version_level > 0 else 0, kind)
             )
+        if any(u.feature == KRAFT_VERSION for u in updates):
+            return self._update_kraft_version(updates, bool(getattr(body, "validate_only", False)), now_ms)
         outcome = validate_updates(image, self.node_id, updates)
         response = cls(
             throttle_time_ms=0,
@@ -458,6 +469,48 @@ class QuorumController:
         )
         records = () if getattr(body, "validate_only", False) else outcome.records
         return ControllerResult(tuple(records), response, {})
+
+    def _update_kraft_version(
+        self, updates: list[FeatureUpdate], validate_only: bool, now_ms: int
+    ) -> ControllerResult[Any]:
+        """kraft.version lives in the raft log, not in a FeatureLevelRecord: the raft leader
+        writes it (``kraft.raft.reconfig.upgrade_kraft_version``), and the answer waits for that
+        write to commit, as Kafka 4.1's FeatureControlManager hands it to the raft client."""
+        cls: Any = update_features.RESPONSE.cls
+
+        def respond(code: int, message: str | None, offset: int | None = None) -> ControllerResult[Any]:
+            return ControllerResult(
+                (),
+                cls(
+                    throttle_time_ms=0,
+                    error_code=code,
+                    error_message=message,
+                    results=[
+                        cls.UpdatableFeatureResult(feature=u.feature, error_code=code, error_message=message)
+                        for u in updates
+                    ],
+                ),
+                {},
+                offset,
+            )
+
+        if len(updates) != 1:
+            return respond(
+                ErrorCode.INVALID_REQUEST,
+                f"{KRAFT_VERSION} must be updated on its own: the raft layer writes it, not a feature record",
+            )
+        update = updates[0]
+        if update.upgrade_type == UpgradeType.UNKNOWN:
+            return respond(
+                ErrorCode.INVALID_UPDATE_VERSION, f"Unknown upgrade type for feature {KRAFT_VERSION}."
+            )
+        try:
+            offset = self.raft.upgrade_kraft_version(update.level, validate_only=validate_only, now_ms=now_ms)
+        except NotLeaderError as e:
+            return respond(ErrorCode.NOT_CONTROLLER, str(e))
+        except KraftError as e:
+            return respond(ErrorCode.INVALID_UPDATE_VERSION, str(e))
+        return respond(ErrorCode.NONE, None, offset)
 
     # ---------------------------------------------------------------------------------- write path
 

@@ -21,6 +21,9 @@ class ControllerResult(Generic[R]):
     response: R
     # Counters the caller adds to its metrics when the records commit (e.g. unclean elections).
     stats: dict[str, int] = field(default_factory=dict)
+    # With no records: an offset the raft layer wrote for the request (kraft.version's control
+    # records), whose commit the response waits for. None: answer at once.
+    commit_offset: int | None = None
 
 
 def result(

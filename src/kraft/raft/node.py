@@ -1041,6 +1041,22 @@ class RaftNode:
         )
         self._voter_change = reconfig.PendingVoterChange(envelope, offset, deadline_ms, removes_leader)
 
+    def upgrade_kraft_version(self, version: int, *, validate_only: bool, now_ms: int) -> int | None:
+        """Leader: kraft.version 0 -> 1 (``reconfig.upgrade_kraft_version``, which documents it)."""
+        return reconfig.upgrade_kraft_version(self, version, validate_only=validate_only, now_ms=now_ms)
+
+    def append_kraft_upgrade(self, voters: VoterSet, version: int) -> int:
+        """Leader: append KRaftVersion ``version`` and the VotersRecord ``voters`` as one control
+        batch (``reconfig.upgrade_kraft_version``); returns its last offset."""
+        assert self._accumulator is not None
+        return self._accumulator.append_control(
+            [
+                control_record(ControlType.KRAFT_VERSION, kraft_version_record(version)),
+                control_record(ControlType.KRAFT_VOTERS, voters.to_record()),
+            ],
+            self.metrics.last_poll_ms,
+        )
+
     def _poll_voter_change(
         self, state: LeaderState, change: reconfig.PendingVoterChange, now_ms: int
     ) -> bool:

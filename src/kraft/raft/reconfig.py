@@ -1,4 +1,5 @@
-"""AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter (KIP-853, APIs 80-82) on the leader.
+"""AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter (KIP-853, APIs 80-82) on the leader, and the
+upgrade of a static quorum to dynamic voters (``upgrade_kraft_version``, Kafka 4.1).
 
 Kafka's rules (spec 12), in the order Kafka's handlers check them:
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kraft.common.errors import KraftError, NotLeaderError
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.messages import (
     AddRaftVoterRequest,
@@ -231,3 +233,51 @@ def leader_progress_after_change(state: LeaderState, voters: VoterSet) -> None:
         if voter_id != state.local_key.id:
             state.observers[progress.key] = progress
     state.fetched_voters &= voters.ids
+
+
+def upgrade_kraft_version(node: RaftNode, version: int, *, validate_only: bool, now_ms: int) -> int | None:
+    """Leader: move a static quorum (kraft.version 0) to dynamic voters (1), as Kafka 4.1's
+    ``RaftClient.upgradeKRaftVersion`` (KAFKA-16538). Appends one control batch, a KRaftVersion
+    record and a VotersRecord of the static voters with the directory ids their fetches carried,
+    and returns the offset to wait on for its commit; None when there is nothing to append (the
+    level is already in force, or ``validate_only``).
+
+    Kafka also waits to learn every voter's supported kraft.version range (from the voters'
+    UpdateRaftVoter requests); every kraft node supports 0..1, so only the directory ids are
+    needed here. After the commit the voter set lives in the log, and the static
+    ``controller.quorum.voters`` no longer counts (docs/operations.md says how to reconfigure).
+
+    Raises:
+        NotLeaderError: not the leader.
+        KraftError: the refusal, in words for the UpdateFeatures answer.
+    """
+    leader = node.leader_state()
+    if leader is None or node.shutting_down:
+        raise NotLeaderError(f"node {node.node_id} is not the leader")
+    current = node.kraft_version
+    if version == current:
+        return None
+    if version < current:
+        raise KraftError(f"kraft.version cannot be downgraded from {current} to {version}")
+    if version != KRAFT_VERSION_1:
+        raise KraftError(f"kraft.version {version} is not supported (0 and 1 are)")
+    hw = node.high_watermark
+    if hw is None or hw <= leader.epoch_start_offset:
+        raise KraftError(f"the leader has not committed an offset in epoch {leader.epoch} yet; retry")
+    if node.voter_change_pending():
+        raise KraftError("a voter change is in progress; retry")
+    voters: list[VoterNode] = []
+    unknown: list[int] = []
+    for voter in node.voter_set:
+        key = leader.local_key if voter.key.id == leader.local_key.id else leader.voters[voter.key.id].key
+        if key.directory_id == ZERO_UUID:
+            unknown.append(voter.key.id)
+        voters.append(VoterNode(key, voter.endpoints))
+    if unknown:
+        raise KraftError(
+            f"the directory ids of voters {unknown} are not known yet (each voter tells the leader in "
+            "its fetches): wait until every voter is up and fetching, then retry"
+        )
+    if validate_only:
+        return None
+    return node.append_kraft_upgrade(VoterSet(voters), version)
