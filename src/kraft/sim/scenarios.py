@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kraft.common.errors import KraftError
 from kraft.raft.messages import (
     EndQuorumEpochRequest,
     EndQuorumEpochResponse,
@@ -22,6 +23,8 @@ from kraft.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
+from kraft.raft.types import ReplicaKey
+from kraft.raft.voters import KRAFT_VERSION_1
 from kraft.sim import dynamic_voters
 from kraft.sim.disk import DiskProfile
 from kraft.sim.network import LinkProfile
@@ -498,6 +501,56 @@ def _graceful_resign(world: World) -> None:
     _at(world, end - 3500, "caught-up", lambda: world.checker.expect_caught_up("after the last step", 3000))
 
 
+def _kraft_upgrade(world: World) -> None:
+    """A static quorum moves to dynamic voters (kraft.version 0 -> 1, Kafka 4.1) while its
+    leader may crash right after writing the upgrade: the upgrade is retried until some leader's
+    commits, and then every node must run kraft.version 1 with the voters' real directories."""
+    crashes = {"left": 2}
+
+    def attempt() -> None:
+        if world.now_ms > world.end_ms - 6000:
+            return
+        leader = world.current_leader()
+        if leader is None or leader.raft.kraft_version >= KRAFT_VERSION_1:
+            if leader is None or not _all_upgraded(world):
+                world.schedule(world.now_ms + 300, "upgrade", attempt)
+            return
+        try:
+            offset = leader.raft.upgrade_kraft_version(1, validate_only=False, now_ms=world.now_ms)
+        except KraftError as e:
+            world.trace(f"upgrade refused by {leader.node_id}: {e}")
+            world.schedule(world.now_ms + 300, "upgrade", attempt)
+            return
+        world.trace(f"upgrade written by {leader.node_id} at offset {offset}")
+        if crashes["left"] and world.rng.random() < 0.5:
+            crashes["left"] -= 1
+            victim = leader.node_id
+            world.crash(victim)  # before the upgrade can commit, often
+            _at(world, world.now_ms + 2500, "restart", lambda: world.restart(victim))
+        world.schedule(world.now_ms + 300, "upgrade", attempt)
+
+    def check() -> None:
+        for node in world.nodes.values():
+            if not node.up or node.node_id not in world.voter_ids:
+                continue
+            want = {ReplicaKey(v, world.nodes[v].directory_id) for v in world.voter_ids}
+            got = set(node.raft.voter_set.keys())
+            if node.raft.kraft_version != KRAFT_VERSION_1 or got != want:
+                world.report(
+                    "KRaftUpgrade",
+                    f"node {node.node_id} runs kraft.version {node.raft.kraft_version} with voters "
+                    f"{sorted(map(str, got))} at the end, not 1 with {sorted(map(str, want))}",
+                )
+
+    world.checker.expect_leader_by(6000)
+    _at(world, 2000, "upgrade", attempt)
+    _at(world, world.end_ms - 1000, "check", check)
+
+
+def _all_upgraded(world: World) -> bool:
+    return all(n.raft.kraft_version >= KRAFT_VERSION_1 for n in world.nodes.values() if n.up)
+
+
 def _snapshot_catchup(world: World) -> None:
     def down(leader: SimNode) -> None:
         followers = [v for v in world.voter_ids if v != leader.node_id]
@@ -704,6 +757,14 @@ SCENARIOS: dict[str, Scenario] = {
             0,
             17_000,
             _partition_rejoin,
+        ),
+        Scenario(
+            "kraft-upgrade",
+            "a static quorum upgraded to kraft.version 1 while its leader may crash right after",
+            3,
+            1,
+            16_000,
+            _kraft_upgrade,
         ),
         Scenario(
             "zombie-leader",
