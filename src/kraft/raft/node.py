@@ -825,8 +825,42 @@ class RaftNode:
             return
         if state.download is not None:
             self.send(destination, fetch_snapshot.build_fetch_snapshot_request(self, state), now_ms)
-        else:
-            self.send(destination, fetch.build_fetch_request(self), now_ms)
+            return
+        update = self._voter_update(state, now_ms)
+        if update is not None:
+            # In place of one Fetch, as Kafka's pollFollowerAsVoter does.
+            state.voter_update_after_ms = now_ms + self.config.request_timeout_ms
+            self.send(destination, update, now_ms)
+            return
+        self.send(destination, fetch.build_fetch_request(self), now_ms)
+
+    def _voter_update(self, state: FollowerState, now_ms: int) -> UpdateRaftVoterRequest | None:
+        """KIP-853: the UpdateRaftVoter a voter sends its leader when the voter set has another
+        endpoint for it on the raft listener (it came back on a new host or port), so that the
+        other voters can reach it again; None when there is nothing to tell (or not yet)."""
+        if (
+            self.kraft_version < KRAFT_VERSION_1
+            or not self.local_endpoints
+            or not state.has_fetched_from_leader
+            or now_ms < state.voter_update_after_ms
+            or self.node_id is None
+        ):
+            return None
+        local = ReplicaKey(self.node_id, self.directory_id)
+        voter = self.voter_set.node(self.node_id)
+        if voter is None or not voter.is_voter(local):
+            return None
+        mine = self.local_endpoints[0]
+        if mine in voter.endpoints:
+            return None
+        # Only the raft listener's endpoint is replaced; the others stay as the set has them.
+        listeners = (mine, *(e for e in voter.endpoints if e.name != mine.name))
+        return UpdateRaftVoterRequest(
+            cluster_id=self.cluster_id,
+            current_leader_epoch=state.epoch,
+            voter_key=local,
+            listeners=listeners,
+        )
 
     def _fetch_destination(self, state: FollowerState, now_ms: int) -> int | None:
         """The leader's endpoint, the bootstrap address that last answered as the leader, or (the

@@ -185,6 +185,9 @@ class FollowerState:
     # observer): the next fetches try the bootstrap servers, whichever of them is the leader.
     via_bootstrap: bool = False
     download: SnapshotDownload | None = None
+    # KIP-853: when this voter may next tell the leader its endpoint (UpdateRaftVoter), if the
+    # voter set has another one for it.
+    voter_update_after_ms: int = 0
     role: Role = field(default=Role.FOLLOWER, init=False)
 
     def on_fetched_from_leader(self, fetch_deadline_ms: int, source: int) -> None:

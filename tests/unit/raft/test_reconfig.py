@@ -410,3 +410,35 @@ def test_a_snapshot_carries_the_voter_set_to_a_replica_that_joins_after_the_log_
     # A restarted replica reads the set back from its snapshot.
     c.start(3)
     assert c.nodes[3].voter_set.ids == {1, 2}
+
+
+def test_a_voter_back_on_a_new_endpoint_tells_the_leader_itself() -> None:
+    """A voter restarted with another address sends UpdateRaftVoter once it follows the leader
+    (Kafka's follower does the same), so that every voter learns where to reach it."""
+    c = DynamicCluster([1, 2, 3], [])
+    leader = c.committed_leader()
+    mover = next(n for n in c.ids if n != leader.node_id)
+    old = endpoint(mover)
+    moved = Endpoint("CONTROLLER", f"node{mover}-new", 9094)
+    c.nodes[mover] = RaftNode(
+        node_id=mover,
+        directory_id=c.keys[mover].directory_id,
+        cluster_id="c",
+        config=c.config,
+        log=c.logs[mover],
+        store=c.stores[mover],
+        rng=random.Random(f"{mover}:moved"),
+        now_ms=c.now_ms,
+        local_endpoints=(moved,),
+    )
+    assert all(node.voter_set.endpoints(mover) == (old,) for node in c.nodes.values())
+    c.run_until(lambda: all(node.voter_set.endpoints(mover) == (moved,) for node in c.nodes.values()))
+    c.run_until(
+        lambda: all((n.high_watermark or 0) > n.voter_history.latest_offset() for n in c.nodes.values())
+    )  # type: ignore[operator]
+    # Told once: nothing more to update, and the voters are the same nodes.
+    before = len(c.nodes[mover].voter_history.entries())
+    for _ in range(400):
+        c.step()
+    assert len(c.nodes[mover].voter_history.entries()) == before
+    assert set(c.nodes[mover].voter_set.keys()) == {c.keys[n] for n in (1, 2, 3)}
