@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from kraft.raft.types import ReplicaKey
 from kraft.raft.voters import VoterSet, control_records_in
-from kraft.records.batch import iter_batch_headers
+from kraft.records.batch import iter_batch_headers, read_batch_header
 from kraft.records.control import ControlType
 from kraft.sim.world import Observed, SimNode, role_name
 
@@ -553,11 +553,24 @@ class InvariantChecker:
             if offset >= self.committed_end or offset < 0:
                 continue
             expected = committed.get(offset)
-            if expected is not None and expected != voters:
+            if expected is not None and expected != voters and not self._diverges_at(node, offset):
                 self.world.report(
                     "VoterSetAgreement",
                     f"node {node.node_id} has voter set {voters} at offset {offset}, but the committed "
                     f"VotersRecord there is {expected}",
+                )
+                return
+        # And every committed VotersRecord in the node's own log (not a divergent tail) must be in
+        # its history: a node that skipped one would run an old set.
+        log = node.log
+        start, end = log.start_offset(), min(log.end_offset(), self.committed_end)
+        have = {offset for offset, _voters in entries}
+        for offset, voters in self.voter_sets[1:]:
+            if start <= offset < end and offset not in have and not self._diverges_at(node, offset):
+                self.world.report(
+                    "VoterSetAgreement",
+                    f"node {node.node_id} holds the committed VotersRecord {voters} at offset {offset} "
+                    "in its log but not in its voter history",
                 )
                 return
         if entries and raft.voter_set != entries[-1][1]:
@@ -565,6 +578,19 @@ class InvariantChecker:
                 "VoterSetAgreement",
                 f"node {node.node_id} uses voter set {raft.voter_set} but its latest record is {entries[-1]}",
             )
+
+    def _diverges_at(self, node: SimNode, offset: int) -> bool:
+        """Whether the node's log holds, at ``offset``, a batch other than the committed one: an
+        uncommitted tail from an old epoch that its next leader will truncate. Its voter set there
+        is the one in force for it until then (the latest record, even uncommitted), and is not
+        a disagreement about committed data."""
+        log = node.log
+        if offset < log.start_offset() or offset >= log.end_offset():
+            return False
+        header = read_batch_header(log.read(offset, 1))
+        if header is None:
+            return False
+        return (header.partition_leader_epoch, header.crc) != self.committed.get(offset)
 
     def _check_leader_completeness(self, leader: SimNode, epoch: int) -> None:
         """A new leader of ``epoch`` must hold every entry committed in an earlier epoch."""
