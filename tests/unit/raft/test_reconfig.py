@@ -77,7 +77,8 @@ class DynamicCluster:
         for n in self.ids:
             self.start(n)
 
-    def start(self, n: int) -> None:
+    def start(self, n: int, endpoints: tuple[Endpoint, ...] | None = None) -> None:
+        """Start node ``n`` (again), listening on ``endpoints`` (default: its usual one)."""
         self.nodes[n] = RaftNode(
             node_id=n,
             directory_id=self.keys[n].directory_id,
@@ -87,7 +88,7 @@ class DynamicCluster:
             store=self.stores[n],
             rng=random.Random(f"{n}:{self.now_ms}"),
             now_ms=self.now_ms,
-            local_endpoints=(endpoint(n),),
+            local_endpoints=endpoints if endpoints is not None else (endpoint(n),),
         )
         self.down.discard(n)
 
@@ -420,17 +421,7 @@ def test_a_voter_back_on_a_new_endpoint_tells_the_leader_itself() -> None:
     mover = next(n for n in c.ids if n != leader.node_id)
     old = endpoint(mover)
     moved = Endpoint("CONTROLLER", f"node{mover}-new", 9094)
-    c.nodes[mover] = RaftNode(
-        node_id=mover,
-        directory_id=c.keys[mover].directory_id,
-        cluster_id="c",
-        config=c.config,
-        log=c.logs[mover],
-        store=c.stores[mover],
-        rng=random.Random(f"{mover}:moved"),
-        now_ms=c.now_ms,
-        local_endpoints=(moved,),
-    )
+    c.start(mover, endpoints=(moved,))  # restarted on another host and port
     assert all(node.voter_set.endpoints(mover) == (old,) for node in c.nodes.values())
     c.run_until(lambda: all(node.voter_set.endpoints(mover) == (moved,) for node in c.nodes.values()))
     c.run_until(
