@@ -142,6 +142,9 @@ class RaftClient(Protocol):
 
     def upgrade_kraft_version(self, version: int, *, validate_only: bool, now_ms: int) -> int | None: ...
 
+    @property
+    def kraft_version(self) -> int: ...
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerConfig:
@@ -455,9 +458,13 @@ class QuorumController:
             updates.append(
                 FeatureUpdate(u.feature, u.max_version_level if u.max_version_level > 0 else 0, kind)
             )
-        if any(u.feature == KRAFT_VERSION for u in updates):
+        # kraft.version at the level in force changes nothing (``--release-version`` sends it with
+        # every other feature); any other level is the raft layer's.
+        if any(u.feature == KRAFT_VERSION and u.level != self.raft.kraft_version for u in updates):
             return self._update_kraft_version(updates, bool(getattr(body, "validate_only", False)), now_ms)
-        outcome = validate_updates(image, self.node_id, updates)
+        # kraft.version 1 already in force: nothing to write, and not a feature record either.
+        unchanged = [u for u in updates if u.feature == KRAFT_VERSION and u.level > 0]
+        outcome = validate_updates(image, self.node_id, [u for u in updates if u not in unchanged])
         response = cls(
             throttle_time_ms=0,
             error_code=outcome.error_code,
@@ -465,6 +472,10 @@ class QuorumController:
             results=[
                 cls.UpdatableFeatureResult(feature=f, error_code=c, error_message=m)
                 for f, c, m in outcome.per_feature
+            ]
+            + [
+                cls.UpdatableFeatureResult(feature=u.feature, error_code=0, error_message=None)
+                for u in unchanged
             ],
         )
         records = () if getattr(body, "validate_only", False) else outcome.records
