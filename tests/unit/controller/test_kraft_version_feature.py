@@ -60,6 +60,24 @@ def test_update_features_upgrades_a_static_quorum_once_it_commits() -> None:
     assert raft.kraft_version == 1
     assert set(raft.voter_set.keys()) == {ReplicaKey(n, uuid.UUID(int=n)) for n in (1, 2, 3)}
     c.run_until(lambda: all(n.raft.kraft_version == 1 for n in c.nodes.values()))
+    again = update(1)  # already in force: nothing to do
+    assert again.error_code == 0, again  # type: ignore[attr-defined]
     refused = update(0, kind=2)
     assert refused.error_code == ErrorCode.INVALID_UPDATE_VERSION  # type: ignore[attr-defined]
     assert "cannot be downgraded" in refused.error_message  # type: ignore[attr-defined]
+
+
+def test_release_version_updates_carry_kraft_version_at_its_level_untouched() -> None:
+    """``--release-version`` sends every feature, kraft.version at 0 among them: at the level in
+    force it changes nothing and does not turn the request into a kraft.version upgrade."""
+    c = ControllerCluster(1)
+    c.start_brokers([1])
+    cls = update_features.REQUEST.cls
+    keys = [
+        cls.FeatureUpdateKey(feature=KRAFT_VERSION, max_version_level=0, upgrade_type=2),
+        cls.FeatureUpdateKey(feature="eligible.leader.replicas.version", max_version_level=0, upgrade_type=2),
+    ]
+    answer = c.call(update_features, 1, timeout_ms=1000, validate_only=False, feature_updates=keys)
+    assert answer.error_code == 0, answer
+    assert "eligible.leader.replicas.version" not in c.image().features
+    assert all(n.raft.kraft_version == 0 for n in c.nodes.values())
