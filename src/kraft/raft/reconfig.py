@@ -91,6 +91,12 @@ def _common_checks(node: RaftNode) -> tuple[int, str] | None:
             "the voter set is static (kraft.version 0): format the controllers with --standalone "
             "or --initial-controllers to change it",
         )
+    return _not_ready_to_write_voters(node, leader)
+
+
+def _not_ready_to_write_voters(node: RaftNode, leader: LeaderState) -> tuple[int, str] | None:
+    """Step 3: the leader writes a voter set only once it has committed in its epoch, and one
+    at a time (REQUEST_TIMED_OUT: retry)."""
     hw = node.high_watermark
     if hw is None or hw <= leader.epoch_start_offset:
         return (
@@ -261,11 +267,9 @@ def upgrade_kraft_version(node: RaftNode, version: int, *, validate_only: bool, 
         raise KraftError(f"kraft.version cannot be downgraded from {current} to {version}")
     if version != KRAFT_VERSION_1:
         raise KraftError(f"kraft.version {version} is not supported (0 and 1 are)")
-    hw = node.high_watermark
-    if hw is None or hw <= leader.epoch_start_offset:
-        raise KraftError(f"the leader has not committed an offset in epoch {leader.epoch} yet; retry")
-    if node.voter_change_pending():
-        raise KraftError("a voter change is in progress; retry")
+    problem = _not_ready_to_write_voters(node, leader)
+    if problem is not None:
+        raise KraftError(problem[1])
     voters: list[VoterNode] = []
     unknown: list[int] = []
     for voter in node.voter_set:

@@ -505,9 +505,10 @@ def _kraft_upgrade(world: World) -> None:
     """A static quorum moves to dynamic voters (kraft.version 0 -> 1, Kafka 4.1) while its
     leader may crash right after writing the upgrade: the upgrade is retried until some leader's
     commits, and then every node must run kraft.version 1 with the voters' real directories."""
-    crashes = {"left": 2}
+    crashes_left = 2
 
     def attempt() -> None:
+        nonlocal crashes_left
         if world.now_ms > world.end_ms - 6000:
             return
         leader = world.current_leader()
@@ -522,8 +523,8 @@ def _kraft_upgrade(world: World) -> None:
             world.schedule(world.now_ms + 300, "upgrade", attempt)
             return
         world.trace(f"upgrade written by {leader.node_id} at offset {offset}")
-        if crashes["left"] and world.rng.random() < 0.5:
-            crashes["left"] -= 1
+        if crashes_left and world.rng.random() < 0.5:
+            crashes_left -= 1
             victim = leader.node_id
             world.crash(victim)  # before the upgrade can commit, often
             _at(world, world.now_ms + 2500, "restart", lambda: world.restart(victim))
