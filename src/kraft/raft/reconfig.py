@@ -89,7 +89,7 @@ def _common_checks(node: RaftNode) -> tuple[int, str] | None:
         return (
             ErrorCode.UNSUPPORTED_VERSION,
             "the voter set is static (kraft.version 0): format the controllers with --standalone "
-            "or --initial-controllers to change it",
+            "or --initial-controllers, or upgrade it with kraft features upgrade --feature kraft.version=1",
         )
     return _not_ready_to_write_voters(node, leader)
 
