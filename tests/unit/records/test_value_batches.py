@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kraft.common.errors import CorruptRecordError
+from kraft.protocol.primitives import encode_varint
 from kraft.records import _native_decode
 from kraft.records import batch as batch_module
 from kraft.records.batch import (
@@ -82,6 +83,10 @@ def test_value_batches_are_the_bytes_build_batch_writes(
         values, base_offset=base_offset, partition_leader_epoch=epoch, timestamp_ms=timestamp_ms
     )
     assert got == want
+
+
+def test_the_small_varint_table_is_encode_varint() -> None:
+    assert all(v == encode_varint(i) for i, v in enumerate(batch_module._SMALL_VARINTS))
 
 
 def test_value_batches_past_the_small_varint_table() -> None:
