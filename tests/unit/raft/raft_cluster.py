@@ -104,6 +104,13 @@ class Cluster:
         leaders = [n for i, n in self.nodes.items() if i not in self.down and n.role is Role.LEADER]
         return leaders[0] if len(leaders) == 1 else None
 
+    def elected_leader(self) -> RaftNode:
+        """Run until one leader knows its high watermark; that leader."""
+        self.run_until(lambda: (ld := self.leader()) is not None and ld.high_watermark is not None)
+        leader = self.leader()
+        assert leader is not None and leader.node_id is not None
+        return leader
+
     def describe(self) -> str:
         return ", ".join(
             f"{i}:{n.role.name}(e={n.epoch},l={n.leader_id},hw={n.high_watermark},leo={n.log.end_offset()})"

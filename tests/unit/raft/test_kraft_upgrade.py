@@ -17,9 +17,7 @@ from kraft.raft.voters import KRAFT_VERSION_0, KRAFT_VERSION_1
 
 
 def leader_with_a_commit(c: Cluster) -> RaftNode:
-    c.run_until(lambda: c.leader() is not None and c.leader().high_watermark is not None)  # type: ignore[union-attr]
-    leader = c.leader()
-    assert leader is not None
+    leader = c.elected_leader()
     last = leader.schedule_append(leader.epoch, [b"before"])
     c.run_until(lambda: all((c.nodes[n].high_watermark or 0) > last for n in c.nodes if n not in c.down))
     return leader

@@ -13,13 +13,6 @@ from kraft.raft import listener as listener_module
 from kraft.raft.states import Role
 
 
-def elect(c: Cluster) -> int:
-    c.run_until(lambda: c.leader() is not None and c.leader().high_watermark is not None)  # type: ignore[union-attr]
-    leader = c.leader()
-    assert leader is not None
-    return leader.node_id
-
-
 def test_a_single_voter_leader_never_decodes_its_own_data_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     decoded: list[bool] = []  # is_control of every batch decoded for a listener
     real = listener_module.decode_batch_values
@@ -31,7 +24,7 @@ def test_a_single_voter_leader_never_decodes_its_own_data_batches(monkeypatch: p
 
     monkeypatch.setattr(listener_module, "decode_batch_values", spy)
     c = Cluster([1])
-    leader = c.nodes[elect(c)]
+    leader = c.elected_leader()
     want = []
     last = 0
     for i in range(30):
@@ -48,8 +41,8 @@ def test_a_single_voter_leader_never_decodes_its_own_data_batches(monkeypatch: p
 
 def test_a_deposed_leader_delivers_the_new_leaders_records_not_its_own_uncommitted_ones() -> None:
     c = Cluster([1, 2, 3], fetch_timeout_ms=500, election_timeout_ms=200)
-    old_id = elect(c)
-    old = c.nodes[old_id]
+    old = c.elected_leader()
+    old_id = old.node_id
     last = old.schedule_append(old.epoch, [b"a"])
     c.run_until(lambda: all((c.nodes[n].high_watermark or 0) > last for n in c.nodes))
     # Cut off, the old leader appends a batch that can never commit.

@@ -14,10 +14,9 @@ def committed_everywhere(c: Cluster, offset: int, nodes: list[int] | None = None
 
 
 def elect(c: Cluster) -> int:
-    c.run_until(lambda: c.leader() is not None and c.leader().high_watermark is not None)  # type: ignore[union-attr]
-    leader = c.leader()
-    assert leader is not None and leader.node_id is not None
-    return leader.node_id
+    node_id = c.elected_leader().node_id
+    assert node_id is not None
+    return node_id
 
 
 def test_three_voters_elect_one_leader_and_commit_in_order_exactly_once() -> None:

@@ -15,9 +15,7 @@ from kraft.raft.states import ProspectiveState, Role
 
 def test_simultaneous_prospectives_elect_one_leader_in_one_epoch() -> None:
     c = Cluster([1, 2, 3], fetch_timeout_ms=500, election_timeout_ms=1000)
-    c.run_until(lambda: c.leader() is not None and c.leader().high_watermark is not None)  # type: ignore[union-attr]
-    leader = c.leader()
-    assert leader is not None
+    leader = c.elected_leader()
     epoch = leader.epoch
     last = leader.schedule_append(epoch, [b"x"])
     c.run_until(lambda: all((c.nodes[n].high_watermark or 0) > last for n in c.nodes))
