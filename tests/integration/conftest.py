@@ -46,6 +46,20 @@ FAST_TIMEOUTS = {
     "controller.quorum.retry.backoff.ms": "20",
     "controller.quorum.append.linger.ms": "5",
 }
+# FAST_TIMEOUTS as ``kraft cluster up`` options.
+FAST_OVERRIDE_ARGS = tuple(a for k, v in FAST_TIMEOUTS.items() for a in ("--override", f"{k}={v}"))
+
+
+def run_kraft(*args: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
+    """``kraft ARGS...`` in a child process, output captured (exit status not checked)."""
+    return subprocess.run(
+        processes.kraft_command(*args),
+        capture_output=True,
+        text=True,
+        env=processes.child_env(),
+        timeout=timeout_s,
+        check=False,
+    )
 
 
 def poll_until(

@@ -7,27 +7,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FAST_TIMEOUTS
+from conftest import FAST_OVERRIDE_ARGS, run_kraft
 
 from kraft.tools import processes
 
 pytestmark = pytest.mark.slow
 
 
-def kraft(*args: str, timeout_s: float = 90) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        processes.kraft_command(*args),
-        capture_output=True,
-        text=True,
-        env=processes.child_env(),
-        timeout=timeout_s,
-        check=False,
-    )
+def kraft(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_kraft(*args, timeout_s=90)
 
 
 def test_cluster_up_describe_down_and_restart(tmp_path: Path) -> None:
     data = str(tmp_path / "data")
-    overrides = [a for k, v in FAST_TIMEOUTS.items() for a in ("--override", f"{k}={v}")]
+    overrides = list(FAST_OVERRIDE_ARGS)
     up = kraft(
         "cluster", "up", "--detach", "--controllers", "3", "--base-port", "0", "--data-dir", data, *overrides
     )
@@ -81,7 +74,7 @@ def test_a_foreground_cluster_killed_with_sigkill_takes_its_nodes_down(tmp_path:
     import time
 
     data = tmp_path / "data"
-    overrides = [a for k, v in FAST_TIMEOUTS.items() for a in ("--override", f"{k}={v}")]
+    overrides = list(FAST_OVERRIDE_ARGS)
     up = subprocess.Popen(
         processes.kraft_command(
             "cluster",

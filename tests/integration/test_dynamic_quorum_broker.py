@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from conftest import FAST_TIMEOUTS, poll_until
+from conftest import FAST_OVERRIDE_ARGS, poll_until, run_kraft
 
 from kraft.cli import metadata_quorum
 from kraft.storage.meta_properties import read_meta_properties
@@ -37,17 +37,10 @@ class Cluster:
         self.data = root / "data"
 
     def kraft(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            processes.kraft_command(*args),
-            capture_output=True,
-            text=True,
-            env=processes.child_env(),
-            timeout=120,
-            check=False,
-        )
+        return run_kraft(*args)
 
     def up(self) -> None:
-        overrides = [a for k, v in FAST_TIMEOUTS.items() for a in ("--override", f"{k}={v}")]
+        overrides = FAST_OVERRIDE_ARGS
         args = ["--controllers", "3", "--brokers", "1", "--base-port", "0", "--data-dir", str(self.data)]
         up = self.kraft("cluster", "up", "--detach", "--dynamic-voters", *args, *overrides)
         assert up.returncode == 0, up.stderr + up.stdout

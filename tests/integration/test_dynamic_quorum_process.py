@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from conftest import FAST_TIMEOUTS, poll_until
+from conftest import FAST_OVERRIDE_ARGS, FAST_TIMEOUTS, poll_until, run_kraft
 
 from kraft.cli import metadata_quorum
 from kraft.cli import storage as storage_cli
@@ -176,17 +176,8 @@ def test_standalone_controller_grows_to_three_fails_over_and_shrinks(quorum: Dyn
 
 def test_cluster_up_with_dynamic_voters_then_add_and_remove_a_node(tmp_path: Path) -> None:
     data = str(tmp_path / "data")
-    overrides = [a for k, v in FAST_TIMEOUTS.items() for a in ("--override", f"{k}={v}")]
-
-    def kraft(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            processes.kraft_command(*args),
-            capture_output=True,
-            text=True,
-            env=processes.child_env(),
-            timeout=120,
-            check=False,
-        )
+    overrides = list(FAST_OVERRIDE_ARGS)
+    kraft = run_kraft
 
     def voters() -> list[int]:
         spec = json.loads((tmp_path / "data" / "cluster.json").read_text())

@@ -10,17 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FAST_TIMEOUTS, poll_until
+from conftest import FAST_OVERRIDE_ARGS, poll_until, run_kraft
 
 from kraft.tools import processes
 
 pytestmark = pytest.mark.slow
-
-
-def kraft(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        processes.kraft_command(*args), capture_output=True, text=True, env=processes.child_env(), timeout=120
-    )
 
 
 def free_port() -> int:
@@ -31,17 +25,16 @@ def free_port() -> int:
 
 def test_a_controller_back_on_a_new_port_is_found_again(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    overrides = [a for k, v in FAST_TIMEOUTS.items() for a in ("--override", f"{k}={v}")]
-    up = kraft(
+    up = run_kraft(
         "cluster", "up", "--detach", "--dynamic-voters", "--controllers", "3", "--brokers", "0",
-        "--base-port", "0", "--data-dir", str(data), *overrides,
+        "--base-port", "0", "--data-dir", str(data), *FAST_OVERRIDE_ARGS,
     )  # fmt: skip
     assert up.returncode == 0, up.stderr + up.stdout
     moved: subprocess.Popen[bytes] | None = None
     try:
         spec = json.loads((data / "cluster.json").read_text())
         port = {n["id"]: n["port"] for n in spec["nodes"]}
-        stop = kraft("cluster", "stop-node", "--id", "3", "--data-dir", str(data))
+        stop = run_kraft("cluster", "stop-node", "--id", "3", "--data-dir", str(data))
         assert stop.returncode == 0, stop.stderr
         config = data / "node-3" / "server.properties"
         new_port = free_port()
@@ -53,7 +46,7 @@ def test_a_controller_back_on_a_new_port_is_found_again(tmp_path: Path) -> None:
         moved = processes.start_kraft(["server-start", str(config)], data / "node-3" / "moved.log")
 
         def voters() -> dict[int, list[str]] | None:
-            status = kraft("metadata-quorum", "--bootstrap-controller", f"127.0.0.1:{port[1]}",
+            status = run_kraft("metadata-quorum", "--bootstrap-controller", f"127.0.0.1:{port[1]}",
                            "describe", "--status", "--json")  # fmt: skip
             if status.returncode != 0:
                 return None
@@ -72,4 +65,4 @@ def test_a_controller_back_on_a_new_port_is_found_again(tmp_path: Path) -> None:
         if moved is not None:
             moved.kill()
             moved.wait(10)
-        kraft("cluster", "down", "--data-dir", str(data))
+        run_kraft("cluster", "down", "--data-dir", str(data))
