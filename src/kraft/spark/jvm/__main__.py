@@ -1,0 +1,5 @@
+import sys
+
+from kraft.spark.jvm import main
+
+sys.exit(main())
