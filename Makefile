@@ -8,9 +8,9 @@ PYTEST_ARGS ?=
 # compiler kraft falls back to pure Python and the test suite says so).
 NATIVE_SRC := src/kraft/records/_native_decode.c
 
-.PHONY: run test test-fast lint bench sweep clean setup
+.PHONY: run test test-fast lint bench sweep clean setup jvm
 
-setup: $(STAMP)
+setup: $(STAMP) jvm
 
 $(STAMP): pyproject.toml setup.py $(NATIVE_SRC)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,24 +18,29 @@ $(STAMP): pyproject.toml setup.py $(NATIVE_SRC)
 	$(PY) -m pip install --quiet -e '.[dev,fast,spark]'
 	@touch $(STAMP)
 
+## The JVM half of the Spark source (kraft.spark.jvm): Java compiled against PySpark's own jars,
+## rebuilt when its sources change; skipped, with a message, where there is no JDK.
+jvm: $(STAMP)
+	@$(PY) -m kraft.spark.jvm build --if-possible
+
 ## Start the embedded default: 3 controllers and 3 brokers with data under ./data, a demo topic
 ## (replication factor 3), and show the quorum and the topic.
-run: $(STAMP)
+run: $(STAMP) jvm
 	$(VENV)/bin/kraft cluster up --controllers 3 --brokers 3 --data-dir ./data --create-topic demo:3:3
 
 ## The whole suite (unit, golden, simulator, process-level).
-test: $(STAMP)
+test: $(STAMP) jvm
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 ## Everything but the process-level tests.
-test-fast: $(STAMP)
+test-fast: $(STAMP) jvm
 	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/mypy
 
-bench: $(STAMP)
+bench: $(STAMP) jvm
 	$(PY) benchmarks/bench_codec.py
 	$(PY) benchmarks/bench_log.py
 	$(PY) benchmarks/bench_sim.py
@@ -53,3 +58,4 @@ sweep: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
 	rm -f src/kraft/records/_native_decode.*.so src/kraft/records/_native_decode.*.pyd
+	rm -f src/kraft/spark/jvm/kraft-spark.jar

@@ -15,6 +15,9 @@ Prints, next to the baseline:
 
   - kraft: rows/s of ``spark.read.format("kraft").load(DIR).write.format("noop")`` (every column
     materialised), on a session whose Python workers already ran one small read of the source;
+    served by the JVM source (``kraft.spark.jvm``) when its jar is built, else by the Python one
+    (the output says which); with the JVM source, the Python source (``kraft_python``) is read the
+    same way too;
   - parquet (the baseline): the same rows written once to Parquet by Spark, read back the same
     way; the ratio kraft / parquet (goal: at least 0.5);
   - each of these two reads runs ``--repeat`` times (2) and the best run counts, so that neither
@@ -407,8 +410,12 @@ def bench_batch(
     def kraft_df() -> Any:
         return spark.read.format("kraft").load(path)
 
+    from kraft.spark.session import jvm_source_active
+
+    out["implementation"] = "jvm" if jvm_source_active(spark) else "python"
     # Warm-up: the Python workers start and import kraft and pyarrow on a small read.
     _noop(spark.read.format("kraft").option("endingOffset", "1000").load(path))
+    _noop(spark.read.format("kraft_python").option("endingOffset", "1000").load(path))
     df = kraft_df()
     out["partitions"] = df.rdd.getNumPartitions()
     out["scan_columns_for_select_offset"] = _scan_columns(df.select("offset"))
@@ -426,6 +433,15 @@ def bench_batch(
     out["kraft"].update(count_seconds=seconds, count_rows_per_s=rows / seconds, count=counted)
     expected = {"rows": rows, "values": rows, "min_offset": 0, "max_offset": rows - 1}
     out["kraft"]["checked"] = counted == rows and all(agg[k] == v for k, v in expected.items())
+
+    if out["implementation"] == "jvm":
+        progress(f"{name}: the Python source (kraft_python), noop write ...")
+        timing = _best_of(repeat, lambda: _noop(spark.read.format("kraft_python").load(path)))
+        out["kraft_python"] = {
+            **timing,
+            "rows_per_s": rows / timing["seconds"],
+            "first_rows_per_s": rows / timing["first_seconds"],
+        }
 
     progress(f"{name}: writing the rows to Parquet with Spark ...")
     parquet = str(work / f"{name}.parquet")
@@ -463,6 +479,8 @@ def bench_batch(
     out["kraft_vs_parquet"] = out["kraft"]["rows_per_s"] / out["parquet"]["rows_per_s"]
     out["kraft_vs_parquet_first"] = out["kraft"]["first_rows_per_s"] / out["parquet"]["first_rows_per_s"]
     out["kraft_vs_parquet_agg"] = out["kraft"]["agg_rows_per_s"] / out["parquet"]["agg_rows_per_s"]
+    if "kraft_python" in out:
+        out["kraft_python_vs_parquet"] = out["kraft_python"]["rows_per_s"] / out["parquet"]["rows_per_s"]
 
     progress(f"{name}: kraft dump-log --print-records{' --cluster-metadata-decoder' if metadata else ''} ...")
     out["dump_log"] = dump_log_rate(info["segments"], metadata)
@@ -742,9 +760,15 @@ def print_batch(name: str, r: dict[str, Any]) -> None:
         f"{p['seconds']:.2f} s; first {_rate(p['first_rows_per_s'])})"
     )
     print(
-        f"  kraft source, noop write:             {_rate(k['rows_per_s']):>16}  (best of {k['runs']}: "
-        f"{k['seconds']:.2f} s; first {_rate(k['first_rows_per_s'])})"
+        f"  kraft source ({r['implementation']}), noop write:       {_rate(k['rows_per_s']):>16}  "
+        f"(best of {k['runs']}: {k['seconds']:.2f} s; first {_rate(k['first_rows_per_s'])})"
     )
+    if "kraft_python" in r:
+        kp = r["kraft_python"]
+        print(
+            f"  kraft_python (the Python source), noop write: {_rate(kp['rows_per_s']):>16}  (best of "
+            f"{kp['runs']}: {kp['seconds']:.2f} s); {r['kraft_python_vs_parquet']:.3f} of parquet"
+        )
     print(
         f"  kraft / parquet: {r['kraft_vs_parquet']:.3f} (goal >= 0.5); first runs: "
         f"{r['kraft_vs_parquet_first']:.3f}"
