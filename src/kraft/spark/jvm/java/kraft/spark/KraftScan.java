@@ -53,6 +53,13 @@ final class KraftScan implements Scan, Batch {
 
     /** The same read by the Python source (it must be registered as KraftSource.PYTHON_NAME). */
     private Scan python() {
+        boolean registered = org.apache.spark.sql.classic.SparkSession.active().sessionState()
+                .dataSourceManager().dataSourceExists(KraftSource.PYTHON_NAME);
+        if (!registered) {
+            throw new IllegalStateException("streaming reads of the kraft source, and reads with "
+                + "bootstrap.controllers, are served by its Python half, which this session lacks: call "
+                + "kraft.spark.session.register(spark) once (kraft.spark.session.kraft_session does)");
+        }
         PythonDataSourceV2 provider = new PythonDataSourceV2();
         provider.setShortName(KraftSource.PYTHON_NAME);
         Table table = provider.getTable(Schema.STRUCT, new Transform[0], options.asCaseSensitiveMap());
