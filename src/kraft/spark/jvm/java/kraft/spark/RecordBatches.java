@@ -11,6 +11,8 @@ import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
 
 import com.github.luben.zstd.Zstd;
+import net.jpountz.xxhash.XXHash32;
+import net.jpountz.xxhash.XXHashFactory;
 import com.github.luben.zstd.ZstdBufferDecompressingStreamNoFinalizer;
 
 /**
@@ -401,7 +403,7 @@ public final class RecordBatches {
      *
      * <p>Snappy is refused as Python refuses it. gzip is parsed as zlib's inflate (wbits 16+15)
      * parses it, with java.util.zip's zlib for the deflate data (same messages); lz4 frames and
-     * blocks are decoded here as liblz4 1.9.4 (python-lz4's) accepts and decodes them; zstd goes
+     * blocks are decoded here (XXH32 checksums by lz4-java); zstd goes
      * through zstd-jni's libzstd driven as python-zstandard drives it, which needs the whole
      * room of Python's read as output: the buffer grows to 64 MiB + 1 at the first zstd batch
      * (KRaft itself never compresses its log).
@@ -609,7 +611,7 @@ public final class RecordBatches {
             return new LibraryError("Error -3 while decompressing data: " + msg);
         }
 
-        // --- lz4: the LZ4 frame format as liblz4 1.9.4's LZ4F_decompress reads it (Python's lz4) ---
+        // --- lz4: the LZ4 frame format (magic, descriptor, blocks, end mark, optional checksums) ---
 
         private void lz4(byte[] d, int from, int to) throws CorruptRecordsException, LibraryError {
             int p = from;
@@ -874,28 +876,22 @@ public final class RecordBatches {
     }
 
     // ---------------------------------------------------------------------------------------------
-    // LZ4 blocks, as liblz4 1.9.4's LZ4_decompress_safe(_usingDict) accepts them
+    // LZ4 blocks (the LZ4 block format: sequences of a token, literals, a 2-byte offset and a match)
 
-    private static final int ML_MASK = 15;
-    private static final int RUN_MASK = 15;
-    private static final int MINMATCH = 4;
-    private static final int LASTLITERALS = 5;
-    private static final int MFLIMIT = 12;
-    private static final int FASTLOOP_SAFE_DISTANCE = 64;
-
-    private static final int FAST_TOP = 0;
-    private static final int SAFE_TOP = 1;
-    private static final int SAFE_LITERAL_COPY = 2;
-    private static final int COPY_MATCH = 3;
-    private static final int SAFE_MATCH_COPY = 4;
+    private static final int MIN_MATCH = 4;
+    private static final int LAST_LITERALS = 5; // the last 5 bytes of a block are always literals
+    private static final int MF_LIMIT = 12; // and its last match starts at least 12 bytes before its end
+    private static final XXHash32 XXH32 = XXHashFactory.fastestJavaInstance().hash32();
 
     /**
-     * One LZ4 block {@code s[src, src + srcSize)} decoded into {@code d} at {@code dst} (capacity
-     * {@code outputSize}): the decoded size, or -1 where liblz4 fails. {@code lowPrefix}: the
-     * lowest position a match may reach (the block itself, or the frame's output before it in
-     * linked mode); -1: any (a prefix of at least 64 KB - 1, liblz4's withPrefix64k). Accepts
-     * and rejects exactly what liblz4's decoder does (its fast and safe loops on x86-64), and
-     * gives what it gives (a match of offset 0 is zeros there).
+     * One LZ4 block {@code s[src, src + srcSize)} decoded into {@code d} at {@code dst} (room for
+     * {@code outputSize} bytes): the decoded size, or -1 if the block is malformed. A match may
+     * reach back to {@code lowPrefix} (the block's own start, or in a linked frame the frame's
+     * earlier output in front of it); -1: anywhere. lz4-java's decoders take no such prefix,
+     * hence this one. It refuses what liblz4 (python-lz4's) refuses on the inputs the tests
+     * pin: a sequence that is not the last ending within the last 12 bytes of the output or
+     * 8 of the input, a last sequence that does not end the input, a match into the last 5 bytes,
+     * a match before the prefix; a match of offset 0 gives zeros, as liblz4's does.
      */
     static int lz4Block(byte[] s, int src, int srcSize, byte[] d, int dst, int outputSize, int lowPrefix) {
         if (outputSize == 0) {
@@ -904,252 +900,69 @@ public final class RecordBatches {
         if (srcSize == 0) {
             return -1;
         }
-        final boolean prefix64k = lowPrefix < 0;
-        final boolean checkOffset = !prefix64k;
-        final long iend = (long) src + srcSize;
-        final long oend = (long) dst + outputSize;
-        final long shortiend = iend - 14 - 2;
-        final long shortoend = oend - 14 - 18;
-        long ip = src;
-        long op = dst;
-        int token = 0;
-        long length = 0;
-        long cpy = 0;
-        long offset = 0;
-        long match = 0;
-        int state = (oend - op) < FASTLOOP_SAFE_DISTANCE ? SAFE_TOP : FAST_TOP;
+        final int iend = src + srcSize;
+        final int oend = dst + outputSize;
+        int ip = src;
+        int op = dst;
         while (true) {
-            switch (state) {
-                case FAST_TOP: {
-                    token = s[(int) ip++] & 0xFF;
-                    length = token >>> 4;
-                    if (length == RUN_MASK) {
-                        long addl = readVariableLength(s, ip, iend - RUN_MASK, true, iend);
-                        if (addl < 0) {
-                            return -1;
-                        }
-                        ip = addl & 0xFFFFFFFFL;
-                        length += addl >>> 32;
-                        cpy = op + length;
-                        if (cpy > oend - 32 || ip + length > iend - 32) {
-                            state = SAFE_LITERAL_COPY;
-                            continue;
-                        }
-                        System.arraycopy(s, (int) ip, d, (int) op, (int) length);
-                        ip += length;
-                        op = cpy;
-                    } else {
-                        cpy = op + length;
-                        if (ip > iend - (16 + 1)) {
-                            state = SAFE_LITERAL_COPY;
-                            continue;
-                        }
-                        System.arraycopy(s, (int) ip, d, (int) op, (int) length);
-                        ip += length;
-                        op = cpy;
-                    }
-                    offset = (s[(int) ip] & 0xFF) | (s[(int) ip + 1] & 0xFF) << 8;
-                    ip += 2;
-                    match = op - offset;
-                    length = token & ML_MASK;
-                    if (length == ML_MASK) {
-                        long addl = readVariableLength(s, ip, iend - LASTLITERALS + 1, false, iend);
-                        if (addl < 0) {
-                            return -1;
-                        }
-                        ip = addl & 0xFFFFFFFFL;
-                        length += (addl >>> 32) + MINMATCH;
-                        if (checkOffset && match < lowPrefix) {
-                            return -1;
-                        }
-                        if (op + length >= oend - FASTLOOP_SAFE_DISTANCE) {
-                            state = SAFE_MATCH_COPY;
-                            continue;
-                        }
-                    } else {
-                        length += MINMATCH;
-                        if (op + length >= oend - FASTLOOP_SAFE_DISTANCE) {
-                            state = SAFE_MATCH_COPY;
-                            continue;
-                        }
-                        if ((prefix64k || match >= lowPrefix) && offset >= 8) {
-                            copyMatch(d, match, op, length);
-                            op += length;
-                            continue;
-                        }
-                    }
-                    if (checkOffset && match < lowPrefix) {
+            int token = s[ip++] & 0xFF;
+            long literals = token >>> 4;
+            if (literals == 15) {
+                int b;
+                do {
+                    if (ip >= iend) {
                         return -1;
                     }
-                    copyMatch(d, match, op, length);
-                    op += length;
-                    continue;
-                }
-                case SAFE_TOP: {
-                    token = s[(int) ip++] & 0xFF;
-                    length = token >>> 4;
-                    if (length != RUN_MASK && ip < shortiend && op <= shortoend) {
-                        System.arraycopy(s, (int) ip, d, (int) op, (int) length);
-                        op += length;
-                        ip += length;
-                        length = token & ML_MASK;
-                        offset = (s[(int) ip] & 0xFF) | (s[(int) ip + 1] & 0xFF) << 8;
-                        ip += 2;
-                        match = op - offset;
-                        if (length != ML_MASK && offset >= 8 && (prefix64k || match >= lowPrefix)) {
-                            copyMatch(d, match, op, length + MINMATCH);
-                            op += length + MINMATCH;
-                            continue;
-                        }
-                        state = COPY_MATCH;
-                        continue;
-                    }
-                    if (length == RUN_MASK) {
-                        long addl = readVariableLength(s, ip, iend - RUN_MASK, true, iend);
-                        if (addl < 0) {
-                            return -1;
-                        }
-                        ip = addl & 0xFFFFFFFFL;
-                        length += addl >>> 32;
-                    }
-                    cpy = op + length;
-                    state = SAFE_LITERAL_COPY;
-                    continue;
-                }
-                case SAFE_LITERAL_COPY: {
-                    if (cpy > oend - MFLIMIT || ip + length > iend - (2 + 1 + LASTLITERALS)) {
-                        if (ip + length != iend || cpy > oend) {
-                            return -1;
-                        }
-                        System.arraycopy(s, (int) ip, d, (int) op, (int) length);
-                        op += length;
-                        return (int) (op - dst);
-                    }
-                    System.arraycopy(s, (int) ip, d, (int) op, (int) length);
-                    ip += length;
-                    op = cpy;
-                    offset = (s[(int) ip] & 0xFF) | (s[(int) ip + 1] & 0xFF) << 8;
-                    ip += 2;
-                    match = op - offset;
-                    length = token & ML_MASK;
-                    state = COPY_MATCH;
-                    continue;
-                }
-                case COPY_MATCH: {
-                    if (length == ML_MASK) {
-                        long addl = readVariableLength(s, ip, iend - LASTLITERALS + 1, false, iend);
-                        if (addl < 0) {
-                            return -1;
-                        }
-                        ip = addl & 0xFFFFFFFFL;
-                        length += addl >>> 32;
-                    }
-                    length += MINMATCH;
-                    state = SAFE_MATCH_COPY;
-                    continue;
-                }
-                case SAFE_MATCH_COPY: {
-                    if (checkOffset && match < lowPrefix) {
-                        return -1;
-                    }
-                    cpy = op + length;
-                    if (cpy > oend - LASTLITERALS) { // (within MATCH_SAFEGUARD_DISTANCE of the end)
-                        return -1;
-                    }
-                    copyMatch(d, match, op, length);
-                    op = cpy;
-                    state = SAFE_TOP;
-                    continue;
-                }
-                default:
-                    throw new IllegalStateException();
+                    b = s[ip++] & 0xFF;
+                    literals += b;
+                } while (b == 255);
             }
-        }
-    }
-
-    /**
-     * liblz4's read_variable_length from {@code ip}: the sum of the bytes up to and including the
-     * first that is not 255, or -1 where it reads past {@code ilimit}; packed with the position
-     * after it: {@code sum << 32 | position} (a block's sum stays below 2^31).
-     */
-    private static long readVariableLength(byte[] s, long ip, long ilimit, boolean initialCheck, long iend) {
-        long length = 0;
-        if (initialCheck && ip >= ilimit) {
-            return -1;
-        }
-        int x;
-        do {
-            if (ip >= iend) {
+            long literalsEnd = op + literals;
+            if (literalsEnd > oend - MF_LIMIT || ip + literals > iend - (2 + 1 + LAST_LITERALS)) {
+                // Only the last sequence may come this close to either end, and it ends the block.
+                if (ip + literals != iend || literalsEnd > oend) {
+                    return -1;
+                }
+                System.arraycopy(s, ip, d, op, (int) literals);
+                return (int) literalsEnd - dst;
+            }
+            System.arraycopy(s, ip, d, op, (int) literals);
+            ip += (int) literals;
+            op = (int) literalsEnd;
+            int offset = (s[ip] & 0xFF) | (s[ip + 1] & 0xFF) << 8;
+            ip += 2;
+            long match = (long) op - offset;
+            if (lowPrefix >= 0 && match < lowPrefix) {
                 return -1;
             }
-            x = s[(int) ip++] & 0xFF;
-            length += x;
-            if (ip > ilimit) {
+            long length = token & 15;
+            if (length == 15) {
+                int b;
+                do {
+                    if (ip > iend - LAST_LITERALS) {
+                        return -1;
+                    }
+                    b = s[ip++] & 0xFF;
+                    length += b;
+                } while (b == 255);
+            }
+            length += MIN_MATCH;
+            if (op + length > oend - LAST_LITERALS) {
                 return -1;
             }
-        } while (x == 255);
-        return length << 32 | ip;
-    }
-
-    /** A match: forward byte copy semantics (overlapping allowed); offset 0 gives zeros, as liblz4. */
-    private static void copyMatch(byte[] d, long match, long op, long length) {
-        int m = (int) match;
-        int o = (int) op;
-        int n = (int) length;
-        if (m == o) {
-            java.util.Arrays.fill(d, o, o + n, (byte) 0);
-        } else if (o - m >= n) {
-            System.arraycopy(d, m, d, o, n);
-        } else {
-            for (int k = 0; k < n; k++) {
-                d[o + k] = d[m + k];
+            if (offset == 0) {
+                java.util.Arrays.fill(d, op, op + (int) length, (byte) 0);
+            } else {
+                for (int i = 0; i < length; i++) { // byte by byte: a match may overlap its own output
+                    d[op + i] = d[(int) match + i];
+                }
             }
+            op += (int) length;
         }
     }
 
-    /** XXH32 of {@code b[off, off + len)}. */
+    /** XXH32, as the LZ4 frame format checksums headers, blocks and content. */
     static int xxh32(byte[] b, int off, int len, int seed) {
-        final int p1 = 0x9E3779B1;
-        final int p2 = 0x85EBCA77;
-        final int p3 = 0xC2B2AE3D;
-        final int p4 = 0x27D4EB2F;
-        final int p5 = 0x165667B1;
-        int end = off + len;
-        int h;
-        if (len >= 16) {
-            int v1 = seed + p1 + p2;
-            int v2 = seed + p2;
-            int v3 = seed;
-            int v4 = seed - p1;
-            int limit = end - 16;
-            do {
-                v1 = Integer.rotateLeft(v1 + (int) INT_LE.get(b, off) * p2, 13) * p1;
-                v2 = Integer.rotateLeft(v2 + (int) INT_LE.get(b, off + 4) * p2, 13) * p1;
-                v3 = Integer.rotateLeft(v3 + (int) INT_LE.get(b, off + 8) * p2, 13) * p1;
-                v4 = Integer.rotateLeft(v4 + (int) INT_LE.get(b, off + 12) * p2, 13) * p1;
-                off += 16;
-            } while (off <= limit);
-            h = Integer.rotateLeft(v1, 1) + Integer.rotateLeft(v2, 7) + Integer.rotateLeft(v3, 12)
-                    + Integer.rotateLeft(v4, 18);
-        } else {
-            h = seed + p5;
-        }
-        h += len;
-        while (off + 4 <= end) {
-            h += (int) INT_LE.get(b, off) * p3;
-            h = Integer.rotateLeft(h, 17) * p4;
-            off += 4;
-        }
-        while (off < end) {
-            h += (b[off] & 0xFF) * p5;
-            h = Integer.rotateLeft(h, 11) * p1;
-            off++;
-        }
-        h ^= h >>> 15;
-        h *= p2;
-        h ^= h >>> 13;
-        h *= p3;
-        h ^= h >>> 16;
-        return h;
+        return XXH32.hash(b, off, len, seed);
     }
 }
