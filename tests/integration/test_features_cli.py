@@ -44,8 +44,14 @@ def test_features_describe_downgrade_and_upgrade_on_real_controllers(
     at_leader = f"{leader.host}:{leader.port}"
     at_standby = f"{standby.host}:{standby.port}"
 
-    code, out, err = kraft_features(at_leader, "describe")
-    assert code == 0, err
+    def describe_once_finalized() -> str | None:
+        # A new leader finalizes features when its bootstrap records commit, a moment after it is
+        # elected; ApiVersions reports none before (as Kafka's controller does).
+        code, out, err = kraft_features(at_leader, "describe")
+        assert code == 0, err
+        return None if "FinalizedVersionLevel: UNKNOWN 0" in out else out
+
+    out = cluster.wait_for("the bootstrap features to be finalized", describe_once_finalized)
     lines = out.splitlines()
     assert [line.split("\t")[0] for line in lines] == [
         f"Feature: {ELR}",
