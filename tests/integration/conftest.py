@@ -52,14 +52,7 @@ FAST_OVERRIDE_ARGS = tuple(a for k, v in FAST_TIMEOUTS.items() for a in ("--over
 
 def run_kraft(*args: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
     """``kraft ARGS...`` in a child process, output captured (exit status not checked)."""
-    return subprocess.run(
-        processes.kraft_command(*args),
-        capture_output=True,
-        text=True,
-        env=processes.child_env(),
-        timeout=timeout_s,
-        check=False,
-    )
+    return processes.run_kraft(*args, timeout_s=timeout_s)
 
 
 def poll_until(

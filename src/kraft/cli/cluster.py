@@ -267,14 +267,7 @@ def node_properties(cluster: ClusterFile, node: NodeEntry) -> str:
 
 def _run_kraft(args: Sequence[str], what: str, timeout_s: float = 60.0) -> str:
     try:
-        done = subprocess.run(
-            processes.kraft_command(*args),
-            capture_output=True,
-            text=True,
-            env=processes.child_env(),
-            timeout=timeout_s,
-            check=False,
-        )
+        done = processes.run_kraft(*args, timeout_s=timeout_s)
     except subprocess.TimeoutExpired:
         raise ClusterError(f"{what} did not finish within {timeout_s:.0f} s") from None
     if done.returncode != 0:

@@ -48,6 +48,22 @@ def kraft_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "kraft.cli.main", *args]
 
 
+def run_kraft(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """``kraft ARGS...`` run to completion, output captured as text (exit status not checked).
+
+    Raises:
+        subprocess.TimeoutExpired: it ran longer than ``timeout_s`` (it is killed).
+    """
+    return subprocess.run(
+        kraft_command(*args),
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=timeout_s,
+        check=False,
+    )
+
+
 def start_kraft(args: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
     """Starts ``kraft ARGS...`` in its own session with stdout+stderr appended to ``log_path``.
 
