@@ -13,6 +13,7 @@ Python source, saying so once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -58,6 +59,7 @@ def source_digest() -> str:
     return h.hexdigest()[:16]
 
 
+@functools.cache  # the digest and the build both need it; it is fixed for the process
 def generated_schemas() -> str:
     """The record schemas the Java payload decoder interprets (``kraft-schemas.json`` in the jar),
     generated from ``kraft.metadata`` and ``kraft.records.control`` so that they have one source."""

@@ -19,7 +19,7 @@ final class KraftScan implements Scan, Batch {
     private final CaseInsensitiveStringMap options;
     private final RowFilter pushedFilter;
     private final StructType readSchema;
-    private RowFilter planned; // options and pushed filters together, once planned
+    private Options parsed; // checked by toBatch, before planning
 
     KraftScan(CaseInsensitiveStringMap options, RowFilter pushedFilter, StructType readSchema) {
         this.options = options;
@@ -42,7 +42,7 @@ final class KraftScan implements Scan, Batch {
         if (Options.asksQuorum(options)) {
             return python().toBatch();
         }
-        Options.parse(options); // fail at planning on a bad option, before any task starts
+        parsed = Options.parse(options); // fail at planning on a bad option, before any task starts
         return this;
     }
 
@@ -68,10 +68,8 @@ final class KraftScan implements Scan, Batch {
 
     @Override
     public InputPartition[] planInputPartitions() {
-        Options opts = Options.parse(options);
-        RowFilter rf = opts.rowFilter().intersect(pushedFilter);
-        planned = rf;
-        List<ReadUnit> units = LogPlanner.plan(opts.path, opts.includeSnapshots, opts.maxBytesPerPartition, rf);
+        RowFilter rf = parsed.rowFilter().intersect(pushedFilter);
+        List<ReadUnit> units = LogPlanner.plan(parsed.path, parsed.includeSnapshots, parsed.maxBytesPerPartition, rf);
         InputPartition[] out = new InputPartition[units.size()];
         for (int i = 0; i < out.length; i++) {
             out[i] = new KraftPartition(units.get(i), rf, readSchema);
@@ -82,10 +80,5 @@ final class KraftScan implements Scan, Batch {
     @Override
     public PartitionReaderFactory createReaderFactory() {
         return new KraftReaderFactory();
-    }
-
-    @Override
-    public String toString() {
-        return description() + (planned == null ? "" : " planned " + planned);
     }
 }
