@@ -44,6 +44,8 @@ final class ColumnSink implements RowSink {
     private byte[] lastTypeBytes;
     private String lastControl;
     private byte[] lastControlBytes;
+    private String lastPayload;
+    private byte[] lastPayloadBytes;
 
     ColumnSink(ReadUnit unit, StructType readSchema, int capacity) {
         this.unit = unit;
@@ -152,8 +154,11 @@ final class ColumnSink implements RowSink {
             if (payloadJson == null) {
                 payload.appendNull();
             } else {
-                byte[] utf8 = payloadJson.getBytes(StandardCharsets.UTF_8);
-                payload.appendByteArray(utf8, 0, utf8.length);
+                if (payloadJson != lastPayload) { // a cached decode hands back the same String
+                    lastPayload = payloadJson;
+                    lastPayloadBytes = payloadJson.getBytes(StandardCharsets.UTF_8);
+                }
+                payload.appendByteArray(lastPayloadBytes, 0, lastPayloadBytes.length);
             }
         }
         rows++;
