@@ -14,6 +14,7 @@ because Kafka clients match responses to requests by position as well as by corr
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import logging
@@ -36,6 +37,9 @@ log = logging.getLogger("kraft.net.server")
 DEFAULT_MAX_IDLE_MS = 600_000
 # Requests one connection may have outstanding before the server stops reading from it.
 MAX_IN_FLIGHT_PER_CONNECTION = 128
+# Unsent response bytes on one connection above which the server waits for the socket to drain
+# before it writes more (asyncio's default high-water mark).
+_WRITE_HIGH_WATER = 64 * 1024
 _READ_CHUNK = 256 * 1024
 
 
@@ -119,7 +123,8 @@ class ServerStats:
 
 @dataclass(slots=True)
 class Connection:
-    """One accepted socket. Reader side decodes frames; the writer side drains ``_pending`` in order."""
+    """One accepted socket. The reader side decodes frames; ``KafkaServer._pump`` writes the answers
+    at the head of ``pending`` as soon as they are ready, in request order."""
 
     id: int
     peer: str
@@ -129,8 +134,12 @@ class Connection:
     last_active: float = field(default_factory=time.monotonic)
     in_flight: int = 0
     closed: bool = False
-    pending: asyncio.Queue[asyncio.Future[bytes | None]] = field(default_factory=asyncio.Queue)
+    # One slot per request, in arrival order: the framed answer, or None to close the connection.
+    pending: collections.deque[asyncio.Future[bytes | None]] = field(default_factory=collections.deque)
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    draining: bool = False  # waiting for the socket to take the bytes already written
+    # Set once the writer side is done: the closing slot was reached or the socket failed.
+    written: asyncio.Future[None] | None = None
 
     def close(self) -> None:
         if not self.closed:
@@ -217,16 +226,17 @@ class KafkaServer:
         peername = writer.get_extra_info("peername")
         peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
         conn = Connection(id=next(self._ids), peer=peer, listener=listener, reader=reader, writer=writer)
+        conn.written = asyncio.get_running_loop().create_future()
         self._connections[conn.id] = conn
         self.stats.connections_accepted += 1
-        writer_task = asyncio.create_task(self._write_loop(conn))
         try:
             await self._read_loop(conn)
         finally:
             # Let responses already queued go out, then stop the writer.
-            conn.pending.put_nowait(_closed_marker())
+            conn.pending.append(_closed_marker())
+            self._pump(conn)
             with contextlib.suppress(Exception):
-                await writer_task
+                await conn.written
             for task in list(conn.tasks):
                 task.cancel()
             conn.close()
@@ -291,7 +301,7 @@ class KafkaServer:
             header=header, api=api, body=body, connection_id=conn.id, peer=conn.peer, listener=conn.listener
         )
         slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
-        conn.pending.put_nowait(slot)
+        conn.pending.append(slot)
         conn.in_flight += 1
         task = asyncio.create_task(self._run_handler(conn, request, slot))
         conn.tasks.add(task)
@@ -302,9 +312,20 @@ class KafkaServer:
         slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
         slot.set_result(data)
         conn.in_flight += 1
-        conn.pending.put_nowait(slot)
+        conn.pending.append(slot)
+        self._pump(conn)
 
     async def _run_handler(
+        self, conn: Connection, request: InboundRequest, slot: asyncio.Future[bytes | None]
+    ) -> None:
+        # The answer is written in this same step of the task (``_pump``), not by another task in a
+        # later turn of the loop: a leader's poll that fsyncs may be queued next.
+        try:
+            await self._answer(conn, request, slot)
+        finally:
+            self._pump(conn)
+
+    async def _answer(
         self, conn: Connection, request: InboundRequest, slot: asyncio.Future[bytes | None]
     ) -> None:
         try:
@@ -340,22 +361,48 @@ class KafkaServer:
         if not slot.done():
             slot.set_result(frame(payload))
 
-    async def _write_loop(self, conn: Connection) -> None:
-        while True:
-            slot = await conn.pending.get()
-            data = await slot
-            if data is None or conn.closed:
+    def _pump(self, conn: Connection) -> None:
+        """Write every answer at the head of ``conn.pending`` that is ready, in request order."""
+        pending = conn.pending
+        while pending and not conn.draining:
+            slot = pending[0]
+            if not slot.done():
+                return
+            pending.popleft()
+            data = None if slot.cancelled() else slot.result()
+            if data is None or conn.closed or conn.writer.transport.is_closing():
                 if data is None:
                     conn.close()
+                self._writer_done(conn)
                 return
             conn.in_flight -= 1
             try:
                 conn.writer.write(data)
-                await conn.writer.drain()
             except (ConnectionError, OSError):
                 conn.close()
+                self._writer_done(conn)
                 return
             conn.last_active = time.monotonic()
+            if conn.writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
+                conn.draining = True
+                task = asyncio.create_task(self._drain(conn))
+                conn.tasks.add(task)
+                task.add_done_callback(conn.tasks.discard)
+
+    async def _drain(self, conn: Connection) -> None:
+        try:
+            await conn.writer.drain()
+        except (ConnectionError, OSError):
+            conn.close()
+            self._writer_done(conn)
+            return
+        conn.draining = False
+        self._pump(conn)
+
+    @staticmethod
+    def _writer_done(conn: Connection) -> None:
+        if conn.written is not None and not conn.written.done():
+            conn.written.set_result(None)
 
     async def _reap_idle(self) -> None:
         interval = max(0.05, min(self._max_idle_ms / 1000 / 4, 30.0))

@@ -232,3 +232,66 @@ async def test_a_request_split_across_many_writes_is_reassembled(serve: Serve) -
         await client.send_raw(handler_data[i : i + 1])
     assert (await client.response(metadata.API, 1))[0] == 4
     del data
+
+
+@with_servers
+async def test_an_answer_is_written_in_the_step_its_handler_finishes_before_the_next_callback(
+    serve: Serve,
+) -> None:
+    # A leader's poll queues its next poll (an fsync) right after releasing the handlers: the answer
+    # must already be in the socket by then, not waiting for a writer task's turn.
+    handler = FakeHandler()
+    handler.delays[1] = asyncio.Event()
+    server, port = await serve(handler)
+    client = await connect(port)
+    await client.send(metadata.API, 12, 1, metadata.REQUEST.cls(topics=[]))
+    await asyncio.sleep(0.05)
+    (conn,) = server.connections.values()
+    written: list[str] = []
+    original = conn.writer.write
+    conn.writer.write = lambda data: (written.append("answer"), original(data))[1]  # type: ignore[method-assign]
+    loop = asyncio.get_running_loop()
+    handler.delays[1].set()  # resumes the handler at the next turn of the loop
+    loop.call_soon(lambda: loop.call_soon(written.append, "next callback"))
+    await asyncio.sleep(0.05)
+    assert written == ["answer", "next callback"]
+    assert (await client.response(metadata.API, 12))[0] == 1
+
+
+class BigHandler:
+    """Answers Metadata with ~900 KB (long topic names): more than the socket takes at once."""
+
+    async def handle(self, request: InboundRequest) -> Any:
+        cls = metadata.RESPONSE.cls
+        topics = [
+            cls.MetadataResponseTopic(
+                error_code=0, name=f"{i}" + "t" * 30_000, is_internal=False, partitions=[]
+            )
+            for i in range(30)
+        ]
+        return cls(brokers=[], cluster_id="c", controller_id=request.header.correlation_id, topics=topics)
+
+
+@with_servers
+async def test_large_answers_wait_for_the_socket_to_drain_and_keep_their_order(serve: Serve) -> None:
+    server, port = await serve(BigHandler(), max_bytes=1 << 20)
+    drains: list[int] = []
+    drain = server._drain
+
+    async def counted(conn: Any) -> None:
+        drains.append(conn.id)
+        await drain(conn)
+
+    server._drain = counted  # type: ignore[method-assign]
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 22)
+    client = RawClient(reader, writer)
+    for cid in range(1, 17):
+        await client.send(metadata.API, 12, cid, metadata.REQUEST.cls(topics=[]))
+    await asyncio.sleep(0.2)  # the server has written what the socket takes and waits to drain
+    got = []
+    for _ in range(16):
+        correlation_id, body = await client.response(metadata.API, 12)
+        got.append(correlation_id)
+        assert [len(t.name) for t in body.topics] == [30_001] * 10 + [30_002] * 20
+    assert got == list(range(1, 17))
+    assert drains  # the server did wait for the socket at least once
