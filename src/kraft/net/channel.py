@@ -72,6 +72,11 @@ class _InFlight:
     future: asyncio.Future[Any]
 
 
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
 class PeerConnection:
     """One client connection to ``address``.
 
@@ -164,13 +169,20 @@ class PeerConnection:
             version = highest
         body = build_body(version)
         future = self._send(api, version, body)
+        # A timer on the response future itself, not asyncio.wait_for: that wraps the future and
+        # resumes this task a turn of the loop later, on every response.
+        timer = asyncio.get_running_loop().call_later(
+            max(0.0, deadline - time.monotonic()), _expire, future
+        )
         try:
-            return version, await asyncio.wait_for(future, max(0.0, deadline - time.monotonic()))
+            return version, await future
         except TimeoutError:
             # Responses come back in order, so a lost one stalls the rest: start afresh, as Kafka's
             # NetworkClient does on a request timeout.
             self._fail(f"{api.name} request timed out after {timeout_ms} ms")
             raise ChannelError(f"{api.name} to {self.name} timed out after {timeout_ms} ms") from None
+        finally:
+            timer.cancel()
 
     def close(self) -> None:
         self._closed = True
