@@ -48,8 +48,12 @@ def _all_caught_up(cluster: LocalCluster) -> Callable[[], QuorumInfo | None]:
     return probe
 
 
-def test_appended_records_are_identical_on_every_node(local_cluster: Callable[..., LocalCluster]) -> None:
-    cluster = local_cluster(3)
+@pytest.mark.parametrize("driver", ["loop", "thread"])
+def test_appended_records_are_identical_on_every_node(
+    local_cluster: Callable[..., LocalCluster], driver: str
+) -> None:
+    # raft.driver: the core on the event loop (the default) or on its own thread.
+    cluster = local_cluster(3, {"raft.driver": driver})
     cluster.start_all(tool_args=APPEND)
     cluster.wait_for_leader()
     info = cluster.wait_for("300 committed offsets", hw_at_least(cluster, 300))

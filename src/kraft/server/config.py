@@ -131,6 +131,9 @@ class ServerConfig:
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
     metrics_port: int = 0
     metrics_host: str = "127.0.0.1"
+    # Where RaftNode.poll runs: "loop" (on the event loop thread, no hand-off per message) or
+    # "thread" (its own thread, as Kafka's KafkaRaftClientDriver); kraft.server.driver.
+    raft_driver: str = "loop"
     controller: ControllerConfig = field(default_factory=ControllerConfig)
     properties: Mapping[str, str] = field(default_factory=dict)
 
@@ -283,9 +286,20 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         ),
         metrics_port=get_int(props, "metrics.port", 0, minimum=0, maximum=65535),
         metrics_host=get_str(props, "metrics.host", "127.0.0.1") or "127.0.0.1",
+        raft_driver=_raft_driver(props),
         controller=controller,
         properties=dict(props),
     )
+
+
+RAFT_DRIVERS = ("loop", "thread")
+
+
+def _raft_driver(props: Mapping[str, str]) -> str:
+    value = (get_str(props, "raft.driver", "loop") or "loop").strip().lower()
+    if value not in RAFT_DRIVERS:
+        raise ConfigError(f"raft.driver: {value!r} is not one of {', '.join(RAFT_DRIVERS)}")
+    return value
 
 
 def _security_protocols(

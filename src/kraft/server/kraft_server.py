@@ -3,7 +3,7 @@ with a clean stop.
 
 ``KraftServer`` is the programmatic entry point (``kraft server-start`` and the tools use it):
 
-    server = await KraftServer.start(config)      # binds listeners, starts the raft thread
+    server = await KraftServer.start(config)      # binds listeners, starts polling the core
     server.listener_ports                               # {"CONTROLLER": 9093}
     server.view                                         # NodeView: leader, epoch, role, metrics
     await server.submit(lambda node, now_ms: node.schedule_append(epoch, [b"x"]))
@@ -55,7 +55,7 @@ from kraft.net.server import FeatureInfo, KafkaServer
 from kraft.raft.messages import Envelope, RaftRequest, RaftResponse
 from kraft.raft.types import Endpoint, LeaderAndEpoch
 from kraft.server.config import ServerConfig
-from kraft.server.driver import NodeView, RaftDriver, WallClock
+from kraft.server.driver import LoopDriver, NodeView, RaftDriver, WallClock
 from kraft.storage.clean_shutdown import take_previous_broker_epoch, write_clean_shutdown
 from kraft.storage.meta_properties import META_PROPERTIES_FILE, MetaProperties
 from kraft.storage.meta_properties import read_meta_properties as storage_read_meta_properties
@@ -95,7 +95,7 @@ def read_meta_properties(
 
 
 class _Gateway:
-    """``CoreGateway`` for the request handler: hands requests to the raft thread, awaits answers."""
+    """``CoreGateway`` for the request handler: hands requests to the core, awaits answers."""
 
     def __init__(self, server: KraftServer) -> None:
         self._server = server
@@ -156,7 +156,7 @@ class KraftServer:
         self.cluster_id = ""
         self.listener_ports: dict[str, int] = {}
         self.exit_code: int | None = None
-        self.driver: RaftDriver
+        self.driver: RaftDriver | LoopDriver
         self._stopped = asyncio.Event()
         self._stopping = False
         self._gateway = _Gateway(self)
@@ -209,7 +209,7 @@ class KraftServer:
         with_controller: bool = True,
         log_prefix: str | None = None,
     ) -> KraftServer:
-        """Check the log directories, open storage, bind the listeners and start the raft thread.
+        """Check the log directories, open storage, bind the listeners and start the core's driver.
 
         ``with_controller=False`` runs the bare raft core with no quorum controller on it (Kafka's
         TestRaftServer): its log holds test records, not metadata, so nothing may replay them.
@@ -326,7 +326,8 @@ class KraftServer:
             node = ControllerNode(node, self.controller)
         if with_controller and config.is_broker:
             node = self.broker = await self._build_broker(node, raft, meta, directory_ids, clock())
-        self.driver = RaftDriver(node, clock=clock, log_prefix=self.prefix)
+        driver_type = LoopDriver if config.raft_driver == "loop" else RaftDriver
+        self.driver = driver_type(node, clock=clock, log_prefix=self.prefix)
 
         addresses: dict[int, PeerAddress] = {
             i: PeerAddress(e.host, e.port) for i, e in self.voter_endpoints.items() if i != config.node_id
@@ -483,7 +484,7 @@ class KraftServer:
 
     def _send_to_controller(self, envelope: ControllerEnvelope) -> None:
         """A broker lifecycle request: send it to the controller it names; the answer (or a ``None``
-        body when the request failed) goes back to the raft thread as a response envelope."""
+        body when the request failed) goes back to the core as a response envelope."""
         channel = self._channel
         request = envelope.body
         assert isinstance(request, ControllerRequest)
@@ -555,8 +556,10 @@ class KraftServer:
             self._broker_apis.update_controllers(_controller_endpoints(endpoints))
 
     def _on_view(self, old: NodeView, new: NodeView) -> None:
-        """Runs on the raft thread after every poll: follow the voter set, learn an unconfigured
-        leader's address, log role, leader and epoch changes."""
+        """Runs where the core runs (the event loop or the raft thread), after every poll: follow
+        the voter set, learn an unconfigured leader's address, log role, leader and epoch changes.
+        The first two are scheduled on the loop, ahead of the tasks that send this poll's
+        outbound requests."""
         loop = self._loop
         changed = new.voter_set is not old.voter_set and new.voter_set is not None
         if changed and loop is not None and not loop.is_closed():
@@ -591,8 +594,8 @@ class KraftServer:
     # ------------------------------------------------------------------------------------ API
 
     async def submit(self, fn: Callable[[Any, int], T]) -> T:
-        """Run ``fn(node, now_ms)`` on the raft thread (e.g. ``schedule_append``) and await its result."""
-        return await asyncio.wrap_future(self.driver.submit(fn))
+        """Run ``fn(node, now_ms)`` where the core runs (e.g. ``schedule_append``) and await its result."""
+        return await self.driver.submit_async(fn)
 
     async def serve_until_stopped(self) -> int:
         await self._stopped.wait()
@@ -637,7 +640,7 @@ class KraftServer:
                     driver.stop_now()
                 await asyncio.sleep(0.01)
             if not driver.stopped.is_set():
-                log.warning("%sraft thread did not stop within %d ms; forcing", self.prefix, timeout_ms)
+                log.warning("%sthe raft core did not stop within %d ms; forcing", self.prefix, timeout_ms)
                 driver.stop_now()
                 await asyncio.get_running_loop().run_in_executor(None, driver.join, 2.0)
             # Give the last outbound messages (EndQuorumEpoch) a moment to reach the sockets.
@@ -665,7 +668,7 @@ class KraftServer:
         try:
             await self.submit(lambda node, now_ms: node.begin_controlled_shutdown(now_ms))
         except RuntimeError:
-            return  # the raft thread has stopped
+            return  # the core has stopped
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config.controlled_shutdown_timeout_ms / 1000
         while not lifecycle.controlled_shutdown_done and loop.time() < deadline:

@@ -1,6 +1,6 @@
 """The Prometheus endpoint: the ``kafka.raft`` metrics of ``RaftNode.metrics`` via prometheus_client.
 
-A custom collector reads the ``NodeView`` the raft thread last published, so a scrape never touches
+A custom collector reads the ``NodeView`` the driver last published, so a scrape never touches
 the core and never waits for a poll. Names follow Kafka's ``raft-metrics`` group with the
 ``kafka_raft_`` prefix and underscores (``current-epoch`` -> ``kafka_raft_current_epoch``); every
 sample carries a ``node_id`` label. ``current-state`` is a labelled gauge: one sample per state, 1

@@ -44,6 +44,12 @@ def test_a_valid_file_parses_with_kafka_defaults(tmp_path: Path) -> None:
     assert cfg.quorum.fetch_timeout_ms == 3000 and cfg.quorum.election_timeout_ms == 1000
     assert cfg.quorum.pre_vote_enabled and cfg.metrics_port == 0
     assert cfg.socket_request_max_bytes == 104_857_600 and cfg.connections_max_idle_ms == 600_000
+    assert cfg.raft_driver == "loop"
+
+
+def test_raft_driver_chooses_where_the_core_runs() -> None:
+    assert parse_server_config(config(raft__driver="thread")).raft_driver == "thread"
+    assert parse_server_config(config(raft__driver=" Loop ")).raft_driver == "loop"
 
 
 def test_metadata_log_dir_wins_over_log_dirs() -> None:
@@ -79,6 +85,7 @@ def test_metadata_log_dir_wins_over_log_dirs() -> None:
         ({"controller__quorum__request__timeout__ms": "-5"}, "controller.quorum.request.timeout.ms"),
         ({"controller__quorum__pre__vote__enable": "yes"}, "controller.quorum.pre.vote.enable"),
         ({"metrics__port": "99999"}, "metrics.port"),
+        ({"raft__driver": "fiber"}, "raft.driver"),
         ({"socket__request__max__bytes": "0"}, "socket.request.max.bytes"),
         ({"metadata__log__segment__bytes": "10"}, "metadata.log.segment.bytes"),
     ],

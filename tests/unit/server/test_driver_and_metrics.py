@@ -1,4 +1,5 @@
-"""RaftDriver (the raft thread) with a fake node, and the Prometheus exposition of its view."""
+"""The two drivers (RaftDriver: the raft thread; LoopDriver: the event loop) with a fake node, and
+the Prometheus exposition of their view."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from prometheus_client import generate_latest
 from kraft.common.errors import FatalError
 from kraft.raft.messages import DescribeQuorumRequest, DescribeQuorumResponse, Envelope
 from kraft.raft.types import LeaderAndEpoch
-from kraft.server.driver import NodeView, RaftDriver, WallClock
+from kraft.server import driver as driver_module
+from kraft.server.driver import LoopDriver, NodeView, RaftDriver, WallClock
 from kraft.server.metrics import build_registry
 
 pytestmark = pytest.mark.timeout(30)
@@ -70,10 +72,21 @@ class FakeNode:
         return self.shutdown_at is not None
 
 
-async def _run_driver(node: FakeNode, body: Any) -> tuple[list[list[Envelope]], list[BaseException]]:
+DRIVERS = [RaftDriver, LoopDriver]
+Driver = RaftDriver | LoopDriver
+
+
+def _poll_thread(driver_type: type) -> str:
+    """The thread a driver polls on: its own raft thread, or the event loop's."""
+    return "raft-1" if driver_type is RaftDriver else threading.current_thread().name
+
+
+async def _run_driver(
+    node: FakeNode, body: Any, driver_type: type = RaftDriver
+) -> tuple[list[list[Envelope]], list[BaseException]]:
     outbound: list[list[Envelope]] = []
     fatal: list[BaseException] = []
-    driver = RaftDriver(node, clock=WallClock(), log_prefix="[t] ")
+    driver = driver_type(node, clock=WallClock(), log_prefix="[t] ")
     driver.start(asyncio.get_running_loop(), on_outbound=outbound.append, on_fatal=fatal.append)
     try:
         await body(driver, outbound, fatal)
@@ -90,38 +103,44 @@ async def _until(condition: Any, timeout_s: float = 5) -> None:
         await asyncio.sleep(0.01)
 
 
-def test_inbound_envelopes_are_polled_on_the_raft_thread_and_answers_come_back_on_the_loop() -> None:
+@pytest.mark.parametrize("driver_type", DRIVERS)
+def test_inbound_envelopes_are_polled_by_the_driver_and_answers_come_back_on_the_loop(
+    driver_type: type,
+) -> None:
     node = FakeNode()
 
-    async def body(driver: RaftDriver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
         driver.deliver([Envelope(-5, 1, 77, DescribeQuorumRequest())])
         await _until(lambda: any(outbound))
         assert [e.correlation_id for batch in outbound for e in batch] == [77]
-        assert node.thread_names == {"raft-1"}
+        assert node.thread_names == {_poll_thread(driver_type)}
         assert driver.view.leader_and_epoch == LeaderAndEpoch(1, 4)
         assert driver.view.metrics["current_epoch"] == 4
 
-    asyncio.run(_run_driver(node, body))
+    asyncio.run(_run_driver(node, body, driver_type))
 
 
-def test_submit_runs_between_polls_and_returns_the_result() -> None:
+@pytest.mark.parametrize("driver_type", DRIVERS)
+def test_submit_runs_between_polls_and_returns_the_result(driver_type: type) -> None:
     node = FakeNode()
 
-    async def body(driver: RaftDriver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
         result = await asyncio.wrap_future(
             driver.submit(lambda n, now_ms: (n.node_id, threading.current_thread().name))
         )
-        assert result == (1, "raft-1")
+        assert result == (1, _poll_thread(driver_type))
+        assert await driver.submit_async(lambda n, now_ms: n.polls >= 1)
         with pytest.raises(ValueError):
             await asyncio.wrap_future(driver.submit(lambda n, now_ms: int("x")))
 
-    asyncio.run(_run_driver(node, body))
+    asyncio.run(_run_driver(node, body, driver_type))
 
 
-def test_a_fatal_error_in_poll_stops_the_thread_and_is_reported() -> None:
+@pytest.mark.parametrize("driver_type", DRIVERS)
+def test_a_fatal_error_in_poll_stops_the_thread_and_is_reported(driver_type: type) -> None:
     node = FakeNode()
 
-    async def body(driver: RaftDriver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
         node.fail = FatalError("disk on fire")
         driver.deliver([])
         await _until(lambda: fatal)
@@ -129,18 +148,105 @@ def test_a_fatal_error_in_poll_stops_the_thread_and_is_reported() -> None:
         with pytest.raises(RuntimeError):
             driver.submit(lambda n, now_ms: None).result(1)
 
-    asyncio.run(_run_driver(node, body))
+    asyncio.run(_run_driver(node, body, driver_type))
 
 
-def test_graceful_shutdown_asks_the_node_to_shut_down_and_stops_when_complete() -> None:
+@pytest.mark.parametrize("driver_type", DRIVERS)
+def test_graceful_shutdown_asks_the_node_to_shut_down_and_stops_when_complete(driver_type: type) -> None:
     node = FakeNode()
 
-    async def body(driver: RaftDriver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
         driver.request_shutdown(1000)
         await _until(driver.stopped.is_set)
         assert node.shutdown_at is not None and not fatal
 
-    asyncio.run(_run_driver(node, body))
+    asyncio.run(_run_driver(node, body, driver_type))
+
+
+def test_loop_driver_polls_again_at_the_time_the_node_asks_for_without_input() -> None:
+    node = FakeNode()  # asks to be woken 50 ms after each poll
+
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        await _until(lambda: node.polls >= 4, timeout_s=2)
+        assert not fatal
+
+    asyncio.run(_run_driver(node, body, LoopDriver))
+
+
+def test_loop_driver_is_woken_by_envelopes_delivered_from_another_thread() -> None:
+    node = FakeNode()
+
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        envelope = Envelope(-5, 1, 9, DescribeQuorumRequest())
+        sender = threading.Thread(target=driver.deliver, args=([envelope],))
+        sender.start()
+        sender.join()
+        await _until(lambda: any(outbound))
+        assert [e.correlation_id for batch in outbound for e in batch] == [9]
+        assert node.thread_names == {threading.current_thread().name}
+        # submit() from another thread also reaches the loop and settles a concurrent future.
+        other: list[Any] = []
+        t = threading.Thread(target=lambda: other.append(driver.submit(lambda n, now: n.polls).result(5)))
+        t.start()
+        await _until(lambda: bool(other))
+        t.join()
+        assert other[0] >= 1
+
+    asyncio.run(_run_driver(node, body, LoopDriver))
+
+
+@dataclass
+class FlushingNode(FakeNode):
+    """Like a leader with appended records: asks to be polled again at once (to fsync) after a poll
+    that answered something, and records what had happened on the loop by then."""
+
+    loop_events: list[str] = field(default_factory=list)
+    seen_at_poll: list[list[str]] = field(default_factory=list)
+
+    def poll(self, now_ms: int, inbound: Any = ()) -> FakePollResult:
+        self.seen_at_poll.append(list(self.loop_events))
+        result = super().poll(now_ms, inbound)
+        if result.outbound:
+            return FakePollResult(result.outbound, now_ms)
+        return result
+
+
+def test_loop_driver_runs_callbacks_queued_by_on_outbound_before_the_next_immediate_poll() -> None:
+    # The server's handler that writes a Fetch answer is resumed by a callback the answer queues;
+    # the leader's next poll (its fsync) must come after it, or the answer waits for the disk.
+    node = FlushingNode()
+
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        loop = asyncio.get_running_loop()
+        polls_before = node.polls
+        driver._on_outbound = lambda out: loop.call_soon(node.loop_events.append, "answer written")
+        driver.deliver([Envelope(-5, 1, 3, DescribeQuorumRequest())])
+        await _until(lambda: node.polls >= polls_before + 2)
+        answered = next(i for i, seen in enumerate(node.seen_at_poll) if i >= polls_before and not seen)
+        assert node.seen_at_poll[answered + 1] == ["answer written"]
+
+    asyncio.run(_run_driver(node, body, LoopDriver))
+
+
+def test_windowed_metrics_are_refreshed_at_most_every_interval_and_the_rest_on_every_poll() -> None:
+    node = FakeNode()
+
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        await _until(lambda: driver.view.polls >= 2)
+        node.metrics.current_epoch = 5
+        node.metrics.commit_latency_avg = 9.0
+        polls = driver.view.polls
+        driver.deliver([])
+        await _until(lambda: driver.view.polls > polls)
+        assert driver.view.metrics["current_epoch"] == 5  # read on every poll
+        assert driver.view.metrics["commit_latency_avg"] == 1.5  # within the refresh interval
+        await asyncio.sleep(driver_module.WINDOWED_METRICS_REFRESH_S + 0.05)
+        polls = driver.view.polls
+        driver.deliver([])
+        await _until(lambda: driver.view.polls > polls)
+        assert driver.view.metrics["commit_latency_avg"] == 9.0
+
+    asyncio.run(_run_driver(node, body, LoopDriver))
 
 
 def test_wall_clock_never_goes_backwards() -> None:
