@@ -1,14 +1,14 @@
 """Timestamps along the commit path, for the quorum benchmark's per-stage breakdown.
 
 Off unless a process turns it on (``kraft test-raft-server --trace-commit-path FILE``): then the
-raft thread, the event loop's request handler and the peer channel each note when a Fetch or its
-data passes them, with ``time.time_ns()`` (one clock for every process on a machine), and the
-process writes the events to FILE as JSON lines when it exits. ``benchmarks/bench_quorum.py``
-joins the files of the three voters offset by offset into the stages of one commit:
+driver around the core's poll, the event loop's request handler and the peer channel each note
+when a Fetch or its data passes them, with ``time.time_ns()`` (one clock for every process on a
+machine), and the process writes the events to FILE as JSON lines when it exits.
+``benchmarks/bench_quorum.py`` joins the files of the three voters offset by offset into the stages of one commit:
 
     leader append -> batch in the leader's log -> Fetch response ready on the leader's loop
-    -> received by a follower's loop -> picked up by its raft thread -> follower fsync done
-    -> next Fetch sent -> received by the leader's loop -> picked up by its raft thread -> commit
+    -> received by a follower's loop -> picked up by its poll -> follower fsync done
+    -> next Fetch sent -> received by the leader's loop -> picked up by its poll -> commit
 
 Recording is an ``append`` of a tuple to a list (no lock: ``list.append`` is atomic under the GIL),
 and nothing at all when tracing is off (callers test ``TRACE is not None``).
@@ -21,17 +21,17 @@ import time
 from pathlib import Path
 
 # Event names (the second field of each event).
-APPEND = "append"  # leader, raft thread: schedule_append returned offsets [a, b]
-# raft thread: a poll moved the log end offset to a (a follower has fsynced the records by then;
+APPEND = "append"  # leader, in poll: schedule_append returned offsets [a, b]
+# after a poll that moved the log end offset to a (a follower has fsynced the records by then;
 # a leader answers the parked Fetches first and fsyncs in its next poll, as Kafka's leader does)
 WRITTEN = "written"
-FETCH_REQ_POLLED = "fetch_req_polled"  # leader raft thread: a Fetch from replica a at offset b
-FETCH_RESP_POLLED = "fetch_resp_polled"  # follower raft thread: a Fetch response with data from a
+FETCH_REQ_POLLED = "fetch_req_polled"  # leader poll: a Fetch from replica a at offset b
+FETCH_RESP_POLLED = "fetch_resp_polled"  # follower poll: a Fetch response with data from a
 FETCH_REQ_RECEIVED = "fetch_req_received"  # leader loop: a Fetch from replica a at offset b decoded
 FETCH_RESP_READY = "fetch_resp_ready"  # leader loop: the core answered replica a with data from b
 FETCH_REQ_SENT = "fetch_req_sent"  # follower loop: a Fetch at offset a is being sent
 FETCH_RESP_RECEIVED = "fetch_resp_received"  # follower loop: a Fetch response with data from a
-COMMITTED = "committed"  # leader raft thread: the commit notification up to offset a
+COMMITTED = "committed"  # leader poll: the commit notification up to offset a
 
 
 class CommitTrace:

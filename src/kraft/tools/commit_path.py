@@ -1,13 +1,14 @@
 """The commit path of a quorum, stage by stage, from the voters' commit traces.
 
 ``kraft test-raft-server --trace-commit-path FILE`` writes when each Fetch and its data pass the
-raft thread and the event loop (``kraft.common.commit_trace``). ``commit_path_stages`` joins the
-three voters' events offset by offset: for each single-record append X on the leader, the chain
+core's poll (on the event loop or the raft thread, per ``raft.driver``) and the network code
+(``kraft.common.commit_trace``). ``commit_path_stages`` joins the three voters' events offset by
+offset: for each single-record append X on the leader, the chain
 
     append -> batch in the leader's log -> Fetch response with X ready on the leader's loop
-    -> received by a follower's loop -> picked up by its raft thread -> follower fsync done
-    -> next Fetch (offset > X) sent -> received by the leader's loop -> picked up by its raft
-    thread -> commit notification covering X
+    -> received by a follower's loop -> picked up by its poll -> follower fsync done
+    -> next Fetch (offset > X) sent -> received by the leader's loop -> picked up by its poll
+    -> commit notification covering X
 
 through whichever follower acknowledged first (with 3 voters, that one makes X committed). Every
 time comes from ``time.time_ns()`` on one machine, so times of different processes compare.
@@ -27,13 +28,13 @@ from kraft.tools.write_stats import percentile
 # Stage i runs from event i to event i + 1 of the chain above.
 STAGES = (
     "leader: append call -> batch in its log",
-    "leader: raft thread -> event loop, Fetch response ready",
+    "leader: poll -> request handler, Fetch response ready",
     "leader -> follower: encode, loopback TCP, decode",
-    "follower: event loop -> raft thread",
+    "follower: response received -> poll",
     "follower: append and fsync",
-    "follower: raft thread -> event loop, next Fetch sent",
+    "follower: poll -> next Fetch sent",
     "follower -> leader: encode, loopback TCP, decode",
-    "leader: event loop -> raft thread",
+    "leader: request received -> poll",
     "leader: high watermark -> commit notification",
 )
 
