@@ -72,9 +72,25 @@ class _InFlight:
     future: asyncio.Future[Any]
 
 
-def _expire(future: asyncio.Future[Any]) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError())
+# A request timer that fires this much (seconds) after its deadline found the loop held up (a long
+# poll of a core that runs on the loop, e.g. a broker replaying a large metadata log): the answer
+# may be waiting in the socket, unread only because of the stall. The request then waits a little
+# more, so the loop reads its sockets before it is declared lost; again after each further stall,
+# up to STALL_MAX_TIMEOUTS times its own timeout in all (a loop held that long serves nobody).
+STALL_S = 0.1
+STALL_GRACE_S = 0.05
+STALL_MAX_TIMEOUTS = 10
+
+
+def _expire(future: asyncio.Future[Any], due: float, give_up_at: float) -> None:
+    if future.done():
+        return
+    loop = future.get_loop()
+    now = loop.time()
+    if now - due > STALL_S and now < give_up_at:
+        loop.call_later(STALL_GRACE_S, _expire, future, now + STALL_GRACE_S, give_up_at)
+        return
+    future.set_exception(TimeoutError())
 
 
 class PeerConnection:
@@ -171,9 +187,10 @@ class PeerConnection:
         future = self._send(api, version, body)
         # A timer on the response future itself, not asyncio.wait_for: that wraps the future and
         # resumes this task a turn of the loop later, on every response.
-        timer = asyncio.get_running_loop().call_later(
-            max(0.0, deadline - time.monotonic()), _expire, future
-        )
+        loop = asyncio.get_running_loop()
+        delay = max(0.0, deadline - time.monotonic())
+        due = loop.time() + delay
+        timer = loop.call_later(delay, _expire, future, due, due + STALL_MAX_TIMEOUTS * delay)
         try:
             return version, await future
         except TimeoutError:

@@ -336,3 +336,54 @@ def test_refused_since_reports_a_peer_gone_only_after_a_failed_attempt_since_the
         await channel.close()
 
     asyncio.run(main())
+
+
+def test_an_answer_that_arrived_while_the_loop_was_held_is_not_declared_timed_out() -> None:
+    # A core that runs on the event loop may hold it for longer than a request timeout (a broker
+    # replaying a large metadata log). The answer that came meanwhile waits in the socket: when
+    # the loop resumes, the overdue timer must not fail the request before the socket is read.
+    import threading
+    import time
+
+    ready = threading.Event()
+    ports: list[int] = []
+    stop: list[asyncio.AbstractEventLoop] = []
+
+    def serve() -> None:
+        async def main() -> None:
+            server, port = await start_peer(PeerHandler(delay_s=0.1))
+            ports.append(port)
+            stop.append(asyncio.get_running_loop())
+            ready.set()
+            while True:
+                await asyncio.sleep(3600)
+
+        asyncio.run(main())
+
+    threading.Thread(target=serve, daemon=True).start()
+    assert ready.wait(5)
+
+    async def main() -> None:
+        got: list[Envelope] = []
+        channel = PeerChannel(
+            local_id=1,
+            addresses={2: PeerAddress("127.0.0.1", ports[0])},
+            apis=served_apis(),
+            deliver=got.append,
+            listener_name="CONTROLLER",
+            cluster_id="c",
+            request_timeout_ms=300,
+        )
+        await channel.connection(2).connect(2000)  # type: ignore[union-attr]
+        channel.send(Envelope(1, 2, 21, FETCH))
+        await asyncio.sleep(0.02)  # the request is on the wire
+        time.sleep(0.6)  # the loop is held past the timeout; the answer arrives 0.1 s in
+        for _ in range(200):
+            if got:
+                break
+            await asyncio.sleep(0.01)
+        await channel.close()
+        assert got and isinstance(got[0].body, FetchResponse)
+        assert got[0].body.high_watermark == 5  # the peer's answer, not BROKER_NOT_AVAILABLE
+
+    asyncio.run(main())
