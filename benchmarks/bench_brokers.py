@@ -2,6 +2,7 @@
 (3 controllers and 3 brokers on loopback, fsync on, started through ``kraft.cli.cluster``).
 
     python benchmarks/bench_brokers.py [--topics N] [--partitions N] [--quick] [--json] [--workdir DIR]
+        [--raft-driver loop|thread]
 
 Prints, each next to a baseline measured in the same run on the same cluster:
 
@@ -105,13 +106,17 @@ def metadata_body(topics: list[str] | None) -> Any:
     )
 
 
+# Where every node runs its raft core (raft.driver); set from --raft-driver.
+RAFT_DRIVER = {"raft.driver": "loop"}
+
+
 class BenchCluster:
     """3 controllers (ids 1-3) and 3 brokers (ids 4-6) in ``root``; ``down`` stops whatever runs."""
 
     def __init__(self, root: Path, overrides: dict[str, str]) -> None:
         self.root = root
         self.path = root / cluster_cli.CLUSTER_FILE
-        self.overrides = overrides
+        self.overrides = {**RAFT_DRIVER, **overrides}
         self.children: dict[int, Any] = {}  # pid -> Popen, for the nodes started here directly
 
     def file(self) -> cluster_cli.ClusterFile:
@@ -766,12 +771,19 @@ def main() -> int:
         default=None,
         help="run only the propagation and throughput figures (main) or only the restart figures",
     )
+    ap.add_argument(
+        "--raft-driver",
+        choices=("loop", "thread"),
+        default="loop",
+        help="raft.driver of every node: the core on the event loop (default) or on its own thread",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the clusters' directories (with --workdir)")
     ap.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     ap.add_argument(
         "--workdir", type=Path, default=None, help="where the clusters live (default: a temp dir)"
     )
     args = ap.parse_args()
+    RAFT_DRIVER["raft.driver"] = args.raft_driver
     # SIGTERM (and SIGINT, which a shell's background job ignores) unwind through the ``finally``
     # blocks, so every cluster is taken down.
     for sig in (signal.SIGTERM, signal.SIGINT):
