@@ -4,7 +4,8 @@ Off unless a process turns it on (``kraft test-raft-server --trace-commit-path F
 driver around the core's poll, the event loop's request handler and the peer channel each note
 when a Fetch or its data passes them, with ``time.time_ns()`` (one clock for every process on a
 machine), and the process writes the events to FILE as JSON lines when it exits.
-``benchmarks/bench_quorum.py`` joins the files of the three voters offset by offset into the stages of one commit:
+``benchmarks/bench_quorum.py`` joins the files of the three voters offset by offset into the
+stages of one commit:
 
     leader append -> batch in the leader's log -> Fetch response ready on the leader's loop
     -> received by a follower's loop -> picked up by its poll -> follower fsync done

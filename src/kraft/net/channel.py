@@ -93,6 +93,22 @@ def _expire(future: asyncio.Future[Any], due: float, give_up_at: float) -> None:
     future.set_exception(TimeoutError())
 
 
+async def _within(future: asyncio.Future[Any], deadline: float) -> Any:
+    """``await future``, failing with ``TimeoutError`` at ``deadline`` (``time.monotonic()``).
+
+    A timer on the future itself, not ``asyncio.wait_for``: that wraps the future and resumes the
+    caller a turn of the loop later, on every response. A timer found overdue after a stall of the
+    loop lets the loop read its sockets first (``_expire``)."""
+    loop = asyncio.get_running_loop()
+    delay = max(0.0, deadline - time.monotonic())
+    due = loop.time() + delay
+    timer = loop.call_later(delay, _expire, future, due, due + STALL_MAX_TIMEOUTS * delay)
+    try:
+        return await future
+    finally:
+        timer.cancel()
+
+
 class PeerConnection:
     """One client connection to ``address``.
 
@@ -185,21 +201,13 @@ class PeerConnection:
             version = highest
         body = build_body(version)
         future = self._send(api, version, body)
-        # A timer on the response future itself, not asyncio.wait_for: that wraps the future and
-        # resumes this task a turn of the loop later, on every response.
-        loop = asyncio.get_running_loop()
-        delay = max(0.0, deadline - time.monotonic())
-        due = loop.time() + delay
-        timer = loop.call_later(delay, _expire, future, due, due + STALL_MAX_TIMEOUTS * delay)
         try:
-            return version, await future
+            return version, await _within(future, deadline)
         except TimeoutError:
             # Responses come back in order, so a lost one stalls the rest: start afresh, as Kafka's
             # NetworkClient does on a request timeout.
             self._fail(f"{api.name} request timed out after {timeout_ms} ms")
             raise ChannelError(f"{api.name} to {self.name} timed out after {timeout_ms} ms") from None
-        finally:
-            timer.cancel()
 
     def close(self) -> None:
         self._closed = True
@@ -261,7 +269,7 @@ class PeerConnection:
             body = api_versions.REQUEST.cls(client_software_name="kraft", client_software_version="0.1.0")
             future = self._send(api, version, body)
             try:
-                response = await asyncio.wait_for(future, max(0.001, deadline - time.monotonic()))
+                response = await _within(future, deadline)
             except TimeoutError:
                 self._fail("ApiVersions timed out")
                 raise ChannelError(f"ApiVersions to {self.name} timed out") from None

@@ -347,13 +347,11 @@ def test_an_answer_that_arrived_while_the_loop_was_held_is_not_declared_timed_ou
 
     ready = threading.Event()
     ports: list[int] = []
-    stop: list[asyncio.AbstractEventLoop] = []
 
-    def serve() -> None:
+    def serve() -> None:  # the peer, on its own thread and loop (a daemon: it ends with the test run)
         async def main() -> None:
-            server, port = await start_peer(PeerHandler(delay_s=0.1))
+            _server, port = await start_peer(PeerHandler(delay_s=0.1))
             ports.append(port)
-            stop.append(asyncio.get_running_loop())
             ready.set()
             while True:
                 await asyncio.sleep(3600)
