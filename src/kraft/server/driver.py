@@ -546,7 +546,10 @@ class LoopDriver(_Driver):
                 raise
             return
         if result.outbound and self._on_outbound is not None:
-            self._on_outbound(result.outbound)
+            try:
+                self._on_outbound(result.outbound)
+            except Exception:  # the shell's bug: logged as the loop would, and polling goes on
+                log.exception("%sfailed to hand off the core's outbound messages", self._prefix)
         if self._shutdown_done():
             self._stop([])
             return

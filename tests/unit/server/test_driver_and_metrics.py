@@ -277,3 +277,19 @@ def test_prometheus_exposition_has_kafka_raft_names_and_a_labelled_state() -> No
     assert 'kafka_raft_commit_latency_avg{node_id="3"} 1.5' in text
     assert 'kafka_raft_poll_idle_ratio_avg{node_id="3"} 0.9' in text
     assert "kafka_raft_append_records_rate" not in text  # not provided: omitted, not invented
+
+
+def test_loop_driver_keeps_polling_after_the_outbound_handler_raises() -> None:
+    node = FakeNode()
+
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        def broken(out: list[Envelope]) -> None:
+            raise RuntimeError("a bug in the shell")
+
+        driver._on_outbound = broken
+        driver.deliver([Envelope(-5, 1, 3, DescribeQuorumRequest())])
+        polls = node.polls
+        await _until(lambda: node.polls >= polls + 3, timeout_s=2)  # the timer is still armed
+        assert not fatal and not driver.stopped.is_set()
+
+    asyncio.run(_run_driver(node, body, LoopDriver))
