@@ -174,6 +174,20 @@ class _Driver:
         self.stopped = threading.Event()
         self.failure: BaseException | None = None
 
+    def _attach(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_outbound: Callable[[list[Envelope]], None],
+        on_fatal: Callable[[BaseException], None],
+        on_view: Callable[[NodeView, NodeView], None] | None,
+    ) -> None:
+        """Take the loop and the callbacks of ``start`` and publish the first view."""
+        self._loop = loop
+        self._on_outbound = on_outbound
+        self._on_fatal = on_fatal
+        self._on_view = on_view
+        self._publish()
+
     def _step(
         self,
         inbound: list[Envelope],
@@ -302,11 +316,7 @@ class RaftDriver(_Driver):
         on_view: Callable[[NodeView, NodeView], None] | None = None,
     ) -> None:
         """Start the thread. ``on_outbound``/``on_fatal`` run on ``loop``; ``on_view`` on the raft thread."""
-        self._loop = loop
-        self._on_outbound = on_outbound
-        self._on_fatal = on_fatal
-        self._on_view = on_view
-        self._publish()
+        self._attach(loop, on_outbound, on_fatal, on_view)
         self._thread = threading.Thread(
             target=self._run, name=f"raft-{getattr(self.node, 'node_id', '?')}", daemon=True
         )
@@ -448,12 +458,8 @@ class LoopDriver(_Driver):
         on_view: Callable[[NodeView, NodeView], None] | None = None,
     ) -> None:
         """Begin polling on ``loop`` (call from the loop's thread)."""
-        self._loop = loop
         self._loop_thread = threading.get_ident()
-        self._on_outbound = on_outbound
-        self._on_fatal = on_fatal
-        self._on_view = on_view
-        self._publish()
+        self._attach(loop, on_outbound, on_fatal, on_view)
         self._queue()
 
     def deliver(self, envelopes: Iterable[Envelope]) -> None:
