@@ -284,7 +284,7 @@ def _run_task(fn: Callable[[Any, int], Any], future: Any, node: Any, now_ms: int
 
 def _fail_task(future: Any) -> None:
     if not future.done():
-        future.set_exception(RuntimeError("the raft thread has stopped"))
+        future.set_exception(RuntimeError("the raft core has stopped"))
 
 
 class RaftDriver(_Driver):
@@ -333,7 +333,7 @@ class RaftDriver(_Driver):
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         with self._cond:
             if self.stopped.is_set():
-                future.set_exception(RuntimeError("the raft thread has stopped"))
+                future.set_exception(RuntimeError("the raft core has stopped"))
                 return future
             self._tasks.append((fn, future))
             self._cond.notify()
