@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
 from typing import Any
 
+from broker_fakes import Core, Forwarder
+
 from kraft.broker.apis import BrokerApiContext
-from kraft.controller.quorum_controller import ControllerRequest, ControllerResponse
 from kraft.metadata.image import MetadataImage, TopicImage
 from kraft.net.broker_apis import BrokerApis
 from kraft.net.channel import ChannelError
 from kraft.net.server import InboundRequest
-from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.headers import RequestHeader
 from kraft.protocol.messages import create_topics, incremental_alter_configs
@@ -21,45 +20,6 @@ from kraft.raft.types import LeaderAndEpoch
 
 CT: Any = create_topics.REQUEST.cls
 CT_RESPONSE: Any = create_topics.RESPONSE.cls
-
-
-class Core:
-    def __init__(self) -> None:
-        self.node_id = 4
-        self.leader = LeaderAndEpoch(1, 3)
-        self.current = MetadataImage.EMPTY
-
-    def image(self) -> MetadataImage:
-        return self.current
-
-    def leader_and_epoch(self) -> LeaderAndEpoch:
-        return self.leader
-
-    async def submit_controller(self, source: int, request: ControllerRequest) -> ControllerResponse:
-        raise AssertionError("not a combined node")
-
-
-class Forwarder:
-    """Answers each call with the next scripted outcome (an exception, or a response body)."""
-
-    def __init__(self, outcomes: list[Any]) -> None:
-        self.outcomes = outcomes
-        self.calls: list[tuple[int, int | None]] = []
-
-    async def call(
-        self,
-        destination: int,
-        api: Api,
-        build_body: Callable[[int], Any],
-        *,
-        version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> tuple[int, Any]:
-        self.calls.append((destination, version))
-        outcome = self.outcomes.pop(0) if self.outcomes else ChannelError("nobody answers")
-        if isinstance(outcome, Exception):
-            raise outcome
-        return version or 0, outcome
 
 
 def apis(core: Core, forwarder: Forwarder, timeout_ms: int = 30_000) -> BrokerApis:
@@ -107,7 +67,7 @@ def test_not_controller_and_lost_connections_are_retried_at_the_clients_version(
     )
     response = asyncio.run(apis(core, forwarder).handle(request(create_topics, 4, create("t"))))
     assert [t.error_code for t in response.topics] == [0]
-    assert forwarder.calls == [(1, 4), (1, 4), (1, 4)]
+    assert [(dest, version) for dest, _, version, _ in forwarder.calls] == [(1, 4), (1, 4), (1, 4)]
 
 
 def test_no_answer_within_the_request_timeout_is_request_timed_out_per_topic() -> None:

@@ -11,15 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from broker_fakes import Core, Forwarder
 
 from kraft.broker.apis import BrokerApiContext
 from kraft.common.errors import RemoteProtocolError
-from kraft.controller.quorum_controller import ControllerRequest, ControllerResponse
-from kraft.metadata.image import MetadataImage
 from kraft.net.broker_apis import BrokerApis, broker_served_apis
 from kraft.net.channel import ChannelError
 from kraft.net.server import InboundRequest
-from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.headers import RequestHeader
 from kraft.protocol.messages import (
@@ -35,45 +33,6 @@ ADD_RESPONSE: Any = add_raft_voter.RESPONSE.cls
 REMOVE: Any = remove_raft_voter.REQUEST.cls
 REMOVE_RESPONSE: Any = remove_raft_voter.RESPONSE.cls
 DIR = uuid.UUID(int=0xD1)
-
-
-class Core:
-    def __init__(self, leader: int | None = 1) -> None:
-        self.node_id = 4
-        self.leader = LeaderAndEpoch(leader, 3)
-
-    def image(self) -> MetadataImage:
-        return MetadataImage.EMPTY
-
-    def leader_and_epoch(self) -> LeaderAndEpoch:
-        return self.leader
-
-    async def submit_controller(self, source: int, request: ControllerRequest) -> ControllerResponse:
-        raise AssertionError("a raft RPC must never reach the quorum controller")
-
-
-class Forwarder:
-    """Answers each call with the next scripted outcome (an exception, or a response body), and
-    records what was sent where."""
-
-    def __init__(self, outcomes: list[Any]) -> None:
-        self.outcomes = outcomes
-        self.calls: list[tuple[int, int, int | None, Any]] = []
-
-    async def call(
-        self,
-        destination: int,
-        api: Api,
-        build_body: Callable[[int], Any],
-        *,
-        version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> tuple[int, Any]:
-        self.calls.append((destination, api.key, version, build_body(version or 0)))
-        outcome = self.outcomes.pop(0) if self.outcomes else ChannelError("connection refused")
-        if isinstance(outcome, Exception):
-            raise outcome
-        return version or 0, outcome
 
 
 def broker(
