@@ -436,6 +436,9 @@ class LoopDriver(_Driver):
     callbacks that write the answers, so they reach the sockets first.
     """
 
+    # A poll longer than this is logged as a warning (see _note_duration).
+    SLOW_POLL_S = 1.0
+
     def __init__(self, node: Any, *, clock: Callable[[], int], log_prefix: str = "") -> None:
         super().__init__(node, clock=clock, log_prefix=log_prefix)
         self._lock = threading.Lock()  # guards _inbound and _tasks against other threads
@@ -446,6 +449,7 @@ class LoopDriver(_Driver):
         self._queued = False  # a poll is queued with call_soon
         self._timer: asyncio.TimerHandle | None = None
         self._loop_thread: int | None = None
+        self._slow_warned_at = -1e9
 
     # ------------------------------------------------------------------------------------ control
 
@@ -540,6 +544,7 @@ class LoopDriver(_Driver):
         if self._stop_now:
             self._stop(tasks)
             return
+        started = time.monotonic()
         try:
             result = self._step(inbound, tasks, self._shutdown_timeout_ms)
         except BaseException as e:
@@ -551,6 +556,7 @@ class LoopDriver(_Driver):
             if not isinstance(e, Exception):
                 raise
             return
+        self._note_duration(time.monotonic() - started)
         if result.outbound and self._on_outbound is not None:
             try:
                 self._on_outbound(result.outbound)
@@ -566,6 +572,21 @@ class LoopDriver(_Driver):
             self._queue()
         elif self._loop is not None:
             self._timer = self._loop.call_later(delay_ms / 1000, self._on_timer)
+
+    def _note_duration(self, seconds: float) -> None:
+        """Warn (at most once a minute) about a poll that held the loop, and every socket of the
+        node with it, for longer than SLOW_POLL_S: typically a large metadata replay."""
+        if seconds < self.SLOW_POLL_S:
+            return
+        now = time.monotonic()
+        if now - self._slow_warned_at >= 60:
+            self._slow_warned_at = now
+            log.warning(
+                "%sa poll of the raft core held the event loop for %d ms (raft.driver=loop: the "
+                "node's sockets waited meanwhile; raft.driver=thread keeps them served)",
+                self._prefix,
+                seconds * 1000,
+            )
 
     def _stop(self, tasks: list[tuple[Callable[[Any, int], Any], Any]]) -> None:
         with self._lock:

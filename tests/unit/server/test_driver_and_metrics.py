@@ -4,7 +4,9 @@ the Prometheus exposition of their view."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -293,3 +295,29 @@ def test_loop_driver_keeps_polling_after_the_outbound_handler_raises() -> None:
         assert not fatal and not driver.stopped.is_set()
 
     asyncio.run(_run_driver(node, body, LoopDriver))
+
+
+@dataclass
+class SlowNode(FakeNode):
+    """A poll that takes ``seconds`` (a large replay, say)."""
+
+    seconds: float = 0.0
+
+    def poll(self, now_ms: int, inbound: Any = ()) -> FakePollResult:
+        time.sleep(self.seconds)
+        return super().poll(now_ms, inbound)
+
+
+def test_loop_driver_warns_once_about_a_poll_that_held_the_loop(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(LoopDriver, "SLOW_POLL_S", 0.05)
+    node = SlowNode(seconds=0.06)
+
+    async def body(driver: Driver, outbound: list[list[Envelope]], fatal: list[BaseException]) -> None:
+        await _until(lambda: node.polls >= 3)
+
+    with caplog.at_level(logging.WARNING, logger="kraft.server.driver"):
+        asyncio.run(_run_driver(node, body, LoopDriver))
+    slow = [r for r in caplog.records if "held the event loop" in r.getMessage()]
+    assert len(slow) == 1  # once a minute at most, not once per slow poll
