@@ -318,11 +318,13 @@ class QuorumState:
     # ---- transitions ---------------------------------------------------------------------------
 
     def transition_to_unattached(self, epoch: int, now_ms: int, *, leader_id: int | None = None) -> None:
-        """Higher epoch without a known leader (vote cleared), or a failed pre-vote (vote kept)."""
+        """Higher epoch without a known leader (vote cleared); in the same epoch (a failed pre-vote,
+        or a leader whose endpoint is unknown, KIP-853) the vote is kept: it cannot be forgotten
+        within an epoch."""
         s = self.state
         voted: ReplicaKey | None = None
         deadline = self.election_deadline(now_ms)
-        if epoch == s.epoch and isinstance(s, ProspectiveState):
+        if epoch == s.epoch and isinstance(s, (ProspectiveState, UnattachedState)):
             voted = s.voted_key
             leader_id = leader_id if leader_id is not None else s.leader_id
         if isinstance(s, ResignedState) and self.is_voter:
