@@ -251,8 +251,10 @@ async def test_an_answer_is_written_in_the_step_its_handler_finishes_before_the_
     original = conn.writer.write
     conn.writer.write = lambda data: (written.append("answer"), original(data))[1]  # type: ignore[method-assign]
     loop = asyncio.get_running_loop()
-    handler.delays[1].set()  # resumes the handler at the next turn of the loop
+    # Queued ahead of the handler's wake-up, so the marker lands in the same turn as anything the
+    # handler's completion schedules (a writer task would come after it).
     loop.call_soon(lambda: loop.call_soon(written.append, "next callback"))
+    handler.delays[1].set()  # resumes the handler at the next turn of the loop
     await asyncio.sleep(0.05)
     assert written == ["answer", "next callback"]
     assert (await client.response(metadata.API, 12))[0] == 1
