@@ -34,7 +34,10 @@ Invariants (spec section 11, Kafka's RaftEventSimulationTest, and Raft's safety 
   taken from the cores), and a node counts only while its directory id is the voter's: a wiped
   voter that rejoined with a new directory holds nothing for the majority. (The set in force may be
   newer and uncommitted; single-voter changes keep the old and new majorities overlapping, so the
-  committed set is the one the committed data must be on.)
+  committed set is the one the committed data must be on.) An offset a newer set committed may
+  outlive that set: the leader that appended a removal is cut off and the next leader truncates
+  it. Then the rule is the one elections rely on: the voters lacking the offset form a majority of
+  neither the committed set nor any set in force.
 * **VoterSetAgreement** (KIP-853) - every node's voter set history agrees, at every offset below
   the committed end, with the committed VotersRecords; and a node's set in force is the latest
   record of its own log (or snapshot, or bootstrap checkpoint).
@@ -510,6 +513,34 @@ class InvariantChecker:
                 return True
         return False
 
+    def _no_majority_lacks(self, offset: int) -> bool:
+        """Dynamic voters: whether the voters whose logs end below ``offset`` can form a majority
+        of neither the committed voter set nor any set a running node has in force, so that no
+        leader can be elected without ``offset`` (its voters refuse a candidate whose log is
+        behind theirs).
+
+        This is the rule for an offset committed by a newer set that no log holds any more: a
+        leader appends a removal ({1,2,3,5} -> {1,2,5}), commits up to ``offset`` with voters 1 and
+        2 (a majority of the new set), is cut off, and the next leader truncates the removal. The
+        set in force is {1,2,3,5} again and only two of its four voters hold ``offset``, but the
+        other two are not a majority of it either (found by voter-changes seed 1987)."""
+        nodes = self.world.nodes
+        sets: list[VoterSet] = []
+        committed = self._committed_set(offset)[1]
+        if committed is not None:
+            sets.append(committed)
+        for node in nodes.values():
+            voters = getattr(node.raft, "voter_set", None)
+            if voters is not None and voters not in sets:
+                sets.append(voters)
+        for voters in sets:
+            ids, destroyed = self._members(voters)
+            holders = sum(1 for v in ids if nodes[v].log.end_offset() >= offset)
+            holders += sum(1 for end in destroyed if end >= offset)
+            if len(voters.ids) - holders >= voters.majority:
+                return False
+        return True
+
     def _check_majority_reached(self, leader: SimNode, hw: int) -> None:
         if hw <= self._majority_end(hw):
             return
@@ -530,7 +561,9 @@ class InvariantChecker:
         end = self.committed_end
         if end == 0 or end <= self._majority_end(end):
             return
-        if self.voter_sets[0][1] is not None and self._reached_by_a_set_in_force(end):
+        if self.voter_sets[0][1] is not None and (
+            self._reached_by_a_set_in_force(end) or self._no_majority_lacks(end)
+        ):
             return
         world = self.world
         ids, majority, _destroyed = self.committed_voters(end)
