@@ -162,40 +162,50 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
         if state.download is None:
             state.download = SnapshotDownload(sid, node.log.store_snapshot(sid))
     else:
-        problem, has_control = _check_fetched_records(node, response.records)
+        records = response.records
+        problem, has_control, whole = _check_fetched_records(node, records)
         if problem is not None:
             # Bytes from a peer: a bad batch is a failed fetch (back off and fetch again), never a
             # reason to stop this node or to write anything.
             _log.warning("node %s: ignoring fetched records from %s: %s", node.node_id, source, problem)
             return False
-        if response.records:
-            info = node.log.append_as_follower(response.records, state.epoch)
+        if whole < len(records):
+            # A leader that reads its log by bytes (Kafka's LogSegment.read) may cut the last batch:
+            # append the whole ones, as Kafka's follower does; the next Fetch asks for the rest.
+            records = records[:whole]
+        if records:
+            info = node.log.append_as_follower(records, state.epoch)
             # Persist before the next Fetch reveals the new end offset to the leader.
             node.log.flush()
             if has_control:  # only control batches carry voter sets (on_log_appended skips the rest)
-                node.on_log_appended(response.records, now_ms)
+                node.on_log_appended(records, now_ms)
             node.metrics.on_follower_append(info.last_offset - info.first_offset + 1, node.log, now_ms)
         node.update_follower_high_watermark(response.high_watermark, now_ms)
     state.on_fetched_from_leader(now_ms + node.config.fetch_timeout_ms, source)
     return True
 
 
-def _check_fetched_records(node: RaftNode, records: bytes) -> tuple[str | None, bool]:
-    """Why ``records`` must not be appended (corrupt, not contiguous, not at our end offset), or
-    None; and whether they hold a control batch (read in the same pass over the headers)."""
+def _check_fetched_records(node: RaftNode, records: bytes) -> tuple[str | None, bool, int]:
+    """Why ``records`` must not be appended (corrupt, not contiguous, not at our end offset, a
+    cut batch and nothing whole), or None; whether they hold a control batch; and where their
+    whole batches end (a last batch cut short is left out). One pass over the headers."""
     expected = node.log.end_offset()
     has_control = False
+    pos = 0
     try:
         for pos, header in iter_batch_headers(records):
             if header.base_offset != expected:
-                return f"batch at offset {header.base_offset} where {expected} was expected", has_control
+                return f"batch at offset {header.base_offset} where {expected} was expected", has_control, 0
             if not batch_crc_valid(records, pos, header):
-                return f"CRC mismatch in the batch at offset {header.base_offset}", has_control
+                return f"CRC mismatch in the batch at offset {header.base_offset}", has_control, 0
             expected = header.next_offset
             has_control = has_control or header.is_control
+            pos += header.size_in_bytes
     except CorruptRecordError as e:
-        return str(e), has_control
-    return None, has_control
+        return str(e), has_control, 0
+    if pos == 0 and records:
+        return f"no whole batch in {len(records)} bytes", False, 0
+    return None, has_control, pos
 
 
 def truncate_on_divergence(node: RaftNode, diverging: OffsetAndEpoch) -> None:

@@ -65,6 +65,7 @@ class Builder:
     log_epochs: list[int] = field(default_factory=list)
     now_ms: int = 0
     seed: int = 0
+    log: Any = None  # a ReplicatedLog to use instead of a fresh MemoryLog (empty)
 
     def with_elected_leader(self, *, epoch: int, leader_id: int) -> Builder:
         self.state = ElectionState(epoch, leader_id=leader_id)
@@ -87,8 +88,12 @@ class Builder:
         self.config.update(config)
         return self
 
+    def with_log_instance(self, log: Any) -> Builder:
+        self.log = log
+        return self
+
     def build(self) -> RaftTestContext:
-        log = MemoryLog()
+        log = MemoryLog() if self.log is None else self.log
         for i, epoch in enumerate(self.log_epochs):
             log.append_as_follower(
                 build_batch([SimpleRecord(value=b"r%d" % i)], base_offset=i, partition_leader_epoch=epoch),

@@ -19,6 +19,7 @@ from kraft.raft.messages import (
 from kraft.raft.states import FollowerState, LeaderState, Role
 from kraft.raft.types import OffsetAndEpoch, ReplicaKey
 from kraft.records.batch import SimpleRecord, build_batch, iter_batches
+from kraft.storage.file_log import FileLog
 from kraft.records.control import ControlType, control_type_of
 
 
@@ -411,6 +412,58 @@ def test_sole_voter_elects_itself_immediately() -> None:
     ctx.poll(advance_ms=25)
     assert ctx.node.high_watermark == last + 1
     assert ctx.listener.values() == [b"a"]
+
+
+def _follower_of_2(log: object | None = None) -> RaftTestContext:
+    builder = RaftTestContext.builder(local_id=1, voters=[1, 2, 3]).with_elected_leader(epoch=6, leader_id=2)
+    if log is not None:
+        builder = builder.with_log_instance(log)
+    ctx = builder.build()
+    ctx.poll()
+    return ctx
+
+
+@pytest.mark.parametrize("kind", ["memory", "file"])
+def test_follower_appends_the_whole_batches_of_a_fetch_cut_inside_a_batch(kind: str, tmp_path) -> None:
+    # A Kafka leader reads its log by bytes (LogSegment.read), so a Fetch answer can end inside a
+    # batch; Kafka's follower appends the whole batches and fetches the rest next time.
+    log = FileLog(tmp_path / "__cluster_metadata-0") if kind == "file" else None
+    ctx = _follower_of_2(log)
+    fetch = ctx.sent_of(FetchRequest)[0]
+    first = build_batch(
+        [SimpleRecord(value=b"a"), SimpleRecord(value=b"b")], base_offset=0, partition_leader_epoch=6
+    )
+    second = build_batch([SimpleRecord(value=b"c")], base_offset=2, partition_leader_epoch=6)
+    response = FetchResponse(
+        records=first + second[: len(second) // 2],
+        high_watermark=2,
+        current_leader_id=2,
+        current_leader_epoch=6,
+    )
+    ctx.respond_to(fetch, response)
+    ctx.poll()
+    assert ctx.log.end_offset() == 2
+    assert (ctx.node.role, ctx.node.leader_id, ctx.node.high_watermark) == (Role.FOLLOWER, 2, 2)
+    refetch = ctx.sent_of(FetchRequest)
+    assert refetch and isinstance(refetch[0].body, FetchRequest) and refetch[0].body.fetch_offset == 2
+
+
+@pytest.mark.parametrize("kind", ["memory", "file"])
+def test_follower_refuses_a_fetch_that_holds_no_whole_batch(kind: str, tmp_path) -> None:
+    log = FileLog(tmp_path / "__cluster_metadata-0") if kind == "file" else None
+    ctx = _follower_of_2(log)
+    fetch = ctx.sent_of(FetchRequest)[0]
+    batch = build_batch([SimpleRecord(value=b"a")], base_offset=0, partition_leader_epoch=6)
+    response = FetchResponse(
+        records=batch[:-3], high_watermark=1, current_leader_id=2, current_leader_epoch=6
+    )
+    ctx.respond_to(fetch, response)
+    ctx.poll()
+    # Nothing appended and no busy loop: the next Fetch waits out the retry backoff.
+    assert ctx.log.end_offset() == 0 and ctx.sent_of(FetchRequest) == []
+    ctx.poll(advance_ms=ctx.node.config.retry_backoff_ms + 1)
+    refetch = ctx.sent_of(FetchRequest)
+    assert refetch and isinstance(refetch[0].body, FetchRequest) and refetch[0].body.fetch_offset == 0
 
 
 @pytest.mark.parametrize("damage", ["flip_crc_covered_byte", "wrong_base_offset", "impossible_length"])
