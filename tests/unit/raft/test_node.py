@@ -19,8 +19,8 @@ from kraft.raft.messages import (
 from kraft.raft.states import FollowerState, LeaderState, Role
 from kraft.raft.types import OffsetAndEpoch, ReplicaKey
 from kraft.records.batch import SimpleRecord, build_batch, iter_batches
-from kraft.storage.file_log import FileLog
 from kraft.records.control import ControlType, control_type_of
+from kraft.storage.file_log import FileLog
 
 
 def elect_local_leader(ctx: RaftTestContext) -> None:
