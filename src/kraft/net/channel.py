@@ -82,13 +82,16 @@ STALL_GRACE_S = 0.05
 STALL_MAX_TIMEOUTS = 10
 
 
-def _expire(future: asyncio.Future[Any], due: float, give_up_at: float) -> None:
+def _expire(
+    future: asyncio.Future[Any], due: float, give_up_at: float, timer: list[asyncio.TimerHandle]
+) -> None:
     if future.done():
         return
     loop = future.get_loop()
     now = loop.time()
     if now - due > STALL_S and now < give_up_at:
-        loop.call_later(STALL_GRACE_S, _expire, future, now + STALL_GRACE_S, give_up_at)
+        # ``timer`` holds the live handle, so that the caller cancels the re-armed one.
+        timer[0] = loop.call_later(STALL_GRACE_S, _expire, future, now + STALL_GRACE_S, give_up_at, timer)
         return
     future.set_exception(TimeoutError())
 
@@ -102,11 +105,12 @@ async def _within(future: asyncio.Future[Any], deadline: float) -> Any:
     loop = asyncio.get_running_loop()
     delay = max(0.0, deadline - time.monotonic())
     due = loop.time() + delay
-    timer = loop.call_later(delay, _expire, future, due, due + STALL_MAX_TIMEOUTS * delay)
+    timer: list[asyncio.TimerHandle] = []
+    timer.append(loop.call_later(delay, _expire, future, due, due + STALL_MAX_TIMEOUTS * delay, timer))
     try:
         return await future
     finally:
-        timer.cancel()
+        timer[0].cancel()
 
 
 class PeerConnection:

@@ -168,6 +168,12 @@ class _Driver:
         self._on_fatal: Callable[[BaseException], None] | None = None
         self._on_view: Callable[[NodeView, NodeView], None] | None = None
         self._shutting_down = False
+        # Input for the next step, filled from any thread (each driver guards them with its lock):
+        # messages, functions with their futures, a requested shutdown, an immediate stop.
+        self._inbound: list[Envelope] = []
+        self._tasks: list[tuple[Callable[[Any, int], Any], Any]] = []
+        self._shutdown_timeout_ms: int | None = None
+        self._stop_now = False
         self._windowed: dict[str, Any] = {}
         self._windowed_at = -1e9
         self.view = NodeView()
@@ -298,11 +304,7 @@ class RaftDriver(_Driver):
 
     def __init__(self, node: Any, *, clock: Callable[[], int], log_prefix: str = "") -> None:
         super().__init__(node, clock=clock, log_prefix=log_prefix)
-        self._cond = threading.Condition()
-        self._inbound: list[Envelope] = []
-        self._tasks: list[tuple[Callable[[Any, int], Any], concurrent.futures.Future[Any]]] = []
-        self._shutdown_timeout_ms: int | None = None
-        self._stop_now = False
+        self._cond = threading.Condition()  # guards the inputs of _Driver
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------------------------ control
@@ -442,10 +444,6 @@ class LoopDriver(_Driver):
     def __init__(self, node: Any, *, clock: Callable[[], int], log_prefix: str = "") -> None:
         super().__init__(node, clock=clock, log_prefix=log_prefix)
         self._lock = threading.Lock()  # guards _inbound and _tasks against other threads
-        self._inbound: list[Envelope] = []
-        self._tasks: list[tuple[Callable[[Any, int], Any], Any]] = []
-        self._shutdown_timeout_ms: int | None = None
-        self._stop_now = False
         self._queued = False  # a poll is queued with call_soon
         self._timer: asyncio.TimerHandle | None = None
         self._loop_thread: int | None = None

@@ -380,8 +380,15 @@ def test_an_answer_that_arrived_while_the_loop_was_held_is_not_declared_timed_ou
             if got:
                 break
             await asyncio.sleep(0.01)
+        await asyncio.sleep(0)  # the request's task ends after the answer is delivered
+        # The re-armed timer was cancelled with the request (a peek at asyncio's own timer heap).
+        from kraft.net.channel import _expire
+
+        loop = asyncio.get_running_loop()
+        live = [h for h in loop._scheduled if not h.cancelled() and h._callback is _expire]  # type: ignore[attr-defined]
         await channel.close()
         assert got and isinstance(got[0].body, FetchResponse)
         assert got[0].body.high_watermark == 5  # the peer's answer, not BROKER_NOT_AVAILABLE
+        assert live == []
 
     asyncio.run(main())
