@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import struct as _struct
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -272,6 +273,22 @@ class Field:
         return self.type.zero()
 
 
+# Defaults of these types are immutable: one object serves every message (a list or a struct
+# default is made fresh each time, since the caller may change it).
+_IMMUTABLE = (bool, int, float, str, bytes, uuid.UUID)
+
+
+def _shared_default(fl: Field) -> Any:
+    """``fl``'s default if it is immutable (the same object every time), else ``_MISSING``."""
+    if fl.default is not _MISSING:
+        d = fl.default
+    elif isinstance(fl.type, StructType):
+        return _MISSING
+    else:
+        d = fl.type.zero()
+    return d if d is None or isinstance(d, _IMMUTABLE) else _MISSING
+
+
 def f(
     name: str,
     type_: FieldType | StructType,
@@ -307,9 +324,11 @@ class StructValue:
 
     def __init__(self, **kwargs: Any) -> None:
         schema = self._schema
-        for fld in schema.fields:
-            value = kwargs.pop(fld.name, _MISSING)
-            object.__setattr__(self, fld.name, fld.default_value() if value is _MISSING else value)
+        for name, shared, fld in schema.init_plan:
+            value = kwargs.pop(name, _MISSING)
+            if value is _MISSING:
+                value = shared if shared is not _MISSING else fld.default_value()
+            object.__setattr__(self, name, value)
         self._unknown_tags: list[tuple[int, bytes]] = kwargs.pop("_unknown_tags", [])
         if kwargs:
             raise TypeError(f"{schema.name} has no field(s) {sorted(kwargs)}")
@@ -348,6 +367,10 @@ class StructType:
         if len(set(self.field_names)) != len(self.field_names):
             raise ValueError(f"duplicate field names in {name}")
         self._plans: dict[tuple[int, bool], _Plan] = {}
+        # (name, shared default or _MISSING, field) per field, for StructValue.__init__
+        self.init_plan: tuple[tuple[str, Any, Field], ...] = tuple(
+            (fl.name, _shared_default(fl), fl) for fl in self.fields
+        )
         self.cls: type[StructValue] = type(
             name, (StructValue,), {"__slots__": self.field_names, "_schema": self}
         )
@@ -399,7 +422,17 @@ def struct(name: str, fields: Sequence[Field]) -> StructType:
 class _Plan:
     """The encode/decode steps of one struct at one (version, flexible)."""
 
-    __slots__ = ("absent", "flexible", "regular", "schema", "tagged", "tagged_by_tag", "version")
+    __slots__ = (
+        "absent",
+        "checked_absent",
+        "defaults",
+        "flexible",
+        "regular",
+        "schema",
+        "tagged",
+        "tagged_by_tag",
+        "version",
+    )
 
     def __init__(self, schema: StructType, version: int, flexible: bool) -> None:
         self.schema = schema
@@ -434,8 +467,15 @@ class _Plan:
             else:
                 self.regular.append((fl.name, enc, dec))
         tagged.sort(key=lambda t: t[0])
-        self.tagged = tagged
-        self.tagged_by_tag = {t[0]: t for t in tagged}
+        # tagged: (tag, field, encode, decode, default to compare with: never handed out)
+        self.tagged = [(tag, fl, enc, dec, fl.default_value()) for tag, fl, enc, dec in tagged]
+        self.tagged_by_tag = {t[0]: t for t in self.tagged}
+        # What decode sets before reading the tags: the absent fields, then the tagged ones.
+        self.defaults = [
+            (fl.name, _shared_default(fl), fl) for fl in (*self.absent, *(t[1] for t in tagged))
+        ]
+        # Absent fields that must hold their default to be written (the others are dropped).
+        self.checked_absent = [(fl, fl.default_value()) for fl in self.absent if not fl.ignorable]
 
     @staticmethod
     def _struct_codec(
@@ -460,9 +500,9 @@ class _Plan:
         return enc, dec
 
     def encode(self, w: Writer, value: Any) -> None:
-        for fl in self.absent:
+        for fl, default in self.checked_absent:
             v = getattr(value, fl.name)
-            if not fl.ignorable and v != fl.default_value():
+            if v != default:
                 raise ValueError(
                     f"cannot write non-default {self.schema.name}.{fl.name}={v!r} at version {self.version}"
                 )
@@ -476,10 +516,10 @@ class _Plan:
         if not self.flexible:
             return
         to_write: list[tuple[int, bytes]] = []
-        for tag, fl, enc, _ in self.tagged:
+        for tag, fl, enc, _, default in self.tagged:
             v = getattr(value, fl.name)
             # KIP-482: a tagged field equal to its default is simply left out.
-            if v == fl.default_value():
+            if v == default:
                 continue
             sub = Writer()
             try:
@@ -504,12 +544,10 @@ class _Plan:
         obj = schema.cls.__new__(schema.cls)
         for name, _, dec in self.regular:
             object.__setattr__(obj, name, dec(r))
-        for fl in self.absent:
-            object.__setattr__(obj, fl.name, fl.default_value())
+        for name, shared, fl in self.defaults:
+            object.__setattr__(obj, name, shared if shared is not _MISSING else fl.default_value())
         unknown: list[tuple[int, bytes]] = []
         if self.flexible:
-            for _tag, fl, _, _ in self.tagged:
-                object.__setattr__(obj, fl.name, fl.default_value())
             count = r.unsigned_varint(f"tagged field count of {schema.name}")
             # Each tagged field takes at least two bytes (tag and size), so a larger count is a lie.
             if count * 2 > r.remaining:
