@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from typing import Any
 
 from kraft.common.errors import MalformedMessageError
 
@@ -130,7 +131,10 @@ class Writer:
         self.buf += v.bytes
 
     def unsigned_varint(self, v: int) -> None:
-        self.buf += encode_unsigned_varint(v)
+        if 0 <= v < 0x80:  # one byte: counts, small lengths, tags
+            self.buf.append(v)
+        else:
+            self.buf += encode_unsigned_varint(v)
 
     def varint(self, v: int) -> None:
         self.buf += encode_varint(v)
@@ -184,7 +188,10 @@ class Writer:
             else:
                 self.int32(-1)
         elif compact:
-            self.unsigned_varint(n + 1)
+            if 0 <= n < 0x7F:
+                self.buf.append(n + 1)
+            else:
+                self.unsigned_varint(n + 1)
         else:
             self.int32(n)
 
@@ -284,6 +291,16 @@ class Reader:
     def varlong(self, what: str = "varlong") -> int:
         return unzigzag(self.unsigned_varint(what, max_bytes=10))
 
+    def fixed(self, packer: struct.Struct) -> tuple[Any, ...] | None:
+        """The values of a run of fixed-width fields in one unpack, or None (nothing consumed) if
+        fewer bytes remain than the run takes: the caller then reads them one by one, so that the
+        error names the field that is cut."""
+        start = self.pos
+        if packer.size > self._end - start:
+            return None
+        self.pos = start + packer.size
+        return packer.unpack_from(self._view, start)
+
     def raw(self, n: int, what: str = "bytes") -> bytes:
         if n < 0:
             raise MalformedMessageError(f"invalid {what}: negative length {n}")
@@ -332,9 +349,7 @@ class Reader:
             return None
         return self.raw(n, what)
 
-    def array_length(
-        self, what: str = "array", *, compact: _Bool, nullable: _Bool = False
-    ) -> int | None:
+    def array_length(self, what: str = "array", *, compact: _Bool, nullable: _Bool = False) -> int | None:
         if compact:
             n = self.unsigned_varint(f"length of {what}") - 1
         else:

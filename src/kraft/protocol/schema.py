@@ -22,6 +22,8 @@ Rules followed exactly (Kafka's message generator is the reference):
 
 from __future__ import annotations
 
+import keyword
+import operator
 import re
 import struct as _struct
 import uuid
@@ -101,10 +103,13 @@ class FieldType:
 
 
 class _Fixed(FieldType):
-    def __init__(self, name: str, zero: Any) -> None:
+    def __init__(self, name: str, zero: Any, code: str | None) -> None:
         self.name = name
         self._name = name
         self._zero = zero
+        # Its ``struct`` format character: runs of such fields are packed and unpacked at once
+        # (``_Plan``). None for a UUID (a UUID object, not a number).
+        self.code = code
 
     def zero(self) -> Any:
         return self._zero
@@ -138,15 +143,16 @@ class _Fixed(FieldType):
         return lambda r: method(r, what)
 
 
-BOOL = _Fixed("bool", False)
-INT8 = _Fixed("int8", 0)
-INT16 = _Fixed("int16", 0)
-UINT16 = _Fixed("uint16", 0)
-INT32 = _Fixed("int32", 0)
-UINT32 = _Fixed("uint32", 0)
-INT64 = _Fixed("int64", 0)
-FLOAT64 = _Fixed("float64", 0.0)
-UUID = _Fixed("uuid", ZERO_UUID)
+# "?" packs any value as its truth (Writer.bool) and unpacks any non-zero byte as True (Reader.bool).
+BOOL = _Fixed("bool", False, "?")
+INT8 = _Fixed("int8", 0, "b")
+INT16 = _Fixed("int16", 0, "h")
+UINT16 = _Fixed("uint16", 0, "H")
+INT32 = _Fixed("int32", 0, "i")
+UINT32 = _Fixed("uint32", 0, "I")
+INT64 = _Fixed("int64", 0, "q")
+FLOAT64 = _Fixed("float64", 0.0, "d")
+UUID = _Fixed("uuid", ZERO_UUID, None)
 
 
 class _String(FieldType):
@@ -186,6 +192,9 @@ BYTES = _Bytes()
 RECORDS = _Records()
 
 
+_CACHED_ARRAY_LENGTH = 64  # arrays of numbers up to this length keep their packer
+
+
 class ArrayType(FieldType):
     """``[]T`` for a primitive or struct element type."""
 
@@ -203,6 +212,9 @@ class ArrayType(FieldType):
         else:
             enc_elem = self.element.encoder(version, flexible, False)
 
+        code = self.element.code if isinstance(self.element, _Fixed) else None
+        packers: dict[int, _struct.Struct] = {}  # by length (arrays of replicas: a few lengths)
+
         def enc(w: Writer, v: Any) -> None:
             if v is None:
                 if not nullable:
@@ -210,6 +222,17 @@ class ArrayType(FieldType):
                 w.array_length(None, compact=flexible)
                 return
             w.array_length(len(v), compact=flexible)
+            if code is not None and v:
+                packer = packers.get(len(v))
+                if packer is None:
+                    packer = _struct.Struct(f">{len(v)}{code}")
+                    if len(v) <= _CACHED_ARRAY_LENGTH:  # (a peer picks the lengths: bound the cache)
+                        packers[len(v)] = packer
+                try:  # numbers: the whole array in one pack (one at a time below if it fails)
+                    w.buf += packer.pack(*v)
+                    return
+                except (TypeError, _struct.error):
+                    pass
             for item in v:
                 enc_elem(w, item)
 
@@ -222,10 +245,22 @@ class ArrayType(FieldType):
         else:
             dec_elem = self.element.decoder(version, flexible, False, f"element of {what}")
 
+        code = self.element.code if isinstance(self.element, _Fixed) else None
+        packers: dict[int, _struct.Struct] = {}
+
         def dec(r: Reader) -> Any:
             n = r.array_length(what, compact=flexible, nullable=nullable)
             if n is None:
                 return None
+            if code is not None and n:
+                packer = packers.get(n)
+                if packer is None:
+                    packer = _struct.Struct(f">{n}{code}")
+                    if n <= _CACHED_ARRAY_LENGTH:  # (a peer picks the lengths: bound the cache)
+                        packers[n] = packer
+                values = r.fixed(packer)
+                if values is not None:
+                    return list(values)
             return [dec_elem(r) for _ in range(n)]
 
         return dec
@@ -374,6 +409,9 @@ class StructType:
         self.cls: type[StructValue] = type(
             name, (StructValue,), {"__slots__": self.field_names, "_schema": self}
         )
+        init = _generated_init(self)
+        if init is not None:
+            self.cls.__init__ = init  # type: ignore[method-assign]
         # Nested struct classes are reachable as attributes: FetchResponse.cls.PartitionData
         for fl in self.fields:
             inner = fl.type.element if isinstance(fl.type, ArrayType) else fl.type
@@ -415,6 +453,43 @@ class StructType:
                 yield from inner.iter_structs()
 
 
+def _generated_init(schema: StructType) -> Callable[..., None] | None:
+    """A keyword-only ``__init__`` written out for ``schema``'s fields, as ``dataclasses`` does:
+    several times faster than ``StructValue.__init__``'s loop over the fields, and the same
+    behaviour (the same defaults, a fresh list or struct for each value, the same TypeError for an
+    unknown keyword). None when a field name cannot be a parameter (then the loop serves)."""
+    names = schema.field_names
+    if any(not n.isidentifier() or keyword.iskeyword(n) or n.startswith("_") for n in names):
+        return None
+    env: dict[str, Any] = {"_MISSING": _MISSING, "_name": schema.name}
+    params: list[str] = []
+    body: list[str] = []
+    for i, (name, shared, fl) in enumerate(schema.init_plan):
+        if shared is not _MISSING:
+            env[f"_d{i}"] = shared
+            params.append(f"{name}=_d{i}")
+            body.append(f"    self.{name} = {name}")
+        else:
+            env[f"_f{i}"] = fl
+            params.append(f"{name}=_MISSING")
+            body.append(f"    self.{name} = _f{i}.default_value() if {name} is _MISSING else {name}")
+    params.append("_unknown_tags=None")
+    params.append("**_extra")
+    source = "\n".join(
+        [
+            f"def __init__(self, *, {', '.join(params)}):",
+            "    if _extra:",
+            "        raise TypeError(f'{_name} has no field(s) {sorted(_extra)}')",
+            *body,
+            "    self._unknown_tags = [] if _unknown_tags is None else _unknown_tags",
+        ]
+    )
+    exec(source, env)  # the source is built above from validated identifiers only
+    init: Callable[..., None] = env["__init__"]
+    init.__qualname__ = f"{schema.name}.__init__"
+    return init
+
+
 def struct(name: str, fields: Sequence[Field]) -> StructType:
     return StructType(name, fields)
 
@@ -425,7 +500,9 @@ class _Plan:
     __slots__ = (
         "absent",
         "checked_absent",
+        "decode_steps",
         "defaults",
+        "encode_steps",
         "flexible",
         "regular",
         "schema",
@@ -471,11 +548,42 @@ class _Plan:
         self.tagged = [(tag, fl, enc, dec, fl.default_value()) for tag, fl, enc, dec in tagged]
         self.tagged_by_tag = {t[0]: t for t in self.tagged}
         # What decode sets before reading the tags: the absent fields, then the tagged ones.
-        self.defaults = [
-            (fl.name, _shared_default(fl), fl) for fl in (*self.absent, *(t[1] for t in tagged))
-        ]
+        self.defaults = [(fl.name, _shared_default(fl), fl) for fl in (*self.absent, *(t[1] for t in tagged))]
         # Absent fields that must hold their default to be written (the others are dropped).
         self.checked_absent = [(fl, fl.default_value()) for fl in self.absent if not fl.ignorable]
+        self.encode_steps, self.decode_steps = self._steps(schema, version)
+
+    def _steps(self, schema: StructType, version: int) -> tuple[list[Any], list[Any]]:
+        """The regular fields as steps: one field, or a run of two or more consecutive fixed-width
+        numbers (``_Fixed.code``) packed or unpacked with one ``struct`` call. A run keeps its
+        fields' own codecs for the slow path: a value that does not pack, or a message cut inside
+        the run, fails exactly as the field alone would, naming it.
+
+        Encode steps: (name, encode, None) or (getter, packer, fields); decode steps: (name,
+        decode, None) or (names, packer, fields); ``fields`` is [(name, encode, decode)]."""
+        codes: dict[str, str | None] = {}
+        for fl in schema.fields:
+            if version in fl.versions and isinstance(fl.type, _Fixed) and version not in fl.nullable:
+                codes[fl.name] = fl.type.code
+        runs: list[list[tuple[str, Callable[[Writer, Any], None], Callable[[Reader], Any]]]] = []
+        for entry in self.regular:
+            if codes.get(entry[0]) is not None and runs and runs[-1] and codes.get(runs[-1][-1][0]):
+                runs[-1].append(entry)
+            else:
+                runs.append([entry])
+        encode_steps: list[Any] = []
+        decode_steps: list[Any] = []
+        for run in runs:
+            if len(run) == 1 or codes.get(run[0][0]) is None:
+                for name, enc, dec in run:
+                    encode_steps.append((name, enc, None))
+                    decode_steps.append((name, dec, None))
+                continue
+            names = tuple(name for name, _, _ in run)
+            packer = _struct.Struct(">" + "".join(codes[n] or "" for n in names))
+            encode_steps.append((operator.attrgetter(*names), packer, run))
+            decode_steps.append((names, packer, run))
+        return encode_steps, decode_steps
 
     @staticmethod
     def _struct_codec(
@@ -506,13 +614,23 @@ class _Plan:
                 raise ValueError(
                     f"cannot write non-default {self.schema.name}.{fl.name}={v!r} at version {self.version}"
                 )
-        for name, enc, _ in self.regular:
-            try:
-                enc(w, getattr(value, name))
-            except _FieldError:
-                raise
-            except (ValueError, TypeError, OverflowError, AttributeError, _struct.error) as e:
-                raise _FieldError(f"cannot encode {self.schema.name}.{name}: {e}") from None
+        for name, enc, run in self.encode_steps:
+            if run is not None:
+                try:
+                    w.buf += enc.pack(*name(value))
+                    continue
+                except (TypeError, AttributeError, _struct.error):
+                    pass  # field by field below: the error names the field
+                fields = run
+            else:
+                fields = ((name, enc, None),)
+            for field_name, field_enc, _ in fields:
+                try:
+                    field_enc(w, getattr(value, field_name))
+                except _FieldError:
+                    raise
+                except (ValueError, TypeError, OverflowError, AttributeError, _struct.error) as e:
+                    raise _FieldError(f"cannot encode {self.schema.name}.{field_name}: {e}") from None
         if not self.flexible:
             return
         to_write: list[tuple[int, bytes]] = []
@@ -542,8 +660,17 @@ class _Plan:
     def decode(self, r: Reader) -> Any:
         schema = self.schema
         obj = schema.cls.__new__(schema.cls)
-        for name, _, dec in self.regular:
-            object.__setattr__(obj, name, dec(r))
+        for name, dec, run in self.decode_steps:
+            if run is None:
+                object.__setattr__(obj, name, dec(r))
+                continue
+            values = r.fixed(dec)
+            if values is None:  # cut inside the run: read field by field for the precise error
+                for field_name, _, field_dec in run:
+                    object.__setattr__(obj, field_name, field_dec(r))
+                continue
+            for field_name, v in zip(name, values):
+                object.__setattr__(obj, field_name, v)
         for name, shared, fl in self.defaults:
             object.__setattr__(obj, name, shared if shared is not _MISSING else fl.default_value())
         unknown: list[tuple[int, bytes]] = []

@@ -23,7 +23,7 @@ from kraft.protocol.api import decode_request, decode_response, encode_request, 
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.messages import REGISTRY, describe_quorum, fetch, metadata, vote
 from kraft.protocol.primitives import Reader, Writer
-from kraft.protocol.schema import INT32, STRING, array, f, struct
+from kraft.protocol.schema import BOOL, INT16, INT32, INT64, STRING, array, f, struct
 
 # ---------------------------------------------------------------------------------------------------
 # Truncation
@@ -311,3 +311,38 @@ def test_uuid_round_trip_is_big_endian_msb_first() -> None:
     w.uuid(u)
     assert w.getvalue() == bytes(range(16))
     assert Reader(bytes(range(16))).uuid() == u
+
+
+# ---------------------------------------------------------------------------------------------------
+# Runs of fixed-width fields and arrays of numbers (packed at once) fail as their fields do
+
+_RUN = struct(
+    "Run",
+    [f("A", INT32), f("B", INT16), f("C", BOOL), f("D", INT64), f("Ids", array(INT32)), f("Name", STRING)],
+)
+
+
+def test_a_run_of_numbers_round_trips_and_reads_any_nonzero_byte_as_true() -> None:
+    value = _RUN.cls(a=-1, b=7, c=True, d=2**40, ids=[3, -4, 5], name="x")
+    data = _RUN.encode(value, 0, False)
+    assert data == struct_pack(">ih?qi3ih", -1, 7, True, 2**40, 3, 3, -4, 5, 1) + b"x"
+    assert _RUN.decode(data, 0, False) == value
+    assert _RUN.decode(data[:6] + b"\x02" + data[7:], 0, False).c is True
+    # a, b, c and d are one packed step (the fast path these tests hold to the fields' behaviour)
+    assert [len(run) for _, _, run in _RUN.plan(0, False).decode_steps if run is not None] == [4]
+
+
+@pytest.mark.parametrize(("cut", "match"), [(5, r"Run\.b"), (7, r"Run\.d"), (22, "element of Run.ids")])
+def test_a_message_cut_inside_a_run_names_the_cut_field(cut: int, match: str) -> None:
+    data = _RUN.encode(_RUN.cls(a=1, b=2, c=False, d=3, ids=[1, 2], name="x"), 0, False)
+    with pytest.raises(MalformedMessageError, match=f"truncated {match}"):
+        _RUN.decode(data[:cut], 0, False)
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [({"b": 40000}, r"Run\.b"), ({"d": "3"}, r"Run\.d"), ({"ids": [1, 2**31]}, r"Run\.ids")],
+)
+def test_a_value_that_does_not_pack_in_a_run_names_its_field(fields: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=f"cannot encode {match}"):
+        _RUN.encode(_RUN.cls(**fields), 0, False)
