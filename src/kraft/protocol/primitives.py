@@ -291,6 +291,14 @@ class Reader:
     def varlong(self, what: str = "varlong") -> int:
         return unzigzag(self.unsigned_varint(what, max_bytes=10))
 
+    def skip_zero(self) -> _Bool:
+        """Consume the next byte if it is 0 (an empty tagged section, an empty count)."""
+        pos = self.pos
+        if pos < self._end and self._view[pos] == 0:
+            self.pos = pos + 1
+            return True
+        return False
+
     def fixed(self, packer: struct.Struct) -> tuple[Any, ...] | None:
         """The values of a run of fixed-width fields in one unpack, or None (nothing consumed) if
         fewer bytes remain than the run takes: the caller then reads them one by one, so that the

@@ -3,8 +3,10 @@
 A message is a ``StructType``: an ordered list of ``Field`` declarations, each with its type, the
 versions it exists in, the versions it may be null in, and (for KIP-482 tagged fields) its tag and
 tagged versions. ``StructType.encode(value, version, flexible)`` and ``StructType.decode(reader,
-version, flexible)`` interpret the declarations; the plan for each (version, flexible) pair is built
-once and cached.
+version, flexible)`` follow the declarations through a plan built once per (version, flexible)
+pair: the fields present in that version, in wire order, with runs of fixed-width numbers packed
+by one ``struct`` call, written out as one Python function each way (``_generated_codec``, the way
+``dataclasses`` writes ``__init__``), so a message costs no loop over its declarations.
 
 Decoded values are instances of a small class generated per struct (``StructType.cls``): slotted,
 keyword-constructed, with defaults for omitted fields, equality and a readable ``repr``. Field names
@@ -357,17 +359,6 @@ class StructValue:
     __slots__ = ("_unknown_tags",)
     _schema: ClassVar[StructType]
 
-    def __init__(self, **kwargs: Any) -> None:
-        schema = self._schema
-        for name, shared, fld in schema.init_plan:
-            value = kwargs.pop(name, _MISSING)
-            if value is _MISSING:
-                value = shared if shared is not _MISSING else fld.default_value()
-            object.__setattr__(self, name, value)
-        self._unknown_tags: list[tuple[int, bytes]] = kwargs.pop("_unknown_tags", [])
-        if kwargs:
-            raise TypeError(f"{schema.name} has no field(s) {sorted(kwargs)}")
-
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
@@ -401,17 +392,18 @@ class StructType:
         self.field_names: tuple[str, ...] = tuple(fl.name for fl in self.fields)
         if len(set(self.field_names)) != len(self.field_names):
             raise ValueError(f"duplicate field names in {name}")
+        for n in self.field_names:  # the codec writes them out as Python source (_generated_codec)
+            if not n.isidentifier() or keyword.iskeyword(n) or n.startswith("_"):
+                raise ValueError(f"field name {n!r} of {name} is not a plain Python identifier")
         self._plans: dict[tuple[int, bool], _Plan] = {}
-        # (name, shared default or _MISSING, field) per field, for StructValue.__init__
+        # (name, shared default or _MISSING, field) per field, for the generated __init__
         self.init_plan: tuple[tuple[str, Any, Field], ...] = tuple(
             (fl.name, _shared_default(fl), fl) for fl in self.fields
         )
         self.cls: type[StructValue] = type(
             name, (StructValue,), {"__slots__": self.field_names, "_schema": self}
         )
-        init = _generated_init(self)
-        if init is not None:
-            self.cls.__init__ = init  # type: ignore[method-assign]
+        self.cls.__init__ = _generated_init(self)  # type: ignore[method-assign]
         # Nested struct classes are reachable as attributes: FetchResponse.cls.PartitionData
         for fl in self.fields:
             inner = fl.type.element if isinstance(fl.type, ArrayType) else fl.type
@@ -453,14 +445,10 @@ class StructType:
                 yield from inner.iter_structs()
 
 
-def _generated_init(schema: StructType) -> Callable[..., None] | None:
-    """A keyword-only ``__init__`` written out for ``schema``'s fields, as ``dataclasses`` does:
-    several times faster than ``StructValue.__init__``'s loop over the fields, and the same
-    behaviour (the same defaults, a fresh list or struct for each value, the same TypeError for an
-    unknown keyword). None when a field name cannot be a parameter (then the loop serves)."""
-    names = schema.field_names
-    if any(not n.isidentifier() or keyword.iskeyword(n) or n.startswith("_") for n in names):
-        return None
+def _generated_init(schema: StructType) -> Callable[..., None]:
+    """A keyword-only ``__init__`` written out for ``schema``'s fields, as ``dataclasses`` does: a
+    field left out gets its default (a fresh list or struct for each value), an unknown keyword is
+    a TypeError."""
     env: dict[str, Any] = {"_MISSING": _MISSING, "_name": schema.name}
     params: list[str] = []
     body: list[str] = []
@@ -484,7 +472,7 @@ def _generated_init(schema: StructType) -> Callable[..., None] | None:
             "    self._unknown_tags = [] if _unknown_tags is None else _unknown_tags",
         ]
     )
-    exec(source, env)  # the source is built above from validated identifiers only
+    exec(source, env)  # built above from the field names, checked by StructType
     init: Callable[..., None] = env["__init__"]
     init.__qualname__ = f"{schema.name}.__init__"
     return init
@@ -500,8 +488,10 @@ class _Plan:
     __slots__ = (
         "absent",
         "checked_absent",
+        "decode",
         "decode_steps",
         "defaults",
+        "encode",
         "encode_steps",
         "flexible",
         "regular",
@@ -552,6 +542,10 @@ class _Plan:
         # Absent fields that must hold their default to be written (the others are dropped).
         self.checked_absent = [(fl, fl.default_value()) for fl in self.absent if not fl.ignorable]
         self.encode_steps, self.decode_steps = self._steps(schema, version)
+        # The codec: functions written out for this plan's steps (``_generated_codec``).
+        self.encode: Callable[[Writer, Any], None]
+        self.decode: Callable[[Reader], Any]
+        self.encode, self.decode = _generated_codec(self)
 
     def _steps(self, schema: StructType, version: int) -> tuple[list[Any], list[Any]]:
         """The regular fields as steps: one field, or a run of two or more consecutive fixed-width
@@ -607,13 +601,17 @@ class _Plan:
 
         return enc, dec
 
-    def encode(self, w: Writer, value: Any) -> None:
+    def check_absent(self, value: Any) -> None:
+        """Refuse a non-default value in a field this version does not have (unless ignorable)."""
         for fl, default in self.checked_absent:
             v = getattr(value, fl.name)
             if v != default:
                 raise ValueError(
                     f"cannot write non-default {self.schema.name}.{fl.name}={v!r} at version {self.version}"
                 )
+
+    def _encode_loop(self, w: Writer, value: Any) -> None:
+        self.check_absent(value)
         for name, enc, run in self.encode_steps:
             if run is not None:
                 try:
@@ -631,8 +629,11 @@ class _Plan:
                     raise
                 except (ValueError, TypeError, OverflowError, AttributeError, _struct.error) as e:
                     raise _FieldError(f"cannot encode {self.schema.name}.{field_name}: {e}") from None
-        if not self.flexible:
-            return
+        if self.flexible:
+            self.write_tagged(w, value)
+
+    def write_tagged(self, w: Writer, value: Any) -> None:
+        """The tagged-field section (flexible versions)."""
         to_write: list[tuple[int, bytes]] = []
         for tag, fl, enc, _, default in self.tagged:
             v = getattr(value, fl.name)
@@ -657,56 +658,109 @@ class _Plan:
             w.unsigned_varint(len(payload))
             w.raw(payload)
 
-    def decode(self, r: Reader) -> Any:
+    def read_tagged(self, r: Reader, obj: Any) -> list[tuple[int, bytes]]:
+        """Read the tagged-field section into ``obj``; returns the unknown tags."""
         schema = self.schema
-        obj = schema.cls.__new__(schema.cls)
-        for name, dec, run in self.decode_steps:
-            if run is None:
-                object.__setattr__(obj, name, dec(r))
-                continue
-            values = r.fixed(dec)
-            if values is None:  # cut inside the run: read field by field for the precise error
-                for field_name, _, field_dec in run:
-                    object.__setattr__(obj, field_name, field_dec(r))
-                continue
-            for field_name, v in zip(name, values):
-                object.__setattr__(obj, field_name, v)
-        for name, shared, fl in self.defaults:
-            object.__setattr__(obj, name, shared if shared is not _MISSING else fl.default_value())
         unknown: list[tuple[int, bytes]] = []
-        if self.flexible:
-            count = r.unsigned_varint(f"tagged field count of {schema.name}")
-            # Each tagged field takes at least two bytes (tag and size), so a larger count is a lie.
-            if count * 2 > r.remaining:
+        if r.skip_zero():  # the usual case: no tagged field
+            return unknown
+        count = r.unsigned_varint(f"tagged field count of {schema.name}")
+        # Each tagged field takes at least two bytes (tag and size), so a larger count is a lie.
+        if count * 2 > r.remaining:
+            raise MalformedMessageError(
+                f"{schema.name}: {count} tagged fields claimed, {r.remaining} bytes left"
+            )
+        last_tag = -1
+        for _ in range(count):
+            tag = r.unsigned_varint(f"tag in {schema.name}")
+            size = r.unsigned_varint(f"size of tag {tag} in {schema.name}")
+            # KIP-482: tags are written in strictly ascending order, so a repeat or a step back
+            # means a corrupt (or hostile) message, never a valid one.
+            if tag <= last_tag:
                 raise MalformedMessageError(
-                    f"{schema.name}: {count} tagged fields claimed, {r.remaining} bytes left"
+                    f"{schema.name}: tagged fields out of order ({tag} after {last_tag})"
                 )
-            last_tag = -1
-            for _ in range(count):
-                tag = r.unsigned_varint(f"tag in {schema.name}")
-                size = r.unsigned_varint(f"size of tag {tag} in {schema.name}")
-                # KIP-482: tags are written in strictly ascending order, so a repeat or a step back
-                # means a corrupt (or hostile) message, never a valid one.
-                if tag <= last_tag:
-                    raise MalformedMessageError(
-                        f"{schema.name}: tagged fields out of order ({tag} after {last_tag})"
-                    )
-                last_tag = tag
-                payload = r.view(size, f"tagged field {tag} of {schema.name}")
-                known = self.tagged_by_tag.get(tag)
-                if known is None:
-                    unknown.append((tag, bytes(payload)))
-                    continue
-                sub = Reader(payload)
-                value = known[3](sub)
-                if sub.remaining:
-                    raise MalformedMessageError(
-                        f"{schema.name}: tagged field {tag} ({known[1].name}) has "
-                        f"{sub.remaining} trailing bytes"
-                    )
-                object.__setattr__(obj, known[1].name, value)
-        object.__setattr__(obj, "_unknown_tags", unknown)
-        return obj
+            last_tag = tag
+            payload = r.view(size, f"tagged field {tag} of {schema.name}")
+            known = self.tagged_by_tag.get(tag)
+            if known is None:
+                unknown.append((tag, bytes(payload)))
+                continue
+            sub = Reader(payload)
+            value = known[3](sub)
+            if sub.remaining:
+                raise MalformedMessageError(
+                    f"{schema.name}: tagged field {tag} ({known[1].name}) has "
+                    f"{sub.remaining} trailing bytes"
+                )
+            object.__setattr__(obj, known[1].name, value)
+        return unknown
+
+
+def _generated_codec(plan: _Plan) -> tuple[Callable[[Writer, Any], None], Callable[[Reader], Any]]:
+    """``plan``'s encode and decode written out as straight-line functions over its steps (one
+    field, or a run of numbers packed at once), as ``dataclasses`` writes ``__init__``.
+
+    Decode reads each step in order, sets the absent and tagged fields to their defaults, then
+    reads the tagged section; a message cut inside a run is read field by field, which names the
+    field that is cut. Encode writes each step; a value that fails makes ``_encode_loop`` (the same
+    steps, one field at a time) run on a scratch writer and raise the error that names the field."""
+    env: dict[str, Any] = {
+        "_new": plan.schema.cls.__new__,
+        "_cls": plan.schema.cls,
+        "_loop": plan._encode_loop,
+        "_Writer": Writer,
+        "_check_absent": plan.check_absent,
+        "_write_tagged": plan.write_tagged,
+        "_read_tagged": plan.read_tagged,
+    }
+    enc = ["def encode(w, value):"]
+    if plan.checked_absent:
+        enc.append("    _check_absent(value)")
+    enc.append("    try:")
+    dec = ["def decode(r):", "    obj = _new(_cls)"]
+    for i, (name, codec, run) in enumerate(plan.encode_steps):
+        if run is None:
+            env[f"_e{i}"] = codec
+            enc.append(f"        _e{i}(w, value.{name})")
+        else:
+            env[f"_p{i}"] = codec
+            names = [n for n, _, _ in run]
+            enc.append(f"        w.buf += _p{i}.pack({', '.join(f'value.{n}' for n in names)})")
+    for i, (name, codec, run) in enumerate(plan.decode_steps):
+        if run is None:
+            env[f"_d{i}"] = codec
+            dec.append(f"    obj.{name} = _d{i}(r)")
+        else:
+            env[f"_p{i}"] = codec
+            dec.append(f"    _v = r.fixed(_p{i})")
+            dec.append("    if _v is None:")
+            for j, (field_name, _, field_dec) in enumerate(run):
+                env[f"_d{i}_{j}"] = field_dec
+                dec.append(f"        obj.{field_name} = _d{i}_{j}(r)")
+            dec.append("    else:")
+            dec.append(f"        {', '.join(f'obj.{n}' for n, _, _ in run)}, = _v")
+    if len(enc) == (3 if plan.checked_absent else 2):
+        enc.append("        pass")
+    enc += [
+        "    except Exception:",
+        "        _loop(_Writer(), value)  # raises the error that names the field",
+        "        raise",
+    ]
+    if plan.flexible:
+        enc.append("    _write_tagged(w, value)")
+    for i, (name, shared, fl) in enumerate(plan.defaults):
+        if shared is not _MISSING:
+            env[f"_s{i}"] = shared
+            dec.append(f"    obj.{name} = _s{i}")
+        else:
+            env[f"_f{i}"] = fl
+            dec.append(f"    obj.{name} = _f{i}.default_value()")
+    dec.append(f"    obj._unknown_tags = {'_read_tagged(r, obj)' if plan.flexible else '[]'}")
+    dec.append("    return obj")
+    # The source is built from the field names (checked by StructType) and the names above.
+    exec("\n".join(enc) + "\n\n" + "\n".join(dec), env)
+    return env["encode"], env["decode"]
 
 
 class _FieldError(ValueError):

@@ -346,3 +346,8 @@ def test_a_message_cut_inside_a_run_names_the_cut_field(cut: int, match: str) ->
 def test_a_value_that_does_not_pack_in_a_run_names_its_field(fields: dict[str, object], match: str) -> None:
     with pytest.raises(ValueError, match=f"cannot encode {match}"):
         _RUN.encode(_RUN.cls(**fields), 0, False)
+
+
+def test_a_field_name_the_codec_cannot_write_out_is_refused_when_declared() -> None:
+    with pytest.raises(ValueError, match="not a plain Python identifier"):
+        struct("Bad", [f("class", INT32)])
