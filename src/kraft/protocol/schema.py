@@ -536,7 +536,11 @@ class _Plan:
         tagged.sort(key=lambda t: t[0])
         # tagged: (tag, field, encode, decode, default to compare with: never handed out)
         self.tagged = [(tag, fl, enc, dec, fl.default_value()) for tag, fl, enc, dec in tagged]
-        self.tagged_by_tag = {t[0]: t for t in self.tagged}
+        # By tag, for decode: (decode, field name, what its size is, what its payload is)
+        self.tagged_by_tag = {
+            tag: (dec, fl.name, f"size of tag {tag} in {schema.name}", f"tagged field {tag} of {schema.name}")
+            for tag, fl, _, dec in tagged
+        }
         # What decode sets before reading the tags: the absent fields, then the tagged ones.
         self.defaults = [(fl.name, _shared_default(fl), fl) for fl in (*self.absent, *(t[1] for t in tagged))]
         # Absent fields that must hold their default to be written (the others are dropped).
@@ -671,9 +675,15 @@ class _Plan:
                 f"{schema.name}: {count} tagged fields claimed, {r.remaining} bytes left"
             )
         last_tag = -1
+        by_tag = self.tagged_by_tag
+        what_tag = f"tag in {schema.name}"
         for _ in range(count):
-            tag = r.unsigned_varint(f"tag in {schema.name}")
-            size = r.unsigned_varint(f"size of tag {tag} in {schema.name}")
+            tag = r.unsigned_varint(what_tag)
+            known = by_tag.get(tag)
+            if known is None:
+                size = r.unsigned_varint(f"size of tag {tag} in {schema.name}")
+            else:
+                size = r.unsigned_varint(known[2])
             # KIP-482: tags are written in strictly ascending order, so a repeat or a step back
             # means a corrupt (or hostile) message, never a valid one.
             if tag <= last_tag:
@@ -681,19 +691,16 @@ class _Plan:
                     f"{schema.name}: tagged fields out of order ({tag} after {last_tag})"
                 )
             last_tag = tag
-            payload = r.view(size, f"tagged field {tag} of {schema.name}")
-            known = self.tagged_by_tag.get(tag)
             if known is None:
-                unknown.append((tag, bytes(payload)))
+                unknown.append((tag, bytes(r.view(size, f"tagged field {tag} of {schema.name}"))))
                 continue
-            sub = Reader(payload)
-            value = known[3](sub)
+            sub = Reader(r.view(size, known[3]))
+            value = known[0](sub)
             if sub.remaining:
                 raise MalformedMessageError(
-                    f"{schema.name}: tagged field {tag} ({known[1].name}) has "
-                    f"{sub.remaining} trailing bytes"
+                    f"{schema.name}: tagged field {tag} ({known[1]}) has {sub.remaining} trailing bytes"
                 )
-            object.__setattr__(obj, known[1].name, value)
+            object.__setattr__(obj, known[1], value)
         return unknown
 
 
