@@ -110,7 +110,7 @@ def _type_json(ftype: FieldType | StructType, version: int, flexible: bool, cont
 def _struct_json(schema: StructType, version: int, flexible: bool, control: bool) -> dict[str, Any]:
     plan = schema.plan(version, flexible)
     regular = [name for name, _, _ in plan.regular]
-    tags = {fl.name: tag for tag, fl, _, _ in plan.tagged}
+    tags = {fl.name: tag for tag, fl, *_ in plan.tagged}
     absent = {fl.name for fl in plan.absent}
     declared = [fl.name for fl in schema.fields]
     # The Java decoder reads the regular fields in declaration order, as _Plan does.
