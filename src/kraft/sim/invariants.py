@@ -98,8 +98,13 @@ class InvariantChecker:
         self._memory: dict[int, _NodeMemory] = {n: _NodeMemory() for n in world.nodes}
         self.figures = Figures()
         self._full_next = False  # check every node after the next event (see after_event)
-        self._in_pass = False  # inside after_event: logs cannot change, so _majority_end is cached
+        # _majority_end's values by voter set, used inside after_event only. They stay valid from
+        # one event to the next until a node's log end moves: only the nodes an event touched can
+        # have moved (compared with _ends_seen), an action may have moved any (a full pass), and
+        # a crash, restart or wipe moves one outside a pass (the hooks below).
+        self._in_pass = False
         self._majority_end_cache: dict[int, int] = {}
+        self._ends_seen: dict[int, int] = {}  # each node's log end offset at its last check
         self._headers: dict[bytes, tuple[int, int, tuple[int, int], bool]] = {}  # see _batch_header
         # Committed voter sets by offset (KIP-853); (-1, None) = the static voters of the world.
         initial: VoterSet | None = getattr(world, "initial_voter_set", None)
@@ -116,6 +121,7 @@ class InvariantChecker:
     # -- lifecycle hooks from the world --------------------------------------------------------
 
     def node_stopped(self, node: SimNode) -> None:
+        self._majority_end_cache.clear()
         memory = self._memory[node.node_id]
         memory.checked_to = 0
         memory.last_role = "DOWN"
@@ -126,9 +132,11 @@ class InvariantChecker:
         self._check_committed_on_majority()
 
     def node_started(self, node: SimNode) -> None:
+        self._majority_end_cache.clear()
         self._memory[node.node_id].checked_to = 0
 
     def node_wiped(self, node: SimNode) -> None:
+        self._majority_end_cache.clear()
         self._memory[node.node_id] = _NodeMemory()
         self._hw_leaders.pop(node.node_id, None)
 
@@ -176,13 +184,23 @@ class InvariantChecker:
             if not scope:
                 return  # nothing was touched: nothing can have changed
         self._full_next = False
+        seen = self._ends_seen
+        if full:
+            self._majority_end_cache.clear()
+            for node_id, node in world.nodes.items():
+                seen[node_id] = node.log.end_offset()
+        else:
+            single = observed is not None and len(scope) == 1
+            for n in scope:
+                end = observed.end_offset if single else n.log.end_offset()  # type: ignore[union-attr]
+                if seen.get(n.node_id) != end:
+                    seen[n.node_id] = end
+                    self._majority_end_cache.clear()
         self._in_pass = True
-        self._majority_end_cache.clear()
         try:
             self._check_nodes(full, scope, observed)
         finally:
             self._in_pass = False
-            self._majority_end_cache.clear()
 
     def _check_nodes(self, full: bool, scope: Sequence[SimNode], observed: Observed | None) -> None:
         world = self.world
@@ -467,7 +485,7 @@ class InvariantChecker:
         Logs do not change while the checker runs, so one pass computes it once per voter set.
         """
         key, voters = self._committed_set(before)
-        cached = self._majority_end_cache.get(key)
+        cached = self._majority_end_cache.get(key) if self._in_pass else None
         if cached is not None:
             return cached
         ids, majority, destroyed = self._voters_of(voters)
