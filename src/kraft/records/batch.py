@@ -37,7 +37,7 @@ import struct
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 import crc32c as _crc32c
 
@@ -189,9 +189,12 @@ class SimpleRecord:
     timestamp: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BatchHeader:
-    """The fixed 61-byte header of a batch, parsed without touching the records."""
+class BatchHeader(NamedTuple):
+    """The fixed 61-byte header of a batch, parsed without touching the records.
+
+    A named tuple, not a dataclass: headers are parsed for every batch the log, the listeners and
+    the fetch path touch, and a tuple is built from the 13 unpacked values in one C call
+    (``_header_from_fields``), about five times faster than storing them field by field."""
 
     base_offset: int
     batch_length: int
@@ -472,48 +475,12 @@ def assign_offsets_and_epoch(
 # Reading
 
 
-# Headers are parsed for every batch the log, the listeners and the fetch path touch; the frozen
-# dataclass __init__ (13 keyword arguments, each stored through object.__setattr__) costs about
-# three times what storing the unpacked fields straight into the slots does. Same object.
-_HEADER_SLOTS = tuple(
-    BatchHeader.__dict__[name].__set__
-    for name in (
-        "base_offset",
-        "batch_length",
-        "partition_leader_epoch",
-        "magic",
-        "crc",
-        "attributes",
-        "last_offset_delta",
-        "base_timestamp",
-        "max_timestamp",
-        "producer_id",
-        "producer_epoch",
-        "base_sequence",
-        "records_count",
-    )
-)
-assert len(_HEADER_SLOTS) == len(BatchHeader.__dataclass_fields__)  # every field is set
+_new_header = tuple.__new__
 
 
 def _header_from_fields(fields: tuple[int, ...]) -> BatchHeader:
     """A ``BatchHeader`` from the 13 values of ``_HEADER`` in wire order."""
-    header: BatchHeader = object.__new__(BatchHeader)
-    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12 = _HEADER_SLOTS
-    s0(header, fields[0])
-    s1(header, fields[1])
-    s2(header, fields[2])
-    s3(header, fields[3])
-    s4(header, fields[4])
-    s5(header, fields[5])
-    s6(header, fields[6])
-    s7(header, fields[7])
-    s8(header, fields[8])
-    s9(header, fields[9])
-    s10(header, fields[10])
-    s11(header, fields[11])
-    s12(header, fields[12])
-    return header
+    return _new_header(BatchHeader, fields)
 
 
 def read_batch_header(data: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader | None:

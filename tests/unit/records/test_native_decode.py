@@ -8,7 +8,6 @@ These tests need no pyarrow: the builder's buffers are read with ``struct``.
 
 from __future__ import annotations
 
-import dataclasses
 import mmap
 import struct
 import subprocess
@@ -131,7 +130,7 @@ def python_rows(header: BatchHeader, body: bytes, row_offset: int | None = None)
 
 
 def with_header(header: BatchHeader, **changes: int) -> BatchHeader:
-    return dataclasses.replace(header, **changes)
+    return header._replace(**changes)
 
 
 def varint(n: int, pad: int = 0) -> bytes:
