@@ -31,7 +31,7 @@ import struct as _struct
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kraft.common.errors import MalformedMessageError
 from kraft.protocol.primitives import ZERO_UUID, Reader, Writer
@@ -358,6 +358,10 @@ class StructValue:
 
     __slots__ = ("_unknown_tags",)
     _schema: ClassVar[StructType]
+
+    if TYPE_CHECKING:  # every struct class gets a generated keyword __init__ (_generated_init)
+
+        def __init__(self, **kwargs: Any) -> None: ...
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kraft.common.errors import CorruptRecordError, FatalError, KraftError
+from kraft.common.fast_init import speed_up_inits
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import BatchHeader, assign_offsets_and_epoch, batch_crc_valid, iter_batch_headers
 
@@ -535,3 +536,7 @@ def validate_offset_and_epoch(log: ReplicatedLog, offset: int, epoch: int) -> Va
     if end.epoch != epoch or end.offset < offset:
         return ValidOffsetAndEpoch(ValidationKind.DIVERGING, end)
     return ValidOffsetAndEpoch(ValidationKind.VALID, OffsetAndEpoch(offset, epoch))
+
+
+# Built on every append and read: see kraft.common.fast_init.
+speed_up_inits(ValidOffsetAndEpoch, LogAppendInfo, _StoredBatch)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from kraft.common.fast_init import speed_up_inits
 from kraft.raft.types import ZERO_UUID, Endpoint, OffsetAndEpoch, ReplicaKey
 
 
@@ -253,3 +254,19 @@ class Envelope:
     @property
     def is_request(self) -> bool:
         return isinstance(self.body, REQUEST_TYPES)
+
+
+# Every message is built anew per request and answer: see kraft.common.fast_init.
+speed_up_inits(
+    VoteRequest,
+    VoteResponse,
+    BeginQuorumEpochRequest,
+    BeginQuorumEpochResponse,
+    EndQuorumEpochRequest,
+    EndQuorumEpochResponse,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    Envelope,
+)

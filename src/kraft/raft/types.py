@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass
 from typing import NewType
 
+from kraft.common.fast_init import speed_up_inits
+
 NodeId = NewType("NodeId", int)
 Epoch = NewType("Epoch", int)
 
@@ -60,3 +62,7 @@ class Endpoint:
 class LeaderAndEpoch:
     leader_id: int | None
     epoch: int
+
+
+# Built on every fetch and append: see kraft.common.fast_init.
+speed_up_inits(OffsetAndEpoch, ReplicaKey, LeaderAndEpoch)
