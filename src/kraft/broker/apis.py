@@ -146,49 +146,59 @@ def broker_controller_id(image: MetadataImage, ctx: BrokerApiContext) -> int:
     return alive[0].id if alive else NO_CONTROLLER_ID
 
 
-def _leader_with_listener(image: MetadataImage, leader: int, listener: str) -> BrokerRegistration | None:
-    """Kafka's ``getAliveEndpoint``: the leader's registration if it has the listener.
+class _ListenerView:
+    """The brokers as a request on ``listener`` sees them, computed once per request rather than
+    once per replica of every partition (a Metadata of 10,000 partitions looked each replica's
+    broker and listener up again)."""
 
-    Fencing is deliberately not checked (Kafka does not): the controller moves leadership off a
-    fenced broker, and until that change is replayed the old leader is still the leader.
-    """
-    if leader == NO_LEADER:
-        return None
-    broker = image.brokers.get(leader)
-    if broker is None or broker.listener(listener) is None:
-        return None
-    return broker
+    def __init__(self, image: MetadataImage, listener: str) -> None:
+        # Registered brokers with the listener, fenced or not (Kafka's ``getAliveEndpoint``).
+        self.with_listener: dict[int, BrokerRegistration] = {
+            b.id: b for b in image.brokers.values() if b.listener(listener) is not None
+        }
+        # The unfenced ones, with their registered (online) directories; None: none registered.
+        self.usable: dict[int, frozenset[uuid.UUID] | None] = {
+            b.id: frozenset(b.directories) if b.directories else None
+            for b in self.with_listener.values()
+            if not b.fenced
+        }
+
+    def leader(self, leader: int) -> BrokerRegistration | None:
+        """The leader's registration if it has the listener (``NO_LEADER`` is never a key).
+
+        Fencing is deliberately not checked (Kafka does not): the controller moves leadership off
+        a fenced broker, and until that change is replayed the old leader is still the leader."""
+        return self.with_listener.get(leader)
+
+    def alive(self, ids: Iterable[int]) -> list[int]:
+        """``ids`` whose broker is registered, unfenced and has the listener."""
+        usable = self.usable
+        return [i for i in ids if i in usable]
+
+    def offline(self, p: PartitionRegistration) -> list[int]:
+        """Replicas whose broker is missing, fenced, lacks the listener or has the replica's
+        directory offline (spec 6.3; Kafka's ``getOfflineReplicas``), in replica order."""
+        usable = self.usable
+        directories = p.directories
+        out: list[int] = []
+        for index, replica in enumerate(p.replicas):
+            if replica not in usable:
+                out.append(replica)
+            elif directories and not _dir_online(usable[replica], directories[index]):
+                # (A partition recorded before MV 3.7-IV2 has no directories: Kafka reads them as
+                # MIGRATING, which is online.)
+                out.append(replica)
+        return out
 
 
-def _replica_dir(p: PartitionRegistration, index: int) -> uuid.UUID:
-    # A partition recorded before MV 3.7-IV2 has no directories; Kafka reads them as MIGRATING.
-    return p.directories[index] if p.directories else _MIGRATING_DIR
-
-
-def _dir_online(broker: BrokerRegistration, directory: uuid.UUID) -> bool:
+def _dir_online(registered: frozenset[uuid.UUID] | None, directory: uuid.UUID) -> bool:
     """Kafka's ``DirectoryId.isOnline`` against the broker's registered (online) directories."""
     if directory in (_MIGRATING_DIR, _UNASSIGNED_DIR):
         return True
     if directory == _LOST_DIR:
         return False
     # No directories registered (a broker from before MV 3.7-IV2): assume online (KAFKA-16162).
-    return not broker.directories or directory in broker.directories
-
-
-def offline_replicas(image: MetadataImage, p: PartitionRegistration, listener: str) -> list[int]:
-    """Replicas whose broker is missing, fenced, lacks the listener or has the replica's directory
-    offline (spec 6.3; Kafka's ``getOfflineReplicas``), in replica order."""
-    out: list[int] = []
-    for index, replica in enumerate(p.replicas):
-        broker = image.brokers.get(replica)
-        if (
-            broker is None
-            or broker.fenced
-            or broker.listener(listener) is None
-            or not _dir_online(broker, _replica_dir(p, index))
-        ):
-            out.append(replica)
-    return out
+    return registered is None or directory in registered
 
 
 def _sorted_partitions(topic: TopicImage) -> list[tuple[int, PartitionRegistration]]:
@@ -211,11 +221,12 @@ def handle_metadata(image: MetadataImage, body: Any, version: int, ctx: BrokerAp
         return MetadataResult(_metadata_error_response(cls, requested))
 
     all_topics = requested is None or (version == 0 and not requested)
+    view = _ListenerView(image, ctx.listener_name)
     topics: list[Any] = []
     to_create: list[str] = []
     if all_topics:
         for name in sorted(image.topics_by_name):
-            topics.append(_metadata_topic(cls, image, image.topics_by_name[name], version, ctx))
+            topics.append(_metadata_topic(cls, image, view, image.topics_by_name[name], version))
     else:
         ids = {t.topic_id for t in requested if t.topic_id != ZERO_UUID}
         if ids:
@@ -242,7 +253,7 @@ def handle_metadata(image: MetadataImage, body: Any, version: int, ctx: BrokerAp
         for name in sorted(names):
             topic = image.topics_by_name.get(name)
             if topic is not None:
-                topics.append(_metadata_topic(cls, image, topic, version, ctx))
+                topics.append(_metadata_topic(cls, image, view, topic, version))
                 continue
             error = _missing_topic_error(name)
             if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and allow:
@@ -311,18 +322,17 @@ def _metadata_error_response(cls: Any, requested: Any) -> Any:
 
 
 def _metadata_topic(
-    cls: Any, image: MetadataImage, topic: TopicImage, version: int, ctx: BrokerApiContext
+    cls: Any, image: MetadataImage, view: _ListenerView, topic: TopicImage, version: int
 ) -> Any:
     partition_cls = cls.MetadataResponseTopic.MetadataResponsePartition
-    listener = ctx.listener_name
     # v0 reported unavailable replicas by filtering them out with an error; later versions list
     # every replica and report the unavailable ones in OfflineReplicas (Kafka's KafkaApis).
     filter_unavailable = version == 0
     partitions = []
     for index, p in _sorted_partitions(topic):
-        replicas = _maybe_filter_alive(image, p.replicas, listener, filter_unavailable)
-        isr = _maybe_filter_alive(image, p.isr, listener, filter_unavailable)
-        leader = _leader_with_listener(image, p.leader, listener)
+        replicas = view.alive(p.replicas) if filter_unavailable else list(p.replicas)
+        isr = view.alive(p.isr) if filter_unavailable else list(p.isr)
+        leader = view.leader(p.leader)
         if leader is None:
             leader_id = NO_LEADER
             if p.leader in image.brokers and version >= 6:
@@ -344,7 +354,7 @@ def _metadata_topic(
                 leader_epoch=p.leader_epoch,
                 replica_nodes=replicas,
                 isr_nodes=isr,
-                offline_replicas=offline_replicas(image, p, listener),
+                offline_replicas=view.offline(p),
             )
         )
     return cls.MetadataResponseTopic(
@@ -354,17 +364,6 @@ def _metadata_topic(
         is_internal=is_internal_topic(topic.name),
         partitions=partitions,
     )
-
-
-def _maybe_filter_alive(image: MetadataImage, ids: Iterable[int], listener: str, apply: bool) -> list[int]:
-    if not apply:
-        return list(ids)
-    out = []
-    for i in ids:
-        b = image.brokers.get(i)
-        if b is not None and not b.fenced and b.listener(listener) is not None:
-            out.append(i)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -460,6 +459,7 @@ def handle_describe_topic_partitions(
             next_cursor=None,
         )
 
+    view = _ListenerView(image, ctx.listener_name)
     topics: list[Any] = []
     next_cursor = None
     remaining = limit
@@ -485,7 +485,7 @@ def handle_describe_topic_partitions(
         count = len(topic.partitions)
         upper = min(count, start + remaining)
         partitions = [
-            _describe_partition(cls, image, index, p, ctx.listener_name)
+            _describe_partition(cls, view, index, p)
             for index in range(start, upper)
             if (p := topic.partitions.get(index)) is not None
         ]
@@ -505,10 +505,8 @@ def handle_describe_topic_partitions(
     return cls(throttle_time_ms=0, topics=topics, next_cursor=next_cursor)
 
 
-def _describe_partition(
-    cls: Any, image: MetadataImage, index: int, p: PartitionRegistration, listener: str
-) -> Any:
-    leader = _leader_with_listener(image, p.leader, listener)
+def _describe_partition(cls: Any, view: _ListenerView, index: int, p: PartitionRegistration) -> Any:
+    leader = view.leader(p.leader)
     return cls.DescribeTopicPartitionsResponseTopic.DescribeTopicPartitionsResponsePartition(
         error_code=ErrorCode.NONE,
         partition_index=index,
@@ -519,7 +517,7 @@ def _describe_partition(
         # Spec 6.3: always arrays, never null: the Java admin client fails on a null ELR.
         eligible_leader_replicas=list(p.elr),
         last_known_elr=list(p.last_known_elr),
-        offline_replicas=offline_replicas(image, p, listener),
+        offline_replicas=view.offline(p),
     )
 
 
