@@ -758,8 +758,15 @@ def _generated_codec(plan: _Plan) -> tuple[Callable[[Writer, Any], None], Callab
         "        _loop(_Writer(), value)  # raises the error that names the field",
         "        raise",
     ]
-    if plan.flexible:
+    if plan.flexible and plan.tagged:
         enc.append("    _write_tagged(w, value)")
+    elif plan.flexible:  # no tagged field in this version: an empty section unless tags were kept
+        enc += [
+            "    if getattr(value, '_unknown_tags', None):",
+            "        _write_tagged(w, value)",
+            "    else:",
+            "        w.buf.append(0)",
+        ]
     for i, (name, shared, fl) in enumerate(plan.defaults):
         if shared is not _MISSING:
             env[f"_s{i}"] = shared

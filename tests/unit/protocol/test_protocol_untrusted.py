@@ -351,3 +351,13 @@ def test_a_value_that_does_not_pack_in_a_run_names_its_field(fields: dict[str, o
 def test_a_field_name_the_codec_cannot_write_out_is_refused_when_declared() -> None:
     with pytest.raises(ValueError, match="not a plain Python identifier"):
         struct("Bad", [f("class", INT32)])
+
+
+def test_unknown_tags_are_written_back_by_a_struct_without_tagged_fields() -> None:
+    plain = struct("Plain", [f("A", INT32)])
+    value = plain.cls(a=7)
+    assert plain.encode(value, 0, True) == b"\x00\x00\x00\x07\x00"  # an empty tagged section
+    value._unknown_tags = [(3, b"x")]
+    data = plain.encode(value, 0, True)
+    assert data == b"\x00\x00\x00\x07\x01\x03\x01x"
+    assert plain.decode(data, 0, True)._unknown_tags == [(3, b"x")]
