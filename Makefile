@@ -52,8 +52,9 @@ bench: $(STAMP) jvm
 ## Long simulator sweeps on a mypyc-compiled build, audited against the interpreter (hours).
 SEEDS ?= 1..10000
 SCENARIOS ?= all
+CHUNK ?= 500
 sweep: $(STAMP)
-	$(PY) benchmarks/long_sweep.py --scenarios $(SCENARIOS) --seeds $(SEEDS) --out sweeps
+	$(PY) benchmarks/long_sweep.py --scenarios $(SCENARIOS) --seeds $(SEEDS) --chunk $(CHUNK) --out sweeps
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info

@@ -16,8 +16,10 @@ simulation's ``controller-*`` scenarios). Those run the quorum controller, which
 mypyc cannot compile ``kraft.metadata.image`` and a compiled ``kraft.controller`` fails at import
 (docs/simulator.md), so only their simulator half is compiled.
 
-Each scenario's runs go to ``OUT/<scenario>.json`` (the ``kraft sim sweep --json`` document);
-a scenario whose file exists is not run again. Exit status is non-zero on any violation or any
+Each scenario's runs go to ``OUT/<scenario>.json`` (the ``kraft sim sweep --json`` document), or
+with ``--chunk N`` to one file per N seeds (``OUT/<scenario>.<A>-<B>.json``), so that a sweep that
+is stopped keeps its finished chunks; a file that exists is not run again, and the summary and the
+audit read every file of a scenario. Exit status is non-zero on any violation or any
 audit mismatch. Not part of the test suite.
 """
 
@@ -97,6 +99,18 @@ def sweep(build_dir: Path, scenario: str, seeds: str, workers: int, out: Path) -
     return time.perf_counter() - started
 
 
+def _targets(out: Path, name: str, seeds: str, chunk: int) -> list[tuple[str, Path]]:
+    """(seeds, file) to sweep for ``name``: the whole range in OUT/<name>.json, or chunks of
+    ``chunk`` seeds, each in OUT/<name>.<A>-<B>.json."""
+    if chunk <= 0:
+        return [(seeds, out / f"{name}.json")]
+    first, last = (int(x) for x in seeds.split(".."))
+    return [
+        (f"{a}..{min(a + chunk - 1, last)}", out / f"{name}.{a}-{min(a + chunk - 1, last)}.json")
+        for a in range(first, last + 1, chunk)
+    ]
+
+
 def audit(document: dict[str, Any], sample: int, rng: random.Random) -> tuple[int, list[str]]:
     """Re-run ``sample`` of the document's seeds interpreted; return (checked, mismatches)."""
     from kraft.sim.runner import run_seed  # the interpreted source: this process has no build path
@@ -129,6 +143,13 @@ def main() -> int:
     parser.add_argument("--audit", type=int, default=20, help="seeds per scenario re-run interpreted")
     parser.add_argument("--audit-only", action="store_true", help="only audit the files already in --out")
     parser.add_argument("--build-dir", type=Path, help="reuse (or keep) a compiled build here")
+    parser.add_argument(
+        "--chunk",
+        type=int,
+        default=0,
+        help="save every N seeds of a scenario as its own file (OUT/<scenario>.<A>-<B>.json), so that "
+        "a sweep stopped midway keeps its finished chunks and a rerun does only the rest",
+    )
     args = parser.parse_args()
 
     if os.environ.get("PYTHONPATH"):
@@ -144,29 +165,30 @@ def main() -> int:
             if not (build_dir / "kraft" / "raft").exists():
                 build(build_dir)
             for name in names:
-                target = args.out / f"{name}.json"
-                if target.exists():
-                    print(f"{name}: {target} exists, not run again", file=sys.stderr)
-                    continue
-                wall = sweep(build_dir, name, args.seeds, args.workers, target)
-                print(f"{name}: swept {args.seeds} in {wall:.0f} s", file=sys.stderr)
+                for seeds, target in _targets(args.out, name, args.seeds, args.chunk):
+                    if target.exists():
+                        print(f"{name}: {target} exists, not run again", file=sys.stderr)
+                        continue
+                    wall = sweep(build_dir, name, seeds, args.workers, target)
+                    print(f"{name}: swept {seeds} in {wall:.0f} s", file=sys.stderr)
 
     rng = random.Random(20261121)
     failed = False
     heads = ("seeds", 6), ("first..last", 12), ("violations", 10), ("audited", 8), ("mismatches", 10)
     print(f"{'scenario':20}" + "".join(f" {head:>{width}}" for head, width in heads))
     for name in names:
-        target = args.out / f"{name}.json"
-        if not target.exists():
+        files = sorted(args.out.glob(f"{name}.json")) + sorted(args.out.glob(f"{name}.*-*.json"))
+        if not files:
             print(f"{name:20} (no results)")
             failed = True
             continue
-        document = json.loads(target.read_text())
-        runs = document["runs"]
-        seeds = sorted(run["seed"] for run in runs)
+        # Every saved file of the scenario (whole or chunks), as one document.
+        runs = [run for path in files for run in json.loads(path.read_text())["runs"]]
+        document = {"runs": runs}
+        swept = sorted(run["seed"] for run in runs)
         violations = sum(len(run["violations"]) for run in runs)
         checked, mismatches = audit(document, args.audit, rng)
-        span = f"{seeds[0]}..{seeds[-1]}" if seeds else "-"
+        span = f"{swept[0]}..{swept[-1]}" if swept else "-"
         print(f"{name:20} {len(runs):>6} {span:>12} {violations:>10} {checked:>8} {len(mismatches):>10}")
         for line in mismatches[:5]:
             print(f"  {line}")
