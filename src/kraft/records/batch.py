@@ -136,9 +136,12 @@ def compression_name(codec: int) -> str:
     return Compression.NAMES.get(codec, f"unknown({codec})")
 
 
+_crc32c_of = _crc32c.crc32c
+
+
 def crc32c(data: bytes | bytearray | memoryview) -> int:
     """CRC-32C (Castagnoli), C-accelerated."""
-    return int(_crc32c.crc32c(data))
+    return int(_crc32c_of(data))
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -524,10 +527,11 @@ def peek_batch_size(data: bytes | bytearray | memoryview, pos: int = 0) -> int |
 
 def batch_crc_valid(data: bytes | bytearray | memoryview, pos: int, header: BatchHeader) -> bool:
     """Whether the stored CRC matches bytes 21..end of the batch at ``pos`` (Kafka's ``isValid``)."""
-    end = pos + header.size_in_bytes
-    if header.batch_length < MIN_BATCH_LENGTH or end > len(data):
+    length = header.batch_length
+    end = pos + LOG_OVERHEAD + length
+    if length < MIN_BATCH_LENGTH or end > len(data):
         return False
-    return crc32c(memoryview(data)[pos + ATTRIBUTES_OFFSET : end]) == header.crc
+    return bool(_crc32c_of(memoryview(data)[pos + ATTRIBUTES_OFFSET : end]) == header.crc)
 
 
 def _too_large(what: str, limit: int) -> CorruptRecordError:
