@@ -95,6 +95,7 @@ class RaftMetrics:
         self._append_records = WindowedRate(created_ms=now_ms)
         self._fetch_records = WindowedRate(created_ms=now_ms)
         self._election_started_ms: int | None = None
+        self._state_seen: object = None  # the quorum state object on_state last read
         self._idle_ms = 0
         self._busy_ms = 0
         self._idle_ratio = AvgMax()
@@ -137,7 +138,22 @@ class RaftMetrics:
     # ---- updates from the core -------------------------------------------------------------------
 
     def on_state(self, node: RaftNode, now_ms: int) -> None:
-        # Runs on every poll: each property of ``node`` is read once, the role compared by identity.
+        # Runs on every poll. Role, epoch, leader and vote are fixed for the life of a quorum state
+        # object (a transition makes a new one), so they are read again only when it changed;
+        # whether a follower is a voter (KIP-853), the HW and the log end are read every time.
+        state = node.quorum.state
+        if state is not self._state_seen:
+            self._state_seen = state
+            self._on_new_state(node, now_ms)
+        elif state.role is _FOLLOWER:
+            self.current_state = "follower" if node.is_voter else "observer"
+        hw = node.high_watermark
+        self.high_watermark = -1 if hw is None else hw
+        log = node.log
+        self.log_end_offset = log.end_offset()
+        self.log_end_epoch = log.last_fetched_epoch()
+
+    def _on_new_state(self, node: RaftNode, now_ms: int) -> None:
         role = node.role
         voted = None
         if role is _UNATTACHED:
@@ -167,8 +183,6 @@ class RaftMetrics:
         else:
             self.current_vote = -1
             self.current_vote_directory_id = _ZERO_UUID_TEXT
-        hw = node.high_watermark
-        self.high_watermark = -1 if hw is None else hw
         # KIP-996: an election starts when the node becomes Prospective (Candidate without pre-vote).
         if role is _PROSPECTIVE or role is _CANDIDATE:
             if self._election_started_ms is None:
@@ -179,9 +193,6 @@ class RaftMetrics:
             self._election_started_ms = None
         elif role is _RESIGNED:
             self._election_started_ms = None
-        log = node.log
-        self.log_end_offset = log.end_offset()
-        self.log_end_epoch = log.last_fetched_epoch()
 
     def _directory_text(self, directory_id: uuid.UUID) -> str:
         # Usually the same UUID object as last time (the local key, a vote): reuse its text

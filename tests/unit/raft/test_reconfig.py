@@ -197,12 +197,15 @@ def test_a_standalone_voter_elects_itself_and_writes_the_voter_set_into_the_log(
 def test_adding_two_voters_then_removing_the_leader() -> None:
     c = DynamicCluster([1], [2, 3])
     c.caught_up()
+    assert c.nodes[2].metrics.current_state == "observer"
     assert c.add(2) == AddRaftVoterResponse()
     assert c.add(3) == AddRaftVoterResponse()
     c.caught_up()
     for n in (1, 2, 3):
         assert c.nodes[n].voter_set.ids == {1, 2, 3}, c.describe()
         assert c.nodes[n].is_voter
+    # Still following the same leader in the same epoch, but now a voter: the metric says so.
+    assert c.nodes[2].metrics.current_state == "follower"
     # The leader removes itself: it commits the change under the new set {2, 3}, then resigns.
     assert c.remove(1) == RemoveRaftVoterResponse()
     c.run_until(
