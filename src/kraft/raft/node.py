@@ -1153,6 +1153,24 @@ class RaftNode:
                 del own[first.base_offset]
 
     def _update_listener(self, ctx: ListenerContext) -> None:
+        next_offset = ctx.next_offset
+        if next_offset is None or next_offset < self._committed or next_offset < self.log.start_offset():
+            self._deliver_committed(ctx)
+        # (else the usual poll: nothing new committed for it and no snapshot to load)
+        state = self.quorum.state
+        if isinstance(state, LeaderState) and ctx.next_offset < state.epoch_start_offset:  # type: ignore[operator]
+            return  # announce leadership only once this listener has caught up to the epoch start
+        # Compared field by field: this runs every poll and the leader rarely changes.
+        leader_id = self.quorum.leader_id
+        last = ctx.last_leader
+        if last is None or last.leader_id != leader_id or last.epoch != state.epoch:
+            current = LeaderAndEpoch(leader_id, state.epoch)
+            ctx.last_leader = current
+            ctx.listener.handle_leader_change(current)
+
+    def _deliver_committed(self, ctx: ListenerContext) -> None:
+        """Load the latest snapshot into the listener if it is behind the log start (or new), then
+        hand it the committed batches it has not seen."""
         latest = self.log.latest_snapshot_id()
         start = self.log.start_offset()
         needs_snapshot = latest is not None and (
@@ -1203,16 +1221,6 @@ class RaftNode:
                 progressed = True
             if not progressed:
                 break
-        state = self.quorum.state
-        if isinstance(state, LeaderState) and ctx.next_offset < state.epoch_start_offset:
-            return  # announce leadership only once this listener has caught up to the epoch start
-        # Compared field by field: this runs every poll and the leader rarely changes.
-        leader_id = self.quorum.leader_id
-        last = ctx.last_leader
-        if last is None or last.leader_id != leader_id or last.epoch != state.epoch:
-            current = LeaderAndEpoch(leader_id, state.epoch)
-            ctx.last_leader = current
-            ctx.listener.handle_leader_change(current)
 
     # ---- client API --------------------------------------------------------------------------
 
