@@ -550,9 +550,12 @@ class World:
         leader_id = raft.leader_id
         hw = raft.high_watermark
         end = node.log.end_offset()
-        self._trace_event(
-            f"P|{node_id}|{role}|{epoch}|{leader_id}|{hw}|{end}|{len(inbound)}|{len(outbound)}|{bill_ms}"
+        lines = self._trace_lines  # _trace_event, inline: this runs after every poll
+        lines.append(
+            f"{now_ms}|P|{node_id}|{role}|{epoch}|{leader_id}|{hw}|{end}|{len(inbound)}|{len(outbound)}|{bill_ms}\n"
         )
+        if len(lines) >= 256:
+            self._flush_trace()
         # Nothing below changes the node before the checker runs: it may use these readings.
         observed = self._observed = Observed(role, int(epoch), leader_id, hw, end)
         for watcher in self._poll_watchers:
@@ -661,9 +664,13 @@ class World:
             )
             self._answer_as[key] = via
         destination.inbox.append(envelope)
-        self._trace_event(
-            f"D|{envelope.source}>{envelope.destination}|{type(envelope.body).__name__}|{envelope.correlation_id}"
+        lines = self._trace_lines  # _trace_event, inline: this runs for every delivery
+        lines.append(
+            f"{self.now_ms}|D|{envelope.source}>{envelope.destination}|{type(envelope.body).__name__}|"
+            f"{envelope.correlation_id}\n"
         )
+        if len(lines) >= 256:
+            self._flush_trace()
         self.request_poll(destination, self.now_ms)
         return True
 
