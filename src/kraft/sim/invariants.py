@@ -484,7 +484,11 @@ class InvariantChecker:
         "At least a majority of voters have a log end >= x" holds exactly when x <= this value.
         Logs do not change while the checker runs, so one pass computes it once per voter set.
         """
-        key, voters = self._committed_set(before)
+        voter_sets = self.voter_sets
+        if len(voter_sets) == 1:  # static voters (the usual case): _committed_set, inline
+            key, voters = 0, voter_sets[0][1]
+        else:
+            key, voters = self._committed_set(before)
         cached = self._majority_end_cache.get(key) if self._in_pass else None
         if cached is not None:
             return cached

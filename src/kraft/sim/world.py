@@ -445,6 +445,8 @@ class World:
         checker = self.checker
         nodes = self.nodes
         heappop = heapq.heappop
+        # Without stop_on_violation a standing violation is re-reported after every event: full checks.
+        incremental = not self.full_checks and self.stop_on_violation
         while queue and not self.stopped:
             at_ms, _seq, kind, a, b = queue[0]
             if at_ms > self.end_ms:
@@ -487,7 +489,7 @@ class World:
             # could have changed (see InvariantChecker.after_event): a poll changes only the polled
             # node, a delivery only fills an inbox, an action may change anything. Without
             # stop_on_violation a standing violation is re-reported after every event, as always.
-            if self.full_checks or not self.stop_on_violation:
+            if not incremental:
                 checker.after_event()
             elif kind == EV_POLL:
                 checker.after_event(nodes[a], observed=self._observed)
