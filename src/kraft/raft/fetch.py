@@ -16,7 +16,7 @@ from kraft.raft.log import ValidationKind
 from kraft.raft.messages import Envelope, FetchRequest, FetchResponse
 from kraft.raft.states import FollowerState, LeaderState, ReplicaProgress, SnapshotDownload
 from kraft.raft.types import ZERO_UUID, OffsetAndEpoch, ReplicaKey
-from kraft.records.batch import batch_crc_valid, iter_batch_headers
+from kraft.records.batch import iter_batch_headers
 
 if TYPE_CHECKING:
     from kraft.raft.node import RaftNode
@@ -174,7 +174,11 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
             # append the whole ones, as Kafka's follower does; the next Fetch asks for the rest.
             records = records[:whole]
         if records:
-            info = node.log.append_as_follower(records, state.epoch)
+            try:
+                info = node.log.append_as_follower(records, state.epoch)  # (checks the CRCs)
+            except CorruptRecordError as e:
+                _log.warning("node %s: ignoring fetched records from %s: %s", node.node_id, source, e)
+                return False
             # Persist before the next Fetch reveals the new end offset to the leader.
             node.log.flush()
             if has_control:  # only control batches carry voter sets (on_log_appended skips the rest)
@@ -186,9 +190,10 @@ def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, 
 
 
 def _check_fetched_records(node: RaftNode, records: bytes) -> tuple[str | None, bool, int]:
-    """Why ``records`` must not be appended (corrupt, not contiguous, not at our end offset, a
-    cut batch and nothing whole), or None; whether they hold a control batch; and where their
-    whole batches end (a last batch cut short is left out). One pass over the headers."""
+    """Why ``records`` must not be appended (a bad header, not contiguous, not at our end offset,
+    a cut batch and nothing whole), or None; whether they hold a control batch; and where their
+    whole batches end (a last batch cut short is left out). One pass over the headers; the CRCs
+    are the log's to check (``ReplicatedLog.append_as_follower``)."""
     expected = node.log.end_offset()
     has_control = False
     pos = 0
@@ -196,8 +201,6 @@ def _check_fetched_records(node: RaftNode, records: bytes) -> tuple[str | None, 
         for pos, header in iter_batch_headers(records):
             if header.base_offset != expected:
                 return f"batch at offset {header.base_offset} where {expected} was expected", has_control, 0
-            if not batch_crc_valid(records, pos, header):
-                return f"CRC mismatch in the batch at offset {header.base_offset}", has_control, 0
             expected = header.next_offset
             has_control = has_control or header.is_control
             pos += header.size_in_bytes

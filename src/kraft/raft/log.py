@@ -100,7 +100,9 @@ class ReplicatedLog(Protocol):
 
     def append_as_follower(self, batches: bytes, epoch: int) -> LogAppendInfo:
         """Append batches fetched from the leader as they are; their base offset must equal
-        ``end_offset()`` (else ``FatalError``). New batch epochs enter the epoch cache."""
+        ``end_offset()`` (else ``FatalError``). New batch epochs enter the epoch cache. A batch
+        whose CRC does not match raises ``CorruptRecordError`` before anything is written: the
+        fetch path leaves that check to the log, as Kafka's ``appendAsFollower`` does."""
         ...
 
     def read(self, start_offset: int, max_bytes: int) -> bytes:

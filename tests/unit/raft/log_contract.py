@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from kraft.common.errors import FatalError, KraftError
+from kraft.common.errors import CorruptRecordError, FatalError, KraftError
 from kraft.raft.log import ReplicatedLog, ValidationKind
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import SimpleRecord, build_batch, iter_batches
@@ -123,6 +123,19 @@ def check_follower_append_must_start_at_log_end(factory: LogFactory) -> None:
     for base in (0, 5):
         with pytest.raises(FatalError):
             log.append_as_follower(batch(b"b", base_offset=base, epoch=1), epoch=1)
+    assert log.end_offset() == 1
+    assert records(log) == [(0, 1, b"a")]
+
+
+def check_follower_append_refuses_a_bad_crc_and_changes_nothing(factory: LogFactory) -> None:
+    # Fetched bytes are checked here, once: the follower's fetch path relies on it.
+    log = factory.new()
+    log.append_as_follower(batch(b"a", epoch=1), epoch=1)
+    good = batch(b"b", base_offset=1, epoch=1)
+    bad = bytearray(batch(b"c", base_offset=2, epoch=1))
+    bad[-1] ^= 0x01
+    with pytest.raises(CorruptRecordError):
+        log.append_as_follower(good + bytes(bad), epoch=1)
     assert log.end_offset() == 1
     assert records(log) == [(0, 1, b"a")]
 
@@ -386,6 +399,7 @@ CONTRACT_CHECKS: tuple[ContractCheck, ...] = (
     check_leader_append_below_last_epoch_is_fatal_and_changes_nothing,
     check_follower_append_keeps_offsets_and_epochs,
     check_follower_append_must_start_at_log_end,
+    check_follower_append_refuses_a_bad_crc_and_changes_nothing,
     check_read_returns_whole_batches_within_max_bytes_and_at_least_one,
     check_truncate_drops_suffix_and_epochs,
     check_truncate_inside_a_batch_drops_the_whole_batch,
