@@ -898,6 +898,19 @@ def decode_batch_values(
     return batch.header, tuple(r.value or b"" for r in batch.records if r.offset >= start)
 
 
+def _impossible_length(pos: int, length: int) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"batch at position {pos} has impossible length {length} "
+        f"(a v2 batch is at least {MIN_BATCH_LENGTH} bytes after the length field)"
+    )
+
+
+def _bad_magic(pos: int, magic: int) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"batch at position {pos} has magic {magic}; only magic {MAGIC} (RecordBatch v2) is supported"
+    )
+
+
 def next_batch_size(data: ReadableBuffer, pos: int = 0, end: int | None = None) -> int | None:
     """Size of the whole batch at ``pos``, or ``None`` if the data (up to ``end``, default its length)
     ends inside it (a partial batch).
@@ -914,17 +927,12 @@ def next_batch_size(data: ReadableBuffer, pos: int = 0, end: int | None = None) 
         return None
     (length,) = _LENGTH.unpack_from(data, pos + 8)
     if length < MIN_BATCH_LENGTH:
-        raise CorruptRecordError(
-            f"batch at position {pos} has impossible length {length} "
-            f"(a v2 batch is at least {MIN_BATCH_LENGTH} bytes after the length field)"
-        )
+        raise _impossible_length(pos, length)
     if pos + LOG_OVERHEAD + length > limit:
         return None
     magic = data[pos + MAGIC_OFFSET]
     if magic != MAGIC:
-        raise CorruptRecordError(
-            f"batch at position {pos} has magic {magic}; only magic {MAGIC} (RecordBatch v2) is supported"
-        )
+        raise _bad_magic(pos, magic)
     return int(length) + LOG_OVERHEAD
 
 
@@ -980,18 +988,12 @@ def iter_batch_headers(data: bytes | bytearray | memoryview) -> Iterator[tuple[i
     while limit - pos >= MAGIC_OFFSET + 1:
         (length,) = _LENGTH.unpack_from(data, pos + 8)
         if length < MIN_BATCH_LENGTH:
-            raise CorruptRecordError(
-                f"batch at position {pos} has impossible length {length} "
-                f"(a v2 batch is at least {MIN_BATCH_LENGTH} bytes after the length field)"
-            )
+            raise _impossible_length(pos, length)
         if pos + LOG_OVERHEAD + length > limit:
             return  # a partial batch
         fields = unpack(data, pos)
         if fields[3] != MAGIC:
-            magic = data[pos + MAGIC_OFFSET]  # (unsigned, as next_batch_size reports it)
-            raise CorruptRecordError(
-                f"batch at position {pos} has magic {magic}; only magic {MAGIC} (RecordBatch v2) is supported"
-            )
+            raise _bad_magic(pos, data[pos + MAGIC_OFFSET])  # (the byte: unsigned)
         if fields[6] < 0 or fields[12] < 0:
             raise CorruptRecordError(
                 f"batch at position {pos} has a negative record count ({fields[12]}) "
