@@ -482,7 +482,8 @@ class InvariantChecker:
         reach in their logs (crashed voters: their flushed log).
 
         "At least a majority of voters have a log end >= x" holds exactly when x <= this value.
-        Logs do not change while the checker runs, so one pass computes it once per voter set.
+        Logs do not change while the checker runs, and the value is kept from one pass to the next
+        until a checked node's log end moves (see ``_majority_end_cache``).
         """
         voter_sets = self.voter_sets
         if len(voter_sets) == 1:  # static voters (the usual case): _committed_set, inline
@@ -516,24 +517,30 @@ class InvariantChecker:
             if header.is_control:
                 self._note_voter_records(data[pos : pos + header.size_in_bytes], upto)
 
+    def _sets_in_force(self) -> list[VoterSet]:
+        """The distinct voter sets the running nodes have in force (dynamic voters)."""
+        sets: list[VoterSet] = []
+        for node in self.world.nodes.values():
+            voters = getattr(node.raft, "voter_set", None)
+            if voters is not None and voters not in sets:
+                sets.append(voters)
+        return sets
+
+    def _holders(self, voters: VoterSet, offset: int) -> int:
+        """How many voters of ``voters`` (by key; destroyed disks by the end they had) reach
+        ``offset``."""
+        nodes = self.world.nodes
+        ids, destroyed = self._members(voters)
+        return sum(1 for v in ids if nodes[v].log.end_offset() >= offset) + sum(
+            1 for end in destroyed if end >= offset
+        )
+
     def _reached_by_a_set_in_force(self, offset: int) -> bool:
         """Dynamic voters: whether a majority (by key) of a voter set some running node has in
         force reaches ``offset``. Raft commits with the latest set of the leader's log, committed
         or not (a single-voter change keeps its majorities overlapping the previous set's), so an
         offset may be committed by the new set before the set itself is."""
-        nodes = self.world.nodes
-        seen: list[VoterSet] = []
-        for node in nodes.values():
-            voters = getattr(node.raft, "voter_set", None)
-            if voters is None or voters in seen:
-                continue
-            seen.append(voters)
-            ids, destroyed = self._members(voters)
-            holders = sum(1 for v in ids if nodes[v].log.end_offset() >= offset)
-            holders += sum(1 for end in destroyed if end >= offset)
-            if holders >= voters.majority:
-                return True
-        return False
+        return any(self._holders(voters, offset) >= voters.majority for voters in self._sets_in_force())
 
     def _no_majority_lacks(self, offset: int) -> bool:
         """Dynamic voters: whether the voters whose logs end below ``offset`` can form a majority
@@ -546,22 +553,11 @@ class InvariantChecker:
         2 (a majority of the new set), is cut off, and the next leader truncates the removal. The
         set in force is {1,2,3,5} again and only two of its four voters hold ``offset``, but the
         other two are not a majority of it either (found by voter-changes seed 1987)."""
-        nodes = self.world.nodes
-        sets: list[VoterSet] = []
         committed = self._committed_set(offset)[1]
-        if committed is not None:
-            sets.append(committed)
-        for node in nodes.values():
-            voters = getattr(node.raft, "voter_set", None)
-            if voters is not None and voters not in sets:
-                sets.append(voters)
-        for voters in sets:
-            ids, destroyed = self._members(voters)
-            holders = sum(1 for v in ids if nodes[v].log.end_offset() >= offset)
-            holders += sum(1 for end in destroyed if end >= offset)
-            if len(voters.ids) - holders >= voters.majority:
-                return False
-        return True
+        sets = self._sets_in_force()
+        if committed is not None and committed not in sets:
+            sets.insert(0, committed)
+        return all(len(voters.ids) - self._holders(voters, offset) < voters.majority for voters in sets)
 
     def _check_majority_reached(self, leader: SimNode, hw: int) -> None:
         if hw <= self._majority_end(hw):
