@@ -486,6 +486,27 @@ def _header_from_fields(fields: tuple[int, ...]) -> BatchHeader:
     return _new_header(BatchHeader, fields)
 
 
+# The errors of a bad header, built in one place for every reader of headers.
+def _impossible_length(pos: int, length: int) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"batch at position {pos} has impossible length {length} "
+        f"(a v2 batch is at least {MIN_BATCH_LENGTH} bytes after the length field)"
+    )
+
+
+def _bad_magic(pos: int, magic: int) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"batch at position {pos} has magic {magic}; only magic {MAGIC} (RecordBatch v2) is supported"
+    )
+
+
+def _negative_count(pos: int, records_count: int, last_offset_delta: int) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"batch at position {pos} has a negative record count ({records_count}) "
+        f"or last offset delta ({last_offset_delta})"
+    )
+
+
 def read_batch_header(data: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader | None:
     """Parse the header of the batch at ``pos``; ``None`` if fewer than 61 bytes remain.
 
@@ -497,20 +518,11 @@ def read_batch_header(data: bytes | bytearray | memoryview, pos: int = 0) -> Bat
         return None
     header = _header_from_fields(_HEADER.unpack_from(data, pos))
     if header.magic != MAGIC:
-        raise CorruptRecordError(
-            f"batch at position {pos} has magic {header.magic}; "
-            f"only magic {MAGIC} (RecordBatch v2) is supported"
-        )
+        raise _bad_magic(pos, header.magic)
     if header.batch_length < MIN_BATCH_LENGTH:
-        raise CorruptRecordError(
-            f"batch at position {pos} has impossible length {header.batch_length} "
-            f"(a v2 batch is at least {MIN_BATCH_LENGTH} bytes after the length field)"
-        )
+        raise _impossible_length(pos, header.batch_length)
     if header.last_offset_delta < 0 or header.records_count < 0:
-        raise CorruptRecordError(
-            f"batch at position {pos} has a negative record count ({header.records_count}) "
-            f"or last offset delta ({header.last_offset_delta})"
-        )
+        raise _negative_count(pos, header.records_count, header.last_offset_delta)
     return header
 
 
@@ -898,19 +910,6 @@ def decode_batch_values(
     return batch.header, tuple(r.value or b"" for r in batch.records if r.offset >= start)
 
 
-def _impossible_length(pos: int, length: int) -> CorruptRecordError:
-    return CorruptRecordError(
-        f"batch at position {pos} has impossible length {length} "
-        f"(a v2 batch is at least {MIN_BATCH_LENGTH} bytes after the length field)"
-    )
-
-
-def _bad_magic(pos: int, magic: int) -> CorruptRecordError:
-    return CorruptRecordError(
-        f"batch at position {pos} has magic {magic}; only magic {MAGIC} (RecordBatch v2) is supported"
-    )
-
-
 def next_batch_size(data: ReadableBuffer, pos: int = 0, end: int | None = None) -> int | None:
     """Size of the whole batch at ``pos``, or ``None`` if the data (up to ``end``, default its length)
     ends inside it (a partial batch).
@@ -995,9 +994,6 @@ def iter_batch_headers(data: bytes | bytearray | memoryview) -> Iterator[tuple[i
         if fields[3] != MAGIC:
             raise _bad_magic(pos, data[pos + MAGIC_OFFSET])  # (the byte: unsigned)
         if fields[6] < 0 or fields[12] < 0:
-            raise CorruptRecordError(
-                f"batch at position {pos} has a negative record count ({fields[12]}) "
-                f"or last offset delta ({fields[6]})"
-            )
+            raise _negative_count(pos, fields[12], fields[6])
         yield pos, _new_header(BatchHeader, fields)
         pos += length + LOG_OVERHEAD
