@@ -196,19 +196,19 @@ def _check_fetched_records(node: RaftNode, records: bytes) -> tuple[str | None, 
     are the log's to check (``ReplicatedLog.append_as_follower``)."""
     expected = node.log.end_offset()
     has_control = False
-    pos = 0
+    whole = 0  # where the whole batches seen so far end
     try:
         for pos, header in iter_batch_headers(records):
             if header.base_offset != expected:
                 return f"batch at offset {header.base_offset} where {expected} was expected", has_control, 0
             expected = header.next_offset
             has_control = has_control or header.is_control
-            pos += header.size_in_bytes
+            whole = pos + header.size_in_bytes
     except CorruptRecordError as e:
         return str(e), has_control, 0
-    if pos == 0 and records:
+    if whole == 0 and records:
         return f"no whole batch in {len(records)} bytes", False, 0
-    return None, has_control, pos
+    return None, has_control, whole
 
 
 def truncate_on_divergence(node: RaftNode, diverging: OffsetAndEpoch) -> None:
