@@ -156,11 +156,10 @@ class _ListenerView:
         self.with_listener: dict[int, BrokerRegistration] = {
             b.id: b for b in image.brokers.values() if b.listener(listener) is not None
         }
-        # The unfenced ones, with their registered (online) directories; None: none registered.
+        # The alive ones (unfenced), with their registered (online) directories; None: none.
         self.usable: dict[int, frozenset[uuid.UUID] | None] = {
             b.id: frozenset(b.directories) if b.directories else None
-            for b in self.with_listener.values()
-            if not b.fenced
+            for b in _alive_brokers_with_listener(image, listener)
         }
 
     def leader(self, leader: int) -> BrokerRegistration | None:
