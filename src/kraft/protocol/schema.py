@@ -25,7 +25,6 @@ Rules followed exactly (Kafka's message generator is the reference):
 from __future__ import annotations
 
 import keyword
-import operator
 import re
 import struct as _struct
 import uuid
@@ -193,6 +192,11 @@ STRING = _String()
 BYTES = _Bytes()
 RECORDS = _Records()
 
+
+# (name, encode, decode) of one field present in a plan's version
+_FieldCodec = tuple[str, Callable[[Writer, Any], None], Callable[[Reader], Any]]
+# a plan's step: (None, [one field]) or (packer, [a run of fixed-width numbers])
+_Step = tuple[_struct.Struct | None, list[_FieldCodec]]
 
 _CACHED_ARRAY_LENGTH = 64  # arrays of numbers up to this length keep their packer
 
@@ -449,6 +453,16 @@ class StructType:
                 yield from inner.iter_structs()
 
 
+def _default_source(env: dict[str, Any], key: str, shared: Any, fl: Field) -> str:
+    """The source of ``fl``'s default in generated code, with what it names put in ``env`` under
+    ``key``: the shared immutable default itself, or a call that makes a fresh list or struct."""
+    if shared is not _MISSING:
+        env[key] = shared
+        return key
+    env[key] = fl
+    return f"{key}.default_value()"
+
+
 def _generated_init(schema: StructType) -> Callable[..., None]:
     """A keyword-only ``__init__`` written out for ``schema``'s fields, as ``dataclasses`` does: a
     field left out gets its default (a fresh list or struct for each value), an unknown keyword is
@@ -457,14 +471,13 @@ def _generated_init(schema: StructType) -> Callable[..., None]:
     params: list[str] = []
     body: list[str] = []
     for i, (name, shared, fl) in enumerate(schema.init_plan):
-        if shared is not _MISSING:
-            env[f"_d{i}"] = shared
-            params.append(f"{name}=_d{i}")
+        default = _default_source(env, f"_f{i}", shared, fl)
+        if shared is not _MISSING:  # an immutable default: the parameter's own default
+            params.append(f"{name}={default}")
             body.append(f"    self.{name} = {name}")
         else:
-            env[f"_f{i}"] = fl
             params.append(f"{name}=_MISSING")
-            body.append(f"    self.{name} = _f{i}.default_value() if {name} is _MISSING else {name}")
+            body.append(f"    self.{name} = {default} if {name} is _MISSING else {name}")
     params.append("_unknown_tags=None")
     params.append("**_extra")
     source = "\n".join(
@@ -493,13 +506,12 @@ class _Plan:
         "absent",
         "checked_absent",
         "decode",
-        "decode_steps",
         "defaults",
         "encode",
-        "encode_steps",
         "flexible",
         "regular",
         "schema",
+        "steps",
         "tagged",
         "tagged_by_tag",
         "version",
@@ -510,7 +522,7 @@ class _Plan:
         self.version = version
         self.flexible = flexible
         # (name, encode, decode) in declaration order for non-tagged fields present in this version
-        self.regular: list[tuple[str, Callable[[Writer, Any], None], Callable[[Reader], Any]]] = []
+        self.regular: list[_FieldCodec] = []
         # tagged fields present in this version: (tag, field, encode, decode), ascending tag
         tagged: list[tuple[int, Field, Callable[[Writer, Any], None], Callable[[Reader], Any]]] = []
         # fields that do not exist in this version: written only if default (or ignorable)
@@ -549,43 +561,34 @@ class _Plan:
         self.defaults = [(fl.name, _shared_default(fl), fl) for fl in (*self.absent, *(t[1] for t in tagged))]
         # Absent fields that must hold their default to be written (the others are dropped).
         self.checked_absent = [(fl, fl.default_value()) for fl in self.absent if not fl.ignorable]
-        self.encode_steps, self.decode_steps = self._steps(schema, version)
+        self.steps = self._steps(schema, version)
         # The codec: functions written out for this plan's steps (``_generated_codec``).
         self.encode: Callable[[Writer, Any], None]
         self.decode: Callable[[Reader], Any]
         self.encode, self.decode = _generated_codec(self)
 
-    def _steps(self, schema: StructType, version: int) -> tuple[list[Any], list[Any]]:
-        """The regular fields as steps: one field, or a run of two or more consecutive fixed-width
-        numbers (``_Fixed.code``) packed or unpacked with one ``struct`` call. A run keeps its
-        fields' own codecs for the slow path: a value that does not pack, or a message cut inside
-        the run, fails exactly as the field alone would, naming it.
-
-        Encode steps: (name, encode, None) or (getter, packer, fields); decode steps: (name,
-        decode, None) or (names, packer, fields); ``fields`` is [(name, encode, decode)]."""
+    def _steps(self, schema: StructType, version: int) -> list[_Step]:
+        """The regular fields as steps: (None, [one field]), or (packer, [a run of two or more
+        consecutive fixed-width numbers, ``_Fixed.code``]) packed or unpacked with one ``struct``
+        call. A run keeps its fields' own codecs for the slow path: a value that does not pack, or a
+        message cut inside the run, fails exactly as the field alone would, naming it."""
         codes: dict[str, str | None] = {}
         for fl in schema.fields:
             if version in fl.versions and isinstance(fl.type, _Fixed) and version not in fl.nullable:
                 codes[fl.name] = fl.type.code
-        runs: list[list[tuple[str, Callable[[Writer, Any], None], Callable[[Reader], Any]]]] = []
+        runs: list[list[_FieldCodec]] = []
         for entry in self.regular:
             if codes.get(entry[0]) is not None and runs and runs[-1] and codes.get(runs[-1][-1][0]):
                 runs[-1].append(entry)
             else:
                 runs.append([entry])
-        encode_steps: list[Any] = []
-        decode_steps: list[Any] = []
+        steps: list[_Step] = []
         for run in runs:
             if len(run) == 1 or codes.get(run[0][0]) is None:
-                for name, enc, dec in run:
-                    encode_steps.append((name, enc, None))
-                    decode_steps.append((name, dec, None))
-                continue
-            names = tuple(name for name, _, _ in run)
-            packer = _struct.Struct(">" + "".join(codes[n] or "" for n in names))
-            encode_steps.append((operator.attrgetter(*names), packer, run))
-            decode_steps.append((names, packer, run))
-        return encode_steps, decode_steps
+                steps.extend((None, [entry]) for entry in run)
+            else:
+                steps.append((_struct.Struct(">" + "".join(codes[n] or "" for n, _, _ in run)), run))
+        return steps
 
     @staticmethod
     def _struct_codec(
@@ -620,16 +623,13 @@ class _Plan:
 
     def _encode_loop(self, w: Writer, value: Any) -> None:
         self.check_absent(value)
-        for name, enc, run in self.encode_steps:
-            if run is not None:
+        for packer, fields in self.steps:
+            if packer is not None:
                 try:
-                    w.buf += enc.pack(*name(value))
+                    w.buf += packer.pack(*[getattr(value, name) for name, _, _ in fields])
                     continue
                 except (TypeError, AttributeError, _struct.error):
                     pass  # field by field below: the error names the field
-                fields = run
-            else:
-                fields = ((name, enc, None),)
             for field_name, field_enc, _ in fields:
                 try:
                     field_enc(w, getattr(value, field_name))
@@ -730,27 +730,22 @@ def _generated_codec(plan: _Plan) -> tuple[Callable[[Writer, Any], None], Callab
         enc.append("    _check_absent(value)")
     enc.append("    try:")
     dec = ["def decode(r):", "    obj = _new(_cls)"]
-    for i, (name, codec, run) in enumerate(plan.encode_steps):
-        if run is None:
-            env[f"_e{i}"] = codec
+    for i, (packer, fields) in enumerate(plan.steps):
+        if packer is None:
+            ((name, field_enc, field_dec),) = fields
+            env[f"_e{i}"], env[f"_d{i}"] = field_enc, field_dec
             enc.append(f"        _e{i}(w, value.{name})")
-        else:
-            env[f"_p{i}"] = codec
-            names = [n for n, _, _ in run]
-            enc.append(f"        w.buf += _p{i}.pack({', '.join(f'value.{n}' for n in names)})")
-    for i, (name, codec, run) in enumerate(plan.decode_steps):
-        if run is None:
-            env[f"_d{i}"] = codec
             dec.append(f"    obj.{name} = _d{i}(r)")
-        else:
-            env[f"_p{i}"] = codec
-            dec.append(f"    _v = r.fixed(_p{i})")
-            dec.append("    if _v is None:")
-            for j, (field_name, _, field_dec) in enumerate(run):
-                env[f"_d{i}_{j}"] = field_dec
-                dec.append(f"        obj.{field_name} = _d{i}_{j}(r)")
-            dec.append("    else:")
-            dec.append(f"        {', '.join(f'obj.{n}' for n, _, _ in run)}, = _v")
+            continue
+        env[f"_p{i}"] = packer
+        enc.append(f"        w.buf += _p{i}.pack({', '.join(f'value.{n}' for n, _, _ in fields)})")
+        dec.append(f"    _v = r.fixed(_p{i})")
+        dec.append("    if _v is None:")
+        for j, (field_name, _, field_dec) in enumerate(fields):
+            env[f"_d{i}_{j}"] = field_dec
+            dec.append(f"        obj.{field_name} = _d{i}_{j}(r)")
+        dec.append("    else:")
+        dec.append(f"        {', '.join(f'obj.{n}' for n, _, _ in fields)}, = _v")
     if len(enc) == (3 if plan.checked_absent else 2):
         enc.append("        pass")
     enc += [
@@ -768,12 +763,7 @@ def _generated_codec(plan: _Plan) -> tuple[Callable[[Writer, Any], None], Callab
             "        w.buf.append(0)",
         ]
     for i, (name, shared, fl) in enumerate(plan.defaults):
-        if shared is not _MISSING:
-            env[f"_s{i}"] = shared
-            dec.append(f"    obj.{name} = _s{i}")
-        else:
-            env[f"_f{i}"] = fl
-            dec.append(f"    obj.{name} = _f{i}.default_value()")
+        dec.append(f"    obj.{name} = {_default_source(env, f'_f{i}', shared, fl)}")
     dec.append(f"    obj._unknown_tags = {'_read_tagged(r, obj)' if plan.flexible else '[]'}")
     dec.append("    return obj")
     # The source is built from the field names (checked by StructType) and the names above.

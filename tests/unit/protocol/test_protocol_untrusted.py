@@ -329,7 +329,7 @@ def test_a_run_of_numbers_round_trips_and_reads_any_nonzero_byte_as_true() -> No
     assert _RUN.decode(data, 0, False) == value
     assert _RUN.decode(data[:6] + b"\x02" + data[7:], 0, False).c is True
     # a, b, c and d are one packed step (the fast path these tests hold to the fields' behaviour)
-    assert [len(run) for _, _, run in _RUN.plan(0, False).decode_steps if run is not None] == [4]
+    assert [len(run) for packer, run in _RUN.plan(0, False).steps if packer is not None] == [4]
 
 
 @pytest.mark.parametrize(("cut", "match"), [(5, r"Run\.b"), (7, r"Run\.d"), (22, "element of Run.ids")])
