@@ -67,13 +67,10 @@ class RequestManager:
         """Earliest time a destination becomes ready again (for ``wake_at_ms``)."""
         earliest: int | None = None
         for conn in self._connections.values():
-            if conn.correlation_id is not None:
-                t = conn.request_deadline_ms
-            elif conn.backoff_until_ms > now_ms:
-                t = conn.backoff_until_ms
-            else:
-                continue
-            if earliest is None or t < earliest:
+            t = conn.request_deadline_ms if conn.correlation_id is not None else conn.backoff_until_ms
+            # Only times to come: a request that timed out in the past (nobody asked is_ready since)
+            # is ready now, and must not hide the next backoff to end.
+            if t > now_ms and (earliest is None or t < earliest):
                 earliest = t
         return earliest
 
