@@ -87,9 +87,12 @@ def handle_fetch_snapshot_response(
     download = state.download
     sid = response.snapshot_id
     if response.partition_error_code == ErrorCode.SNAPSHOT_NOT_FOUND or sid.offset < 0 or sid.epoch < 0:
-        # The leader no longer has it: give up this download and go back to Fetch.
+        # The leader no longer has it: give up this download and go back to Fetch, there. This is
+        # the leader answering (Kafka resets the fetch timer too): an answer through a bootstrap
+        # address keeps that address, or the next Fetch would go to another bootstrap server.
         download.writer.abort()
         state.download = None
+        state.on_fetched_from_leader(now_ms + node.config.fetch_timeout_ms, source)
         return True
     if response.partition_error_code != ErrorCode.NONE:
         return False
