@@ -357,16 +357,23 @@ class QuorumState:
             raise FatalError(f"cannot record a vote for {candidate} in state {s}")
 
     def transition_to_follower(
-        self, epoch: int, leader_id: int, endpoints: tuple[Endpoint, ...], now_ms: int
+        self,
+        epoch: int,
+        leader_id: int,
+        endpoints: tuple[Endpoint, ...],
+        now_ms: int,
+        *,
+        fetch_timeout_ms: int | None = None,
     ) -> None:
+        """``fetch_timeout_ms``: how long the first fetch may go unanswered before the node (a
+        voter) starts a pre-vote; the configured fetch timeout unless given."""
         s = self.state
         # KIP-996: never forget a vote within an epoch (a Candidate's self-vote included).
         voted = voted_key_of(s) if epoch == s.epoch else None
         if not endpoints:
             endpoints = self.leader_endpoints(leader_id)
-        self._transition(
-            FollowerState(epoch, leader_id, endpoints, voted, now_ms + self.config.fetch_timeout_ms)
-        )
+        timeout_ms = self.config.fetch_timeout_ms if fetch_timeout_ms is None else fetch_timeout_ms
+        self._transition(FollowerState(epoch, leader_id, endpoints, voted, now_ms + timeout_ms))
 
     def transition_to_prospective(self, now_ms: int) -> None:
         s = self.state
