@@ -11,9 +11,9 @@ from __future__ import annotations
 from raft_context import RaftTestContext
 
 from kraft.protocol.error_codes import ErrorCode
-from kraft.raft.messages import FetchRequest, FetchResponse
+from kraft.raft.messages import FetchRequest, FetchResponse, FetchSnapshotRequest, FetchSnapshotResponse
 from kraft.raft.states import FollowerState, Role
-from kraft.raft.types import Endpoint
+from kraft.raft.types import Endpoint, OffsetAndEpoch
 from kraft.records.batch import SimpleRecord, build_batch
 
 BOOTSTRAP = tuple(Endpoint("CONTROLLER", f"bootstrap{v}", 9093) for v in (1, 2, 3))
@@ -135,3 +135,43 @@ def test_unattached_observer_backs_off_a_discovery_answer_that_names_no_leader()
     ctx.poll()
     # Another bootstrap server may be asked at once, but not the one that just answered.
     assert request.destination not in _fetches(ctx)
+
+
+def test_a_snapshot_the_leader_deleted_sends_the_next_fetch_back_where_the_leader_answered() -> None:
+    # SNAPSHOT_NOT_FOUND is the leader answering (Kafka resets the fetch timer for it). Through a
+    # bootstrap address, the next Fetch went to another bootstrap server, which was not the
+    # leader (found by: kraft sim run --scenario voter-changes --seed 5856).
+    ctx = _observer_following()
+    [request] = ctx.sent_of(FetchRequest)
+    ctx.respond_to(
+        request,
+        FetchResponse(
+            high_watermark=40,
+            log_start_offset=40,
+            current_leader_id=2,
+            current_leader_epoch=5,
+            snapshot_id=OffsetAndEpoch(40, 5),
+        ),
+    )
+    ctx.poll()
+    [first] = ctx.sent_of(FetchSnapshotRequest)
+    assert first.destination == 2
+    ctx.poll(advance_ms=2_001)  # the leader's endpoint stops answering: the bootstrap servers
+    [download] = ctx.sent_of(FetchSnapshotRequest)
+    via = download.destination
+    assert via in (-2, -3, -4)
+    ctx.poll(advance_ms=5)
+    ctx.respond_to(
+        download,
+        FetchSnapshotResponse(
+            partition_error_code=ErrorCode.SNAPSHOT_NOT_FOUND,
+            snapshot_id=OffsetAndEpoch(40, 5),
+            current_leader_id=2,
+            current_leader_epoch=5,
+        ),
+    )
+    ctx.poll()
+    assert _fetches(ctx) == [via]
+    state = ctx.node.quorum.state
+    assert isinstance(state, FollowerState) and state.download is None and state.fetch_via == via
+    assert state.fetch_deadline_ms == ctx.now_ms + 2_000

@@ -334,6 +334,30 @@ def test_follower_fetch_timeout_starts_prospective_keeping_epoch() -> None:
     assert all(isinstance(e.body, VoteRequest) and e.body.pre_vote for e in ctx.sent_of(VoteRequest))
 
 
+def test_a_lost_pre_vote_goes_back_to_the_leader_but_tries_again_after_an_election_timeout() -> None:
+    # As Kafka, the node follows its leader again (it may be alive after all); past Kafka, whose
+    # fetch timer restarts in full, it tries again within an election timeout: it already went a
+    # fetch timeout without an answer (found by: kraft sim run --scenario zombie-leader --seed 5603).
+    ctx = (
+        RaftTestContext.builder(local_id=1, voters=[1, 2, 3])
+        .with_elected_leader(epoch=5, leader_id=2)
+        .with_config(fetch_timeout_ms=3_000)
+        .build()
+    )
+    ctx.poll(advance_ms=3_001)
+    for env in ctx.sent_of(VoteRequest):
+        ctx.respond_to(env, VoteResponse(leader_epoch=5, leader_id=2, vote_granted=False))
+    ctx.poll()
+    assert (ctx.node.role, ctx.node.epoch, ctx.node.leader_id) == (Role.FOLLOWER, 5, 2)
+    state = ctx.node.quorum.state
+    assert isinstance(state, FollowerState) and not state.has_fetched_from_leader
+    election_timeout = ctx.node.config.election_timeout_ms
+    assert 2 * election_timeout <= 3_000  # else the test could not tell the two timers apart
+    assert ctx.now_ms + election_timeout <= state.fetch_deadline_ms < ctx.now_ms + 2 * election_timeout
+    ctx.poll(advance_ms=state.fetch_deadline_ms - ctx.now_ms)
+    assert ctx.node.role is Role.PROSPECTIVE
+
+
 def test_begin_quorum_epoch_makes_unattached_voter_a_follower() -> None:
     ctx = RaftTestContext.builder(local_id=1, voters=[1, 2, 3]).with_unknown_leader(epoch=5).build()
     ctx.deliver(ctx.begin_epoch_request(epoch=6, leader=2), source=2)

@@ -436,3 +436,27 @@ def test_a_voter_back_on_a_new_endpoint_tells_the_leader_itself() -> None:
         c.step()
     assert len(c.nodes[mover].voter_history.entries()) == before
     assert set(c.nodes[mover].voter_set.keys()) == {c.keys[n] for n in (1, 2, 3)}
+
+
+def test_removing_a_voter_is_refused_when_the_voters_left_could_not_commit_it() -> None:
+    # Voter ``lost`` lost its disk; removing the other follower would leave {leader, lost}, whose
+    # majority needs the lost directory: the removal could never commit, and the new set (in force
+    # uncommitted) would stop the quorum for good. Kafka appends it; we refuse, and a removal that
+    # leaves a reachable majority (the lost voter's) goes through. Found by: kraft sim run
+    # --scenario voter-changes --seed 7119.
+    c = DynamicCluster([1, 2, 3], [])
+    c.caught_up()
+    leader = c.committed_leader()
+    lost, other = (n for n in (1, 2, 3) if n != leader.node_id)
+    old = c.keys[lost]
+    c.wipe(lost)
+    c.run_until(lambda: c.nodes[lost].log.end_offset() == leader.log.end_offset())
+    for _ in range(leader.config.check_quorum_timeout_ms // 5):
+        c.step()  # the old directory's last fetch is now older than the check-quorum timeout
+    refused = c.remove(other)
+    assert refused.error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert f"only [{leader.node_id}] fetched" in refused.error_message
+    assert leader.voter_set.ids == {1, 2, 3} and not leader.voter_change_pending()
+    assert c.remove(lost, old) == RemoveRaftVoterResponse()
+    assert leader.voter_set.ids == {leader.node_id, other}
+    assert c.remove(other) == RemoveRaftVoterResponse()  # both voters left are reachable now
