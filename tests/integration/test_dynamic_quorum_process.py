@@ -87,9 +87,9 @@ class DynamicQuorum:
     def bootstrap(self, ids: list[int]) -> str:
         return ",".join(f"127.0.0.1:{self.ports[i]}" for i in ids)
 
-    def quorum(self, *args: str, ids: list[int]) -> tuple[int, str, str]:
+    def quorum(self, *args: str, ids: list[int], timeout_ms: int = 60_000) -> tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()
-        argv = ["--bootstrap-controller", self.bootstrap(ids), "--timeout-ms", "60000"]
+        argv = ["--bootstrap-controller", self.bootstrap(ids), "--timeout-ms", str(timeout_ms)]
         argv += ["--request-timeout-ms", "10000", *args]
         code = metadata_quorum.main(argv, out=out, err=err)
         return code, out.getvalue(), err.getvalue()
@@ -156,6 +156,23 @@ def test_standalone_controller_grows_to_three_fails_over_and_shrinks(quorum: Dyn
         f"a new leader among {survivors}", lambda: quorum.leader_among(survivors, survivors)
     )
     assert sorted(v.replica_id for v in info.voters) == [1, 2, 3]
+
+    # Removing the live follower would leave {new leader, dead one}: a removal that could never
+    # commit, and would stop the quorum. The leader refuses it (Kafka would append it).
+    follower = next(i for i in survivors if i != info.leader_id)
+    code, out, err = quorum.quorum(
+        "remove-controller",
+        "--controller-id",
+        str(follower),
+        "--controller-directory-id",
+        quorum.directory_id(follower),
+        ids=survivors,
+        timeout_ms=2_000,
+    )
+    assert code == 1 and out == ""
+    assert f"REQUEST_TIMED_OUT: cannot remove voter {follower}:" in err, err
+    assert f"only [{info.leader_id}] fetched from the leader" in err, err
+    assert sorted(v.replica_id for v in quorum.describe(survivors).voters) == [1, 2, 3]
 
     code, out, err = quorum.quorum(
         "remove-controller",
