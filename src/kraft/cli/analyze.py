@@ -20,10 +20,11 @@ arguments. pyspark is imported only once the arguments are good, so ``kraft --he
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
+
+from kraft.cli.common import parse_args, streams
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,13 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    parser = build_parser()
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as e:  # argparse exits on --help and on errors
-        return int(e.code) if isinstance(e.code, int) else 2
+    out, err = streams(out, err)
+    ns = parse_args(build_parser(), argv)
+    if isinstance(ns, int):
+        return ns
     if ns.bucket_ms <= 0:
         print(f"kraft analyze: --bucket-ms must be positive, got {ns.bucket_ms}", file=err)
         return 2

@@ -31,6 +31,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
 from kraft.protocol.messages import REGISTRY
 from kraft.tools.admin import AdminError
 from kraft.tools.broker_admin import (
@@ -83,19 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="This tool helps to retrieve broker version information."
     )
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT", help="REQUIRED: The server to connect to.")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    parser.add_argument(
-        "--timeout-ms",
-        type=int,
-        default=30_000,
-        help="overall deadline of each admin call (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--request-timeout-ms",
-        type=int,
-        default=5_000,
-        help="deadline of each request (default: %(default)s)",
-    )
+    add_json_option(parser)
+    add_timeout_options(parser, request_timeout_ms_default=5_000)
     return parser
 
 
@@ -160,13 +150,10 @@ def main(
     err: TextIO | None = None,
     client_factory: ClientFactory = client_from_args,
 ) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    parser = build_parser()
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as e:  # argparse exits on --help and on errors
-        return int(e.code) if isinstance(e.code, int) else 2
+    out, err = streams(out, err)
+    ns = parse_args(build_parser(), argv)
+    if isinstance(ns, int):
+        return ns
     try:
         if ns.bootstrap_server is None:
             raise _UsageError('Missing required argument "[bootstrap-server]"')
@@ -174,11 +161,9 @@ def main(
             raise _UsageError("--timeout-ms and --request-timeout-ms must be positive")
         client = client_factory(ns)
     except _UsageError as e:
-        print(f"{PROG}: {e}", file=err)
-        return 2
+        return report_misuse(PROG, e, err)
     except AdminError as e:  # a malformed --bootstrap-server
-        print(f"{PROG}: {one_line(e)}", file=err)
-        return 2
+        return report_misuse(PROG, one_line(e), err)
     failed = 0
     brokers_json: list[dict[str, Any]] = []
     with client:

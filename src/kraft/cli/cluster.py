@@ -67,6 +67,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from kraft.cli.common import parse_args, streams
 from kraft.raft.types import Endpoint
 from kraft.storage.meta_properties import read_meta_properties
 from kraft.storage.uuids import uuid_to_base64
@@ -1134,12 +1135,10 @@ _COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    try:
-        ns = build_parser().parse_args(argv)
-    except SystemExit as e:
-        return int(e.code) if isinstance(e.code, int) else 2
+    out, err = streams(out, err)
+    ns = parse_args(build_parser(), argv)
+    if isinstance(ns, int):
+        return ns
     try:
         return _COMMANDS[ns.command](ns, out, err)
     except (ClusterError, AdminError) as e:

@@ -33,6 +33,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
 from kraft.tools.admin import AdminError
 from kraft.tools.broker_admin import (
     AlterConfigOp,
@@ -97,19 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--delete-config", action="append", metavar="K,...", help="config keys to remove 'k1,k2'"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    parser.add_argument(
-        "--timeout-ms",
-        type=int,
-        default=30_000,
-        help="overall deadline of each admin call (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--request-timeout-ms",
-        type=int,
-        default=10_000,
-        help="deadline of each request (default: %(default)s)",
-    )
+    add_json_option(parser)
+    add_timeout_options(parser, request_timeout_ms_default=10_000)
     return parser
 
 
@@ -368,25 +358,20 @@ def main(
     err: TextIO | None = None,
     client_factory: ClientFactory = client_from_args,
 ) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
+    out, err = streams(out, err)
     args = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    try:
-        ns = parser.parse_args(args)
-    except SystemExit as e:  # argparse exits on --help and on errors
-        return int(e.code) if isinstance(e.code, int) else 2
+    ns = parse_args(build_parser(), args)
+    if isinstance(ns, int):
+        return ns
     try:
         entity_type, name = validate(ns)
         if ns.add_config is not None:
             parse_add_config(ns.add_config)  # refuse malformed input before connecting
         client = client_factory(ns)
     except _UsageError as e:
-        print(f"{PROG}: {e}", file=err)
-        return 2
+        return report_misuse(PROG, e, err)
     except AdminError as e:  # a malformed --bootstrap-server
-        print(f"{PROG}: {one_line(e)}", file=err)
-        return 2
+        return report_misuse(PROG, one_line(e), err)
     try:
         with client:
             if ns.describe:

@@ -48,6 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from kraft.cli.common import parse_args, streams
 from kraft.common.errors import CorruptRecordError
 from kraft.metadata.records import (
     UNMODELLED_RECORD_NAMES,
@@ -141,13 +142,10 @@ class _FileResult:
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    parser = build_parser()
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as e:  # argparse exits on --help and on errors
-        return int(e.code) if isinstance(e.code, int) else 2
+    out, err = streams(out, err)
+    ns = parse_args(build_parser(), argv)
+    if isinstance(ns, int):
+        return ns
     paths: list[str] = list(ns.paths)
     if ns.files:
         paths += [p for p in ns.files.split(",") if p]

@@ -34,6 +34,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
 from kraft.metadata.bootstrap import MINIMUM_BOOTSTRAP_METADATA_VERSION, default_features
 from kraft.metadata.records import LATEST_METADATA_VERSION, MetadataVersion, parse_release_version
 from kraft.tools.admin import AdminClient, AdminError, FeatureMetadata, parse_bootstrap
@@ -67,21 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="comma-separated host:port pairs of controllers to connect to",
     )
-    parser.add_argument(
-        "--timeout-ms",
-        type=int,
-        default=30_000,
-        help="give up when no (active) node has answered within this time (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--request-timeout-ms",
-        type=int,
-        default=5_000,
-        help="deadline of each single request (default: %(default)s)",
+    add_timeout_options(
+        parser,
+        request_timeout_ms_default=5_000,
+        timeout_help="give up when no (active) node has answered within this time",
+        request_timeout_help="deadline of each single request",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     describe = sub.add_parser("describe", help="Describes the current active feature flags.")
-    describe.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_json_option(describe)
 
     upgrade = sub.add_parser("upgrade", help="Upgrade one or more feature flags.")
     _add_level_options(upgrade, "upgrade")
@@ -324,18 +319,14 @@ def main(
     err: TextIO | None = None,
     client_factory: ClientFactory = default_client,
 ) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    parser = build_parser()
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as e:  # argparse exits on --help and on errors
-        return int(e.code) if isinstance(e.code, int) else 2
+    out, err = streams(out, err)
+    ns = parse_args(build_parser(), argv)
+    if isinstance(ns, int):
+        return ns
     try:
         _run(ns, client_factory, out)
     except _UsageError as e:
-        print(f"{PROG}: {e}", file=err)
-        return 2
+        return report_misuse(PROG, e, err)
     except _Failed as e:
         print(str(e), file=err)
         return 1

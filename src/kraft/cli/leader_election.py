@@ -25,6 +25,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
 from kraft.protocol.error_codes import ErrorCode
 from kraft.tools.admin import AdminError
 from kraft.tools.broker_admin import (
@@ -99,18 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="The JSON file with the list of partitions for which leader elections should be performed, "
         'e.g. {"partitions": [{"topic": "foo", "partition": 1}]}',
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    parser.add_argument(
-        "--timeout-ms",
-        type=int,
-        default=30_000,
-        help="overall deadline of the election (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--request-timeout-ms",
-        type=int,
-        default=15_000,
-        help="deadline of each request (default: %(default)s)",
+    add_json_option(parser)
+    add_timeout_options(
+        parser, request_timeout_ms_default=15_000, timeout_help="overall deadline of the election"
     )
     return parser
 
@@ -266,23 +258,18 @@ def main(
     err: TextIO | None = None,
     client_factory: ClientFactory = client_from_args,
 ) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    parser = build_parser()
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as e:  # argparse exits on --help and on errors
-        return int(e.code) if isinstance(e.code, int) else 2
+    out, err = streams(out, err)
+    ns = parse_args(build_parser(), argv)
+    if isinstance(ns, int):
+        return ns
     try:
         election_type = validate(ns)
         partitions = _partitions(ns)
         client = client_factory(ns)
     except _UsageError as e:
-        print(f"{PROG}: {e}", file=err)
-        return 2
+        return report_misuse(PROG, e, err)
     except AdminError as e:  # a malformed --bootstrap-server
-        print(f"{PROG}: {one_line(e)}", file=err)
-        return 2
+        return report_misuse(PROG, one_line(e), err)
     try:
         with client:
             results = client.elect_leaders(election_type, partitions)

@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from kraft.cli.common import add_json_option, add_timeout_options, parse_args, streams
 from kraft.common.config import get_list, get_str, load_properties
 from kraft.common.errors import ConfigError, StorageError
 from kraft.raft.types import Endpoint
@@ -75,18 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="comma-separated host:port pairs of controllers to connect to",
     )
-    parser.add_argument(
-        "--timeout-ms",
-        type=int,
-        default=30_000,
-        help="give up when the leader has not answered, directly or through a broker, within this "
-        "time (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--request-timeout-ms",
-        type=int,
-        default=5_000,
-        help="deadline of each single request (default: %(default)s)",
+    add_timeout_options(
+        parser,
+        request_timeout_ms_default=5_000,
+        timeout_help="give up when the leader has not answered, directly or through a broker, within "
+        "this time",
+        request_timeout_help="deadline of each single request",
     )
     parser.add_argument(
         "--command-config",
@@ -103,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--replication", action="store_true", help="detailed information about the status of replication"
     )
     replication.add_argument("--human-readable", action="store_true", help="timestamps as 'N ms ago'")
-    describe.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_json_option(describe)
     add = sub.add_parser("add-controller", help="Add a controller to the KRaft controller cluster")
     add.add_argument(
         "--config",
@@ -309,13 +304,10 @@ def main(
     client_factory: ClientFactory = default_client,
     now_ms: Callable[[], int] = _wall_clock_ms,
 ) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    parser = build_parser()
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as e:  # argparse exits on --help and on errors
-        return int(e.code) if isinstance(e.code, int) else 2
+    out, err = streams(out, err)
+    ns = parse_args(build_parser(), argv)
+    if isinstance(ns, int):
+        return ns
     try:
         _validate(ns)
         if ns.command == "add-controller":

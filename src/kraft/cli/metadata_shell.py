@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kraft import __version__
+from kraft.cli.common import parse_args, streams
 from kraft.common.errors import CorruptRecordError, KraftError
 from kraft.metadata.image import MetadataImage, MetadataLoader, ReplayError
 from kraft.raft.listener import CommittedBatch
@@ -579,15 +580,12 @@ def main(
     err: TextIO | None = None,
     stdin: TextIO | None = None,
 ) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
+    out, err = streams(out, err)
     inp = stdin if stdin is not None else sys.stdin
-    parser = build_parser()
-    try:
-        # Intermixed: options may follow the command words (``ls --json /image``).
-        ns = parser.parse_intermixed_args(argv)
-    except SystemExit as e:  # argparse exits on --help and on errors
-        return int(e.code) if isinstance(e.code, int) else 2
+    # Intermixed: options may follow the command words (``ls --json /image``).
+    ns = parse_args(build_parser(), argv, intermixed=True)
+    if isinstance(ns, int):
+        return ns
     try:
         loaded = load_snapshot_file(ns.snapshot) if ns.snapshot else load_log_dir(ns.log_dir)
     except LoadError as e:

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from kraft.cli.common import streams
 from kraft.common.config import get_int, get_list, get_str, load_properties
 from kraft.common.errors import ConfigError, KraftError, StorageError
 from kraft.metadata.bootstrap import (
@@ -555,8 +556,7 @@ def _info(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = sys.stdout if out is None else out
-    err = sys.stderr if err is None else err
+    out, err = streams(out, err)
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         if args.command == "random-uuid":

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from kraft.cli.common import parse_args, streams
 from kraft.common import commit_trace
 from kraft.common.errors import ConfigError, KraftError
 from kraft.tools.write_stats import Summary, Throttler, WriteStats
@@ -251,12 +252,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    try:
-        ns = build_parser().parse_args(argv)
-    except SystemExit as e:
-        return int(e.code) if isinstance(e.code, int) else 2
+    out, err = streams(out, err)
+    ns = parse_args(build_parser(), argv)
+    if isinstance(ns, int):
+        return ns
     if ns.throughput <= 0 or ns.record_size <= 0 or ns.report_interval_s <= 0:
         print("error: --throughput, --record-size and --report-interval-s must be positive", file=err)
         return 2

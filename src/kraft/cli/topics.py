@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
 from kraft.common.uuids import uuid_from_base64, uuid_to_base64
 from kraft.protocol.error_codes import ErrorCode
 from kraft.tools.admin import AdminError
@@ -173,19 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="The maximum partition size to be included in one DescribeTopicPartitions response "
         "(default 2000).",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    parser.add_argument(
-        "--timeout-ms",
-        type=int,
-        default=30_000,
-        help="overall deadline of each admin call (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--request-timeout-ms",
-        type=int,
-        default=10_000,
-        help="deadline of each request (default: %(default)s)",
-    )
+    add_json_option(parser)
+    add_timeout_options(parser, request_timeout_ms_default=10_000)
     return parser
 
 
@@ -649,22 +639,17 @@ def main(
     err: TextIO | None = None,
     client_factory: ClientFactory = client_from_args,
 ) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    parser = build_parser()
-    try:
-        ns = parser.parse_args(argv)
-    except SystemExit as e:  # argparse exits on --help and on errors
-        return int(e.code) if isinstance(e.code, int) else 2
+    out, err = streams(out, err)
+    ns = parse_args(build_parser(), argv)
+    if isinstance(ns, int):
+        return ns
     try:
         validate(ns)
         client = client_factory(ns)
     except _UsageError as e:
-        print(f"{PROG}: {e}", file=err)
-        return 2
+        return report_misuse(PROG, e, err)
     except AdminError as e:  # a malformed --bootstrap-server
-        print(f"{PROG}: {one_line(e)}", file=err)
-        return 2
+        return report_misuse(PROG, one_line(e), err)
     try:
         with client:
             if ns.list:
@@ -678,8 +663,7 @@ def main(
             else:
                 _describe(ns, client, out)
     except _UsageError as e:
-        print(f"{PROG}: {e}", file=err)
-        return 2
+        return report_misuse(PROG, e, err)
     except _CommandError as e:
         for line in e.args:
             print(f"Error while executing topic command : {line}", file=err)
