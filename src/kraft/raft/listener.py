@@ -18,7 +18,15 @@ from kraft.protocol.schema import StructValue
 from kraft.raft.log import RawSnapshotReader, RawSnapshotWriter
 from kraft.raft.types import LeaderAndEpoch, OffsetAndEpoch
 from kraft.raft.voters import VoterSet
-from kraft.records.batch import RecordBatch, SimpleRecord, build_batch, decode_batch_values, iter_batches
+from kraft.records.batch import (
+    RecordBatch,
+    SimpleRecord,
+    assign_offsets_and_epoch,
+    build_batch,
+    decode_batch_values,
+    iter_batches,
+    read_batch_header,
+)
 from kraft.records.control import (
     ControlType,
     build_control_batch_of,
@@ -147,13 +155,22 @@ class SnapshotReader:
 
 
 class SnapshotWriter:
-    """Writes header, data batches and footer of a snapshot; ``freeze`` publishes it."""
+    """Writes header, data batches and footer of a snapshot, as Kafka's ``RecordsSnapshotWriter``,
+    over any ``RawSnapshotWriter`` (a ``MemoryLog``'s, or ``kraft.storage``'s file writer);
+    ``freeze`` publishes it.
+
+    Offsets inside the snapshot start at 0; every batch carries the snapshot's epoch as its
+    partitionLeaderEpoch, and each batch it builds has ``last_contained_log_timestamp_ms`` as its
+    timestamp (``append_batch`` keeps the batch's own). With ``kraft_version`` >= 1 the header
+    batch also holds a KRaftVersionRecord and, if given, the VotersRecord of ``voters`` (KIP-853).
+    ``on_frozen``, if given, is called after ``freeze``.
+    """
 
     def __init__(
         self,
         raw: RawSnapshotWriter,
         last_contained_log_timestamp_ms: int,
-        on_frozen: Callable[[OffsetAndEpoch], None],
+        on_frozen: Callable[[OffsetAndEpoch], None] | None = None,
         *,
         kraft_version: int = 0,
         voters: VoterSet | None = None,
@@ -168,7 +185,7 @@ class SnapshotWriter:
             (ControlType.SNAPSHOT_HEADER, snapshot_header_record(last_contained_log_timestamp_ms))
         ]
         if kraft_version > 0:
-            # KIP-853, as Kafka's RecordsSnapshotWriter (and kraft.storage.snapshots): the
+            # KIP-853, as Kafka's RecordsSnapshotWriter (and write_bootstrap_voters): the
             # kraft.version and the voter set of the snapshot's offset share the header's batch.
             header.append((ControlType.KRAFT_VERSION, kraft_version_record(kraft_version)))
             if voters is not None:
@@ -203,13 +220,28 @@ class SnapshotWriter:
         self._raw.append(data)
         self._next_offset += len(records)
 
+    def append_batch(self, batch: bytes | bytearray) -> None:
+        """One already-built batch, as is but for its base offset and epoch, which are rewritten.
+
+        Raises:
+            KraftError: the snapshot is frozen, or ``batch`` is not exactly one whole batch.
+        """
+        if self._frozen:
+            raise KraftError(f"snapshot {self.snapshot_id} is frozen")
+        header = read_batch_header(batch)
+        if header is None or header.size_in_bytes != len(batch):
+            raise KraftError("a snapshot batch must be exactly one whole record batch")
+        self._raw.append(assign_offsets_and_epoch(batch, self._next_offset, self._epoch))
+        self._next_offset += header.last_offset_delta + 1
+
     def freeze(self) -> None:
         if self._frozen:
             raise KraftError(f"snapshot {self.snapshot_id} is already frozen")
         self._write_control([(ControlType.SNAPSHOT_FOOTER, snapshot_footer_record())])
         self._raw.freeze()
         self._frozen = True
-        self._on_frozen(self.snapshot_id)
+        if self._on_frozen is not None:
+            self._on_frozen(self.snapshot_id)
 
     def abort(self) -> None:
         if not self._frozen:

@@ -13,7 +13,8 @@ final name, fsync the directory.
 
 The bootstrap checkpoint ``00000000000000000000-0000000000.checkpoint`` (snapshot id 0-0) of a
 KIP-853 controller holds only control records, laid out as Kafka's ``Formatter`` writes it through
-``RecordsSnapshotWriter`` (``write_bootstrap_voters``)::
+``RecordsSnapshotWriter`` (``write_bootstrap_voters``, with the core's
+``kraft.raft.listener.SnapshotWriter``)::
 
     control batch, offsets 0..2, epoch 0:  SnapshotHeaderRecord, KRaftVersionRecord {1}, VotersRecord
     control batch, offset 3, epoch 0:      SnapshotFooterRecord
@@ -29,33 +30,19 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from kraft.common.errors import CorruptRecordError, KraftError, StorageError
 from kraft.protocol.schema import StructValue
-from kraft.raft.log import RawSnapshotReader, RawSnapshotWriter
+from kraft.raft.listener import SnapshotWriter
+from kraft.raft.log import RawSnapshotReader
 from kraft.raft.types import OffsetAndEpoch
 from kraft.raft.voters import KRAFT_VERSION_1, VoterSet
-from kraft.records.batch import (
-    Record,
-    SimpleRecord,
-    assign_offsets_and_epoch,
-    build_batch,
-    iter_batches,
-    read_batch_header,
-)
-from kraft.records.control import (
-    ControlType,
-    build_control_batch,
-    build_control_batch_of,
-    control_records,
-    kraft_version_record,
-    snapshot_footer_record,
-    snapshot_header_record,
-)
+from kraft.records.batch import Record, iter_batches
+from kraft.records.control import ControlType, control_records
 from kraft.storage.fsutil import fsync_dir, write_all
 from kraft.storage.log_dir import partition_dir
 
@@ -243,6 +230,8 @@ class FileRawSnapshotReader:
 
 # ------------------------------------------------------------------------------------------------
 # Record-level snapshots (spec section 6): header control batch, data batches, footer control batch.
+# They are written with the core's ``kraft.raft.listener.SnapshotWriter`` over a
+# ``FileRawSnapshotWriter`` (or any other ``RawSnapshotWriter``).
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,77 +244,8 @@ class SnapshotContents:
     records: tuple[Record, ...]
 
 
-class SnapshotWriter:
-    """Writes a snapshot as Kafka does over any ``RawSnapshotWriter``.
-
-    Offsets inside the snapshot start at 0 and every batch carries the snapshot's epoch as its
-    partitionLeaderEpoch. The header batch holds the SnapshotHeaderRecord plus any
-    ``extra_header_entries`` (KRaftVersionRecord, VotersRecord when kraft.version >= 1); ``freeze``
-    appends the footer batch and publishes the snapshot.
-    """
-
-    def __init__(
-        self,
-        raw: RawSnapshotWriter,
-        *,
-        last_contained_log_timestamp_ms: int,
-        timestamp_ms: int,
-        extra_header_entries: Sequence[tuple[ControlType, StructValue]] = (),
-    ) -> None:
-        self._raw = raw
-        self._epoch = raw.snapshot_id.epoch
-        self._timestamp_ms = timestamp_ms
-        self._next_offset = 0
-        entries = [(ControlType.SNAPSHOT_HEADER, snapshot_header_record(last_contained_log_timestamp_ms))]
-        self._append_batch(
-            build_control_batch_of(
-                [*entries, *extra_header_entries],
-                base_offset=0,
-                partition_leader_epoch=self._epoch,
-                timestamp_ms=timestamp_ms,
-            )
-        )
-
-    @property
-    def snapshot_id(self) -> OffsetAndEpoch:
-        return self._raw.snapshot_id
-
-    def _append_batch(self, batch: bytes) -> None:
-        header = read_batch_header(batch)
-        if header is None or header.size_in_bytes != len(batch):
-            raise KraftError("a snapshot batch must be exactly one whole record batch")
-        self._raw.append(assign_offsets_and_epoch(batch, self._next_offset, self._epoch))
-        self._next_offset += header.last_offset_delta + 1
-
-    def append(self, values: Sequence[bytes]) -> None:
-        """One data batch of records with these values (null keys, as KRaft writes them)."""
-        if values:
-            self._append_batch(
-                build_batch([SimpleRecord(value=v) for v in values], timestamp_ms=self._timestamp_ms)
-            )
-
-    def append_batch(self, batch: bytes) -> None:
-        """An already-built data batch; its offsets and epoch are rewritten."""
-        self._append_batch(batch)
-
-    def freeze(self) -> None:
-        self._append_batch(
-            build_control_batch(
-                ControlType.SNAPSHOT_FOOTER,
-                snapshot_footer_record(),
-                base_offset=self._next_offset,
-                partition_leader_epoch=self._epoch,
-                timestamp_ms=self._timestamp_ms,
-            )
-        )
-        self._raw.freeze()
-
-    def abort(self) -> None:
-        self._raw.abort()
-
-
 def read_snapshot_contents(reader: RawSnapshotReader) -> SnapshotContents:
-    """Decode and check a snapshot written by ``SnapshotWriter`` (or Kafka).
+    """Decode and check a snapshot written by ``kraft.raft.listener.SnapshotWriter`` (or Kafka).
 
     Raises:
         StorageError: truncated, corrupt, or without its header/footer control batches.
@@ -393,11 +313,15 @@ def write_bootstrap_voters(
     as Kafka's ``Formatter`` does for ``--standalone`` and ``--initial-controllers``; returns its path.
 
     Raises:
-        StorageError: the checkpoint exists already (a frozen snapshot is never rewritten), or
-            ``voters`` is empty.
+        StorageError: the checkpoint exists already (a frozen snapshot is never rewritten),
+            ``voters`` is empty, or ``kraft_version`` is below 1 (no KIP-853 voters then).
     """
     if len(voters) == 0:
         raise StorageError("the bootstrap voter set must not be empty")
+    if kraft_version < KRAFT_VERSION_1:
+        raise StorageError(
+            f"the bootstrap voter set needs kraft.version {KRAFT_VERSION_1} or later, not {kraft_version}"
+        )
     path = bootstrap_voters_path(log_dir)
     if path.exists():
         raise StorageError(f"{path} already exists")
@@ -409,13 +333,11 @@ def write_bootstrap_voters(
     now_ms = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
     writer = SnapshotWriter(
         FileRawSnapshotWriter(directory, BOOTSTRAP_SNAPSHOT_ID),
-        # Kafka's Formatter: lastContainedLogTimestamp = the time of formatting.
-        last_contained_log_timestamp_ms=now_ms,
-        timestamp_ms=now_ms,
-        extra_header_entries=[
-            (ControlType.KRAFT_VERSION, kraft_version_record(kraft_version)),
-            (ControlType.KRAFT_VOTERS, voters.to_record()),
-        ],
+        # Kafka's Formatter: lastContainedLogTimestamp (and the batches' timestamp) = the time of
+        # formatting. The header batch holds the KRaftVersionRecord and the VotersRecord.
+        now_ms,
+        kraft_version=kraft_version,
+        voters=voters,
     )
     try:
         writer.freeze()

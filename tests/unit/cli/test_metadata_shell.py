@@ -24,12 +24,13 @@ from kraft.metadata.records import (
     encode_record,
     make_record,
 )
+from kraft.raft.listener import SnapshotWriter
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import SimpleRecord, assign_offsets_and_epoch, build_batch
 from kraft.records.control import ControlType, build_control_batch, leader_change_message
 from kraft.storage.bootstrap_file import write_bootstrap_checkpoint
 from kraft.storage.file_log import FileLog
-from kraft.storage.snapshots import FileRawSnapshotWriter, SnapshotWriter
+from kraft.storage.snapshots import FileRawSnapshotWriter
 from kraft.tools import metadata_tree as mt
 
 T = MetadataRecordType
@@ -148,7 +149,12 @@ TOPICS = [
     partition(ORDERS, 1, [2, 1], version=0),
     partition(ORDERS, 10, [1]),
     make_record(
-        T.PARTITION_CHANGE, 2, partition_id=0, topic_id=ORDERS, isr=[1], eligible_leader_replicas=[2],
+        T.PARTITION_CHANGE,
+        2,
+        partition_id=0,
+        topic_id=ORDERS,
+        isr=[1],
+        eligible_leader_replicas=[2],
         last_known_elr=[2],
     ),
     config(4, "", "log.retention.ms", "1000"),
@@ -187,7 +193,7 @@ def write_log(partition_dir: Path, batches: list[bytes]) -> None:
 
 def write_snapshot(directory: Path, snapshot_id: OffsetAndEpoch, records: list[bytes], ts: int = TS) -> Path:
     raw = FileRawSnapshotWriter(directory, snapshot_id)
-    writer = SnapshotWriter(raw, last_contained_log_timestamp_ms=ts, timestamp_ms=ts)
+    writer = SnapshotWriter(raw, ts)
     writer.append(records)
     writer.freeze()
     return directory / f"{snapshot_id.offset:020d}-{snapshot_id.epoch:010d}.checkpoint"
@@ -288,8 +294,14 @@ def test_partition_string_shows_recovering_and_reassignment() -> None:
     from kraft.metadata.partition import PartitionRegistration
 
     p = PartitionRegistration(
-        replicas=(1, 2, 3), isr=(1,), adding_replicas=(3,), removing_replicas=(2,), leader=1,
-        leader_recovery_state=1, leader_epoch=7, partition_epoch=9,
+        replicas=(1, 2, 3),
+        isr=(1,),
+        adding_replicas=(3,),
+        removing_replicas=(2,),
+        leader=1,
+        leader_recovery_state=1,
+        leader_epoch=7,
+        partition_epoch=9,
     )
     assert mt.partition_registration_string(p) == (
         "PartitionRegistration(replicas=[1, 2, 3], directories=[AAAAAAAAAAAAAAAAAAAAAA, "
@@ -619,10 +631,13 @@ def test_log_dir_loads_the_latest_snapshot_then_the_log_after_it(tmp_path: Path)
 
 def test_open_transaction_at_the_end_is_left_out_with_a_note(tmp_path: Path) -> None:
     partition_dir = tmp_path / "__cluster_metadata-0"
-    write_log(partition_dir, [
-        *FULL_LOG,
-        data_batch([make_record(T.BEGIN_TRANSACTION, name="t"), *AUDIT_TOPIC]),
-    ])
+    write_log(
+        partition_dir,
+        [
+            *FULL_LOG,
+            data_batch([make_record(T.BEGIN_TRANSACTION, name="t"), *AUDIT_TOPIC]),
+        ],
+    )
     code, out, err = run("--log-dir", str(partition_dir), "ls", "/image/topics/byName")
     assert (code, out) == (0, "orders\n")
     assert "inside a metadata transaction" in err

@@ -29,6 +29,7 @@ import zstandard  # noqa: E402
 from kraft.cli import dump_log  # noqa: E402
 from kraft.metadata.records import MetadataRecordType as T  # noqa: E402
 from kraft.metadata.records import encode_record, make_record  # noqa: E402
+from kraft.raft.listener import SnapshotWriter  # noqa: E402
 from kraft.raft.types import OffsetAndEpoch  # noqa: E402
 from kraft.records.batch import (  # noqa: E402
     HEADER_SIZE,
@@ -57,7 +58,6 @@ from kraft.spark.arrow_log import (  # noqa: E402
 from kraft.spark.columns import RECORD_SCHEMA  # noqa: E402
 from kraft.storage.file_log import FileLog  # noqa: E402
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties  # noqa: E402
-from kraft.storage.snapshots import SnapshotWriter  # noqa: E402
 
 NODE = 3
 TOPIC_ID = uuid.UUID("6c1a0b52-3b8e-4d55-9a0e-8f3f2c1d4e5f")
@@ -112,9 +112,7 @@ def write_log(
     if snapshot_at is not None:
         raw = log.create_new_snapshot(OffsetAndEpoch(snapshot_at, 1))
         assert raw is not None
-        writer = SnapshotWriter(
-            raw, last_contained_log_timestamp_ms=1_700_000_000_005, timestamp_ms=1_700_000_001_000
-        )
+        writer = SnapshotWriter(raw, 1_700_000_000_005)
         writer.append([v.value or b"" for v in _values(0)[:5]])
         writer.append([encode_record(make_record(T.NO_OP))] * 3)
         writer.freeze()
@@ -481,7 +479,7 @@ def write_data_log(log_dir: Path, *, segment_bytes: int = 2000) -> Path:
     log.flush()
     raw = log.create_new_snapshot(OffsetAndEpoch(20, 1))
     assert raw is not None
-    writer = SnapshotWriter(raw, last_contained_log_timestamp_ms=1, timestamp_ms=2)
+    writer = SnapshotWriter(raw, 1)
     writer.append([b"plain-" + bytes([i]) * i for i in range(9)])
     writer.append_batch(batches[4])  # LogAppendTime
     writer.freeze()

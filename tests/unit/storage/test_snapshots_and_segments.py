@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kraft.common.errors import StorageError
-from kraft.raft.types import OffsetAndEpoch
+from kraft.common.errors import KraftError, StorageError
+from kraft.raft.listener import SnapshotWriter
+from kraft.raft.types import Endpoint, OffsetAndEpoch, ReplicaKey
+from kraft.raft.voters import VoterNode, VoterSet
 from kraft.records.batch import SimpleRecord, build_batch, iter_batches
-from kraft.records.control import ControlType, kraft_version_record
+from kraft.records.control import ControlType
 from kraft.storage.epoch_cache import (
     EpochEntry,
     LeaderEpochCache,
@@ -21,11 +23,11 @@ from kraft.storage.file_log import FileLog, segment_file_name
 from kraft.storage.snapshots import (
     FileRawSnapshotReader,
     FileRawSnapshotWriter,
-    SnapshotWriter,
     list_snapshots,
     parse_snapshot_file_name,
     read_snapshot_contents,
     snapshot_file_name,
+    write_bootstrap_voters,
 )
 
 
@@ -82,30 +84,48 @@ def test_record_snapshot_has_header_data_and_footer(tmp_path: Path) -> None:
     log.flush()
     raw = log.create_new_snapshot(OffsetAndEpoch(1, 3))
     assert raw is not None
-    writer = SnapshotWriter(
-        raw,
-        last_contained_log_timestamp_ms=1234,
-        timestamp_ms=99,
-        extra_header_entries=[(ControlType.KRAFT_VERSION, kraft_version_record(1))],
-    )
+    frozen: list[OffsetAndEpoch] = []
+    writer = SnapshotWriter(raw, 1234, frozen.append, kraft_version=1)
     writer.append([b"a", b"b"])
-    writer.append_batch(build_batch([SimpleRecord(value=b"c")], base_offset=500, partition_leader_epoch=9))
+    writer.append_batch(
+        build_batch([SimpleRecord(value=b"c")], base_offset=500, partition_leader_epoch=9, timestamp_ms=77)
+    )
     writer.freeze()
+    assert frozen == [OffsetAndEpoch(1, 3)]
     reader = log.read_snapshot(OffsetAndEpoch(1, 3))
     assert reader is not None
     batches = list(iter_batches(reader.read(0, reader.size_in_bytes())))
     assert [b.is_control for b in batches] == [True, False, False, True]
     assert {b.partition_leader_epoch for b in batches} == {3}
     assert [b.base_offset for b in batches] == [0, 2, 4, 5]
+    # The batches the writer builds carry the header's timestamp; an appended batch keeps its own.
+    assert [b.header.max_timestamp for b in batches] == [1234, 1234, 77, 1234]
     contents = read_snapshot_contents(reader)
     assert contents.last_contained_log_timestamp_ms == 1234
     assert [kind for kind, _ in contents.header_records] == [ControlType.KRAFT_VERSION]
     assert [(r.offset, r.value) for r in contents.records] == [(2, b"a"), (3, b"b"), (4, b"c")]
 
 
+def test_a_batch_that_is_not_one_whole_batch_is_refused(tmp_path: Path) -> None:
+    writer = SnapshotWriter(FileRawSnapshotWriter(tmp_path, OffsetAndEpoch(1, 1)), 0)
+    with pytest.raises(KraftError, match="one whole record batch"):
+        writer.append_batch(_batch() + b"x")
+    writer.abort()
+    assert os.listdir(tmp_path) == []
+
+
+def test_bootstrap_voters_need_kraft_version_1(tmp_path: Path) -> None:
+    # The writer puts the KRaftVersionRecord and the VotersRecord in the header from kraft.version
+    # 1 on only (as Kafka's RecordsSnapshotWriter): a level-0 checkpoint could not hold the voters.
+    voters = VoterSet([VoterNode(ReplicaKey(1), (Endpoint("CONTROLLER", "h1", 9093),))])
+    with pytest.raises(StorageError, match=r"kraft\.version 1 or later"):
+        write_bootstrap_voters(tmp_path, voters, kraft_version=0)
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_snapshot_without_footer_is_rejected(tmp_path: Path) -> None:
     raw = FileRawSnapshotWriter(tmp_path, OffsetAndEpoch(1, 1))
-    SnapshotWriter(raw, last_contained_log_timestamp_ms=0, timestamp_ms=0)
+    SnapshotWriter(raw, 0)
     raw.freeze()  # published without SnapshotWriter.freeze(): no footer
     reader = FileRawSnapshotReader(tmp_path / snapshot_file_name(OffsetAndEpoch(1, 1)), OffsetAndEpoch(1, 1))
     with pytest.raises(StorageError, match="footer"):
