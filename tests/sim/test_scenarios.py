@@ -65,6 +65,21 @@ def test_the_first_preferred_successor_takes_over_a_graceful_handover(scenario: 
     assert sum(r["handovers_first_successor_won"] for r in results) >= checked
 
 
+@pytest.mark.parametrize("seed", [3, 6])
+def test_the_first_successor_takes_over_with_a_short_election_backoff(seed: int) -> None:
+    # With election.backoff.max.ms 100 the second of six successors waits 3 ms, and in these
+    # seeds it was prospective alongside the first: the lower id won the tie (node 1 over 4, node
+    # 2 over 6). Now the better-ranked successor wins it, and a successor that granted a
+    # better-ranked one's pre-vote waits for it (docs/raft.md).
+    from kraft.sim.scenarios import build_world
+    from kraft.sim.world import Timing
+
+    world = build_world("graceful-resign-7", seed, timing=Timing(election_backoff_max_ms=100))
+    world.run()
+    assert world.violations == []
+    assert world.extra["handovers_checked"] >= 2
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_prevote_keeps_the_majority_epoch_and_leader_when_an_isolated_voter_rejoins(seed: int) -> None:
     result = run_seed("partition-rejoin", seed, pre_vote=True)

@@ -23,9 +23,14 @@ def build_end_quorum_epoch_request(node: RaftNode, state: ResignedState) -> EndQ
     )
 
 
+def successor_rank(candidates: tuple[ReplicaKey, ...], key: ReplicaKey) -> int | None:
+    """``key``'s position among a resigned leader's preferred successors (0: the first), if any."""
+    return next((i for i, c in enumerate(candidates) if c.matches(key)), None)
+
+
 def successor_backoff_ms(local: ReplicaKey, candidates: tuple[ReplicaKey, ...], backoff_max_ms: int) -> int:
     """How long a follower waits before its election (spec 3.6): the first successor goes at once."""
-    position = next((i for i, c in enumerate(candidates) if c.matches(local)), None)
+    position = successor_rank(candidates, local)
     if position is None:
         return backoff_max_ms
     if position == 0:
@@ -63,6 +68,7 @@ def handle_end_quorum_epoch_request(
         # The leader of this epoch is gone for good (a Resigned node never leads its epoch again,
         # not even after a restart): grant pre-votes from now on (vote.can_grant_vote).
         state.leader_resigned = True
+        state.successors = request.preferred_candidates
     return respond(ErrorCode.NONE)
 
 

@@ -390,6 +390,7 @@ class QuorumState:
                 voted,
                 EpochElection.start(self.voters, local_key.id),
                 now_ms + random_election_timeout_ms(self.rng, self.config.election_timeout_ms),
+                successors=s.successors if isinstance(s, FollowerState) and s.leader_resigned else (),
             )
         )
 

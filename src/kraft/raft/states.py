@@ -98,6 +98,10 @@ class ProspectiveState:
     # candidate on its own pre-vote majority this round, so two voters that lost their leader
     # together do not both bump the epoch, vote for themselves and split.
     yielded_to: int | None = None
+    # The preferred successors of the leader whose resignation started this round (copied from
+    # the FollowerState): between two as up-to-date prospective peers, the better-ranked one
+    # wins the tie, not the lower id, so that the first successor takes over.
+    successors: tuple[ReplicaKey, ...] = ()
     role: Role = field(default=Role.PROSPECTIVE, init=False)
 
 
@@ -178,6 +182,8 @@ class FollowerState:
     # The leader said (EndQuorumEpoch) it resigned this epoch: it can never lead it again, so a
     # fetch it answered earlier is no evidence of a live leader (see vote.can_grant_vote).
     leader_resigned: bool = False
+    # The resigned leader's preferred successors (EndQuorumEpoch), best first; () otherwise.
+    successors: tuple[ReplicaKey, ...] = ()
     # Where fetches go: None = the leader's own (advertised) endpoint, else a bootstrap
     # destination (-2, -3, ...) that answered as the leader: kept while it keeps answering.
     fetch_via: int | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kraft.protocol.error_codes import ErrorCode
+from kraft.raft.end_epoch import successor_rank
 from kraft.raft.messages import VoteRequest, VoteResponse
 from kraft.raft.states import (
     CandidateState,
@@ -105,16 +106,23 @@ def handle_vote_request(node: RaftNode, request: VoteRequest, now_ms: int) -> Vo
     up_to_date = theirs >= ours
     state = node.quorum.state
     granted = can_grant_vote(state, request.candidate_key, pre_vote=request.pre_vote, up_to_date=up_to_date)
-    if (
-        granted
-        and request.pre_vote
-        and isinstance(state, ProspectiveState)
-        and (theirs > ours or (node.node_id is not None and request.candidate_key.id < node.node_id))
-    ):
-        # Two prospective voters that grant each other's pre-votes would both become candidates
-        # and split the vote (each votes for itself), costing an election timeout: the one with
-        # the older log, or the higher id, gives way (see ProspectiveState.yielded_to).
-        state.yielded_to = request.candidate_key.id
+    if granted and request.pre_vote:
+        if isinstance(state, ProspectiveState) and _gives_way(node, state, request, theirs > ours):
+            # Two prospective voters that grant each other's pre-votes would both become
+            # candidates and split the vote (each votes for itself), costing an election timeout:
+            # the one with the older log gives way, or with logs as new the one ranked lower
+            # among a resigned leader's successors, else the higher id (ProspectiveState.yielded_to).
+            state.yielded_to = request.candidate_key.id
+        elif (
+            isinstance(state, FollowerState)
+            and state.leader_resigned
+            and node.local_key is not None
+            and _ranks_first(state.successors, request.candidate_key, node.local_key)
+        ):
+            # A successor still waiting out its backoff heard from one ranked above it: give that
+            # one an election timeout to win before campaigning too (past Kafka: with a short
+            # election.backoff.max.ms the two raced, and the lower id won the tie).
+            state.fetch_deadline_ms = max(state.fetch_deadline_ms, now_ms + node.config.election_timeout_ms)
     if (
         granted
         and not request.pre_vote
@@ -124,6 +132,25 @@ def handle_vote_request(node: RaftNode, request: VoteRequest, now_ms: int) -> Vo
         # Persisted (inside the transition) before the granting response is built.
         node.transition_to_unattached_voted(request.candidate_key, now_ms)
     return respond(ErrorCode.NONE, granted)
+
+
+def _ranks_first(successors: tuple[ReplicaKey, ...], candidate: ReplicaKey, local: ReplicaKey) -> bool | None:
+    """Whether ``candidate`` comes before ``local`` among a resigned leader's ``successors``
+    (best first); None unless both are among them."""
+    theirs = successor_rank(successors, candidate)
+    ours = successor_rank(successors, local)
+    return None if theirs is None or ours is None else theirs < ours
+
+
+def _gives_way(node: RaftNode, state: ProspectiveState, request: VoteRequest, newer_log: bool) -> bool:
+    """Whether a prospective node that granted ``request``'s pre-vote lets that peer go first: its
+    log is newer; or, as new, it ranks first among the successors; or, failing a rank, its id is
+    lower."""
+    local = node.local_key
+    if newer_log or local is None:
+        return newer_log
+    first = _ranks_first(state.successors, request.candidate_key, local)
+    return request.candidate_key.id < local.id if first is None else first
 
 
 def handle_vote_response(node: RaftNode, source: int, response: VoteResponse, now_ms: int) -> bool:

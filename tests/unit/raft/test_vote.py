@@ -301,8 +301,67 @@ def test_a_late_fetch_answer_from_the_resigned_leader_neither_restores_refusal_n
     ctx.poll(advance_ms=1)
     assert ctx.log.end_offset() == 1  # the data is the leader's: kept
     assert state.fetch_deadline_ms == deadline  # the election is not pushed back
-    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=5, last_offset=1, pre_vote=True), source=3)
+    # (A pre-vote from a successor ranked after this node: one ranked before it would make it
+    # wait for that one, test_a_successor_waits_for_a_better_ranked_one_that_asked_first.)
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=5, last_epoch=5, last_offset=1, pre_vote=True), source=5)
     ctx.poll()
     ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=2, granted=True)
     ctx.poll(advance_ms=deadline - ctx.now_ms)
     assert ctx.node.role is Role.PROSPECTIVE and ctx.node.epoch == 5
+
+
+def test_a_successor_waits_for_a_better_ranked_one_that_asked_first() -> None:
+    # Past Kafka: with a short election.backoff.max.ms the second successor's backoff can end
+    # before the first one has won; having granted the first one's pre-vote, it now gives it an
+    # election timeout before campaigning itself.
+    ctx = _follower_that_fetched()
+    ctx.deliver(ctx.end_epoch_request(epoch=5, leader=2, successors=[3, 1, 4, 5]), source=2)
+    ctx.poll()
+    state = ctx.node.quorum.state
+    assert isinstance(state, FollowerState) and state.fetch_deadline_ms == ctx.now_ms + ((1000 >> 3) << 0)
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0, pre_vote=True), source=3)
+    ctx.poll(advance_ms=1)
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=2, granted=True)
+    assert state.fetch_deadline_ms == ctx.now_ms + ctx.node.config.election_timeout_ms
+    ctx.poll(advance_ms=1000 >> 3)  # its own backoff is over, the deferral is not
+    assert ctx.node.role is Role.FOLLOWER
+    ctx.poll(advance_ms=state.fetch_deadline_ms - ctx.now_ms)
+    assert ctx.node.role is Role.PROSPECTIVE  # the first successor did not win: campaign
+
+
+def test_a_worse_ranked_successor_does_not_delay_a_follower() -> None:
+    ctx = _follower_that_fetched()
+    ctx.deliver(ctx.end_epoch_request(epoch=5, leader=2, successors=[4, 1, 3, 5]), source=2)
+    ctx.poll()
+    state = ctx.node.quorum.state
+    assert isinstance(state, FollowerState)
+    deadline = state.fetch_deadline_ms
+    assert deadline > ctx.now_ms
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0, pre_vote=True), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=2, granted=True)
+    assert state.fetch_deadline_ms == deadline
+
+
+@pytest.mark.parametrize(
+    ("successors", "gives_way"), [([3, 1, 4, 5], True), ([1, 3, 4, 5], False), ([], False)]
+)
+def test_between_two_as_up_to_date_prospectives_the_better_ranked_successor_wins_the_tie(
+    successors: list[int], gives_way: bool
+) -> None:
+    # Node 1 and node 3 are both prospective with logs as new. Before, the lower id (1) always won
+    # the tie; now the one ranked first among the resigned leader's successors does, and the lower
+    # id only without a ranking. (Node 1 is the lower id: with no ranking it does not give way.)
+    ctx = _follower_that_fetched()
+    if successors:
+        ctx.deliver(ctx.end_epoch_request(epoch=5, leader=2, successors=successors), source=2)
+        ctx.poll()
+    follower = ctx.node.quorum.state
+    if isinstance(follower, FollowerState):  # (the first successor campaigns at once)
+        ctx.poll(advance_ms=follower.fetch_deadline_ms - ctx.now_ms)  # its backoff or fetch timeout
+    state = ctx.node.quorum.state
+    assert isinstance(state, ProspectiveState)
+    ctx.deliver(ctx.vote_request(epoch=5, candidate=3, last_epoch=0, last_offset=0, pre_vote=True), source=3)
+    ctx.poll()
+    ctx.assert_sent_vote_response(ErrorCode.NONE, epoch=5, leader_id=2, granted=True)
+    assert (state.yielded_to == 3) is gives_way
