@@ -95,6 +95,11 @@ def sweep(build_dir: Path, scenario: str, seeds: str, workers: int, out: Path) -
         ).returncode
     if code not in (0, 1):  # 1 means violations: keep the file, the summary reports them
         raise SystemExit(f"{scenario}: sweep failed with exit status {code}")
+    # A crash (a traceback) also exits with 1, leaving no document: never save that as results.
+    try:
+        json.loads(partial.read_text())["runs"]
+    except (ValueError, KeyError, TypeError):
+        raise SystemExit(f"{scenario} {seeds}: the sweep crashed (exit {code}; its error is above)") from None
     partial.rename(out)
     return time.perf_counter() - started
 
