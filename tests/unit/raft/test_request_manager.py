@@ -3,8 +3,7 @@ the node must wake for the next destination to become ready."""
 
 from __future__ import annotations
 
-from raft_context import RaftTestContext
-from test_fetch_fallback import BOOTSTRAP, _fetches
+from test_fetch_fallback import BOOTSTRAP, _fetches, _observer_following
 
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.messages import FetchRequest, FetchResponse
@@ -55,14 +54,7 @@ def test_an_observer_that_tried_every_bootstrap_server_wakes_when_the_first_back
     # Its fetch to the leader's endpoint timed out without an answer; every bootstrap server then
     # answered "not the leader". The stale request hid the backoffs and the node slept to its
     # next fetch timeout (found by: kraft sim run --scenario voter-changes --seed 5856).
-    ctx = (
-        RaftTestContext.builder(local_id=4, voters=[1, 2, 3])
-        .with_elected_leader(epoch=5, leader_id=2)
-        .with_config(bootstrap_servers=BOOTSTRAP)
-        .build()
-    )
-    ctx.poll()
-    assert _fetches(ctx) == [2]  # never answered
+    ctx = _observer_following()  # its fetch to the leader's endpoint is never answered
     ctx.poll(advance_ms=2_001)
     for _ in BOOTSTRAP:
         [request] = ctx.sent_of(FetchRequest)
