@@ -12,9 +12,9 @@ elections, epochs, high watermark, unavailability, message counts) must be equal
     .venv/bin/python benchmarks/long_sweep.py --audit-only --out sweeps/   # re-audit saved runs
 
 ``--scenarios`` takes names and the groups ``all``, ``raft`` and ``controller`` (the controller
-simulation's ``controller-*`` scenarios). Those run the quorum controller, which stays interpreted:
-mypyc cannot compile ``kraft.metadata.image`` and a compiled ``kraft.controller`` fails at import
-(docs/simulator.md), so only their simulator half is compiled.
+simulation's ``controller-*`` scenarios). Those also run the quorum controller: ``kraft.controller``
+and ``kraft.metadata`` are compiled too, except three modules mypyc cannot take (see
+``NOT_COMPILED``), which makes a controller scenario about 12% faster than with them interpreted.
 
 Each scenario's runs go to ``OUT/<scenario>.json`` (the ``kraft sim sweep --json`` document), or
 with ``--chunk N`` to one file per N seeds (``OUT/<scenario>.<A>-<B>.json``), so that a sweep that
@@ -39,9 +39,14 @@ from typing import Any
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
-# Kept interpreted: SimLog rebinds its read methods per instance (an interpreter-only speed-up
-# that compiled classes, having no __dict__, refuse); __main__ is only an entry point.
-NOT_COMPILED = {"disk.py", "__main__.py"}
+# Kept interpreted (package-relative paths): SimLog rebinds its read methods per instance (an
+# interpreter-only speed-up that compiled classes, having no __dict__, refuse); __main__ is only an
+# entry point; mypyc fails on MetadataImage's ``cls.__new__(cls)`` (an internal error), a compiled
+# frozen generic ControllerResult fails at import ("attribute '__dict__' of 'type' objects is not
+# writable"); ControllerMetrics, which reads its own __slots__, is off the hot path and not tried.
+NOT_COMPILED = {"sim/disk.py", "sim/__main__.py", "metadata/image.py", "controller/result.py", "controller/metrics.py"}
+# Compiled module by module (kraft.raft, small and clean, as one package).
+COMPILED_PACKAGES = ("sim", "controller", "metadata")
 
 # Fields that depend on the machine, not on the run.
 NOT_COMPARED = {"wall_s"}
@@ -56,8 +61,12 @@ def build(build_dir: Path) -> None:
     shutil.copytree(SRC / "kraft", build_dir / "kraft", ignore=shutil.ignore_patterns("__pycache__"))
     # mypyc builds through setuptools from the current directory: no pyproject.toml there.
     (build_dir / "mypy.ini").write_text("[mypy]\nignore_missing_imports = True\n")
-    sim = sorted(p.name for p in (build_dir / "kraft" / "sim").glob("*.py") if p.name not in NOT_COMPILED)
-    targets = ["kraft/raft", *(f"kraft/sim/{name}" for name in sim)]
+    targets = ["kraft/raft"]
+    for package in COMPILED_PACKAGES:
+        for path in sorted((build_dir / "kraft" / package).glob("*.py")):
+            if f"{package}/{path.name}" in NOT_COMPILED:
+                continue
+            targets.append(f"kraft/{package}/{path.name}")
     mypyc = [sys.executable, "-c", "import sys; from mypyc.__main__ import main; sys.exit(main())"]
     started = time.perf_counter()
     subprocess.run(
