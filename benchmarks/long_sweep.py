@@ -44,7 +44,13 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 # entry point; mypyc fails on MetadataImage's ``cls.__new__(cls)`` (an internal error), a compiled
 # frozen generic ControllerResult fails at import ("attribute '__dict__' of 'type' objects is not
 # writable"); ControllerMetrics, which reads its own __slots__, is off the hot path and not tried.
-NOT_COMPILED = {"sim/disk.py", "sim/__main__.py", "metadata/image.py", "controller/result.py", "controller/metrics.py"}
+NOT_COMPILED = {
+    "sim/disk.py",
+    "sim/__main__.py",
+    "metadata/image.py",
+    "controller/result.py",
+    "controller/metrics.py",
+}
 # Compiled module by module (kraft.raft, small and clean, as one package).
 COMPILED_PACKAGES = ("sim", "controller", "metadata")
 
