@@ -261,6 +261,8 @@ class ListenerContext:
     listener: RaftListener
     next_offset: int | None = None
     last_leader: LeaderAndEpoch | None = None
+    # The quorum state object last_leader was read from (its leader and epoch never change).
+    last_state: object | None = None
 
 
 # Built for every committed batch: see kraft.common.fast_init.

@@ -256,6 +256,9 @@ class MemoryLog:
         self._snapshot_bounds: tuple[OffsetAndEpoch, OffsetAndEpoch] | None = None
         self._log_start = 0
         self._flushed = 0
+        # end_offset() is read several times per poll: kept here, set wherever the batches or the
+        # log start change (_reset_end).
+        self._end = 0
 
     # ---- observation -------------------------------------------------------------------------
 
@@ -263,9 +266,10 @@ class MemoryLog:
         return self._log_start
 
     def end_offset(self) -> int:
-        if self._batches:
-            return self._batches[-1].last_offset + 1
-        return self._log_start
+        return self._end
+
+    def _reset_end(self) -> None:
+        self._end = self._batches[-1].last_offset + 1 if self._batches else self._log_start
 
     def last_flushed_offset(self) -> int:
         return self._flushed
@@ -349,6 +353,7 @@ class MemoryLog:
             self._epochs.append(EpochEntry(batch.epoch, batch.base_offset))
         self._batches.append(batch)
         self._bases.append(batch.base_offset)
+        self._end = batch.last_offset + 1
 
     # ---- reads -------------------------------------------------------------------------------
 
@@ -386,7 +391,8 @@ class MemoryLog:
             index -= 1
         del self._batches[index:]
         del self._bases[index:]
-        end = self.end_offset()
+        self._reset_end()
+        end = self._end
         self._epochs = [e for e in self._epochs if e.start_offset < end]
         self._flushed = min(self._flushed, end)
 
@@ -403,6 +409,7 @@ class MemoryLog:
             self._snapshot_bounds = None
             self._log_start = latest.offset
             self._flushed = latest.offset
+            self._reset_end()
             return True
         return False
 
@@ -413,7 +420,8 @@ class MemoryLog:
             index -= 1  # a batch only partly covered by the flush is a torn write
         del self._batches[index:]
         del self._bases[index:]
-        end = self.end_offset()
+        self._reset_end()
+        end = self._end
         self._epochs = [e for e in self._epochs if e.start_offset < end]
         self._flushed = end
 
@@ -502,6 +510,7 @@ class MemoryLog:
             remaining.insert(0, EpochEntry(last_before.epoch, snapshot_id.offset))
         self._epochs = remaining
         self._log_start = snapshot_id.offset
+        self._reset_end()
         return True
 
 

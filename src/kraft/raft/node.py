@@ -1170,9 +1170,12 @@ class RaftNode:
             self._deliver_committed(ctx)
         # (else the usual poll: nothing new committed for it and no snapshot to load)
         state = self.quorum.state
+        if state is ctx.last_state:
+            return  # leader and epoch are fixed for the life of a quorum state object
         if isinstance(state, LeaderState) and ctx.next_offset < state.epoch_start_offset:  # type: ignore[operator]
             return  # announce leadership only once this listener has caught up to the epoch start
-        # Compared field by field: this runs every poll and the leader rarely changes.
+        ctx.last_state = state
+        # Compared field by field: a new state object often keeps the leader (a vote, a resignation).
         leader_id = self.quorum.leader_id
         last = ctx.last_leader
         if last is None or last.leader_id != leader_id or last.epoch != state.epoch:
