@@ -4,8 +4,10 @@ A frozen dataclass's generated ``__init__`` stores each field through ``object._
 own ``__setattr__`` refuses), about three times the cost of storing it through the field's slot
 descriptor. ``speed_up_inits`` gives such classes an ``__init__`` with the same parameters
 (names, order, keyword-only marks, defaults) that stores through the slot descriptors; instances
-stay frozen (assignment still raises). Classes compiled by mypyc have no slot descriptors and are
-left alone, as are classes with a ``__post_init__``, ``init=False`` fields or default factories.
+stay frozen (assignment still raises). Compiled by mypyc (the long sweeps' build), a frozen
+dataclass keeps the dataclass-generated ``__init__`` and its fields are getset descriptors: those
+are used the same way, which makes construction there about 40% cheaper. Classes with a
+``__post_init__``, ``init=False`` fields or default factories are left alone.
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ def _slot_init(cls: type) -> Any:
     setters = []
     for name in names:
         descriptor = cls.__dict__.get(name)
-        if not isinstance(descriptor, types.MemberDescriptorType):
-            return None  # not a slotted class (or compiled): keep the dataclass's own
+        if not isinstance(descriptor, (types.MemberDescriptorType, types.GetSetDescriptorType)):
+            return None  # not a slotted (or compiled) class: keep the dataclass's own
         setters.append(descriptor.__set__)
     generated: Any = cls.__dict__["__init__"]  # the dataclass-generated one
+    if not isinstance(generated, types.FunctionType):
+        return None  # a native __init__ (mypyc's, for a class that is not frozen): already fast
     params = list(inspect.signature(generated).parameters.values())[1:]  # (self)
     if [p.name for p in params] != names:
         return None
