@@ -52,7 +52,7 @@ NOT_COMPILED = {
     "controller/metrics.py",
 }
 # Compiled module by module (kraft.raft, small and clean, as one package).
-COMPILED_PACKAGES = ("sim", "controller", "metadata")
+COMPILED_PACKAGES = ("sim", "controller", "metadata", "records")
 
 # Fields that depend on the machine, not on the run.
 NOT_COMPARED = {"wall_s"}

@@ -37,7 +37,7 @@ import struct
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Final, NamedTuple, TypeAlias
 
 import crc32c as _crc32c
 
@@ -110,12 +110,12 @@ _OFFSET = struct.Struct(">q")
 class Compression:
     """Codec ids of attribute bits 0-2 (Kafka's ``CompressionType``)."""
 
-    NONE = 0
-    GZIP = 1
-    SNAPPY = 2
-    LZ4 = 3
-    ZSTD = 4
-    NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+    NONE: Final = 0
+    GZIP: Final = 1
+    SNAPPY: Final = 2
+    LZ4: Final = 3
+    ZSTD: Final = 4
+    NAMES: Final = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
 
 class TimestampType(enum.IntEnum):
