@@ -38,6 +38,7 @@ test-fast: $(STAMP) jvm
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(VENV)/bin/mypy
 
 bench: $(STAMP) jvm

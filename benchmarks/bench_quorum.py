@@ -480,9 +480,7 @@ def main() -> int:
                     f" p50 {traced['p50']:.2f} ms, p99 {traced['p99']:.2f} ms):"
                 )
                 for row in stages["stages"]:
-                    print(
-                        f"    {row['stage']:<58} p50 {row['p50_ms']:6.3f} ms   p99 {row['p99_ms']:6.3f} ms"
-                    )
+                    print(f"    {row['stage']:<58} p50 {row['p50_ms']:6.3f} ms   p99 {row['p99_ms']:6.3f} ms")
         if "failover_default" in run:
             fd, f1, ff = run["failover_default"], run["failover_1s"], run["failover_fast"]
             print(

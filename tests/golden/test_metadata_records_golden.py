@@ -103,8 +103,13 @@ def test_spec_topic_record_bytes() -> None:
 
 def test_spec_partition_change_record_v2_bytes() -> None:
     record = make_record(
-        T.PARTITION_CHANGE, 2,
-        partition_id=0, topic_id=TOPIC_ID, isr=[1], leader=1, eligible_leader_replicas=[2, 3],
+        T.PARTITION_CHANGE,
+        2,
+        partition_id=0,
+        topic_id=TOPIC_ID,
+        isr=[1],
+        leader=1,
+        eligible_leader_replicas=[2, 3],
     )
     expected = (
         bytes.fromhex("01 05 02")  # frame 1, PartitionChangeRecord (5), version 2
@@ -122,7 +127,12 @@ def test_spec_partition_change_record_v2_bytes() -> None:
 def test_spec_dump_log_payload_layout() -> None:
     """Spec 8.3: UPPER_SNAKE type, camelCase fields, tagged fields at their default left out."""
     record = make_record(
-        T.PARTITION_CHANGE, 2, partition_id=0, topic_id=uuid.UUID(int=1), isr=[2], leader=2,
+        T.PARTITION_CHANGE,
+        2,
+        partition_id=0,
+        topic_id=uuid.UUID(int=1),
+        isr=[2],
+        leader=2,
         eligible_leader_replicas=[0, 3],
     )
     assert record_to_json(record) == {

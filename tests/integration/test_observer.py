@@ -52,6 +52,7 @@ def test_observer_replicates_and_is_described_by_kafka_python(
     assert kraft_main(format_args) == 0
     proc = processes.start_server(config, observer_dir / "server.log")
     try:
+
         def caught_up_observer() -> QuorumInfo | None:
             info = cluster.describe()
             hw = info.high_watermark

@@ -286,9 +286,7 @@ class MetadataImage:
             controllers=MappingProxyType(dict(controllers or {})),
             topics_by_id=MappingProxyType(by_id),
             topics_by_name=MappingProxyType(by_name),
-            configs=MappingProxyType(
-                {k: MappingProxyType(dict(v)) for k, v in (configs or {}).items() if v}
-            ),
+            configs=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in (configs or {}).items() if v}),
             producer_ids=producer_ids,
             zk_migration_state=zk_migration_state,
             provenance=provenance,
@@ -790,8 +788,8 @@ class MetadataDelta:
 
     def __init__(self, image: MetadataImage, *, tuple_cache: TupleCache | None = None) -> None:
         """Args:
-            tuple_cache: a table of shared tuples to reuse across deltas (see ``TupleCache``);
-                the loader keeps one. Saves memory only; never changes a result.
+        tuple_cache: a table of shared tuples to reuse across deltas (see ``TupleCache``);
+            the loader keeps one. Saves memory only; never changes a result.
         """
         self._image = image
         if tuple_cache is None:
@@ -1224,9 +1222,11 @@ class MetadataLoader:
                     if in_transaction:
                         raise ReplayError(offset, record.type.record_name, "a transaction is already open")
                     if offset > base_offset:
-                        self._image = delta.apply(MetadataProvenance(
-                            last_offset=offset - 1, last_epoch=epoch, last_append_ms=append_ms
-                        ))
+                        self._image = delta.apply(
+                            MetadataProvenance(
+                                last_offset=offset - 1, last_epoch=epoch, last_append_ms=append_ms
+                            )
+                        )
                     delta = MetadataDelta(self._image, tuple_cache=self._tuples)
                     in_transaction = True
                 case _T.END_TRANSACTION:

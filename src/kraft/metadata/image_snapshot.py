@@ -101,17 +101,28 @@ def image_to_records(image: MetadataImage, *, losses: list[str] | None = None) -
     for resource_type, resource_name in sorted(image.configs):
         entries = image.configs[(resource_type, resource_name)]
         for key in sorted(entries):
-            out.append(make_record(
-                _T.CONFIG, 0,
-                resource_type=resource_type, resource_name=resource_name, name=key, value=entries[key],
-            ))
+            out.append(
+                make_record(
+                    _T.CONFIG,
+                    0,
+                    resource_type=resource_type,
+                    resource_name=resource_name,
+                    name=key,
+                    value=entries[key],
+                )
+            )
 
     if image.producer_ids != INITIAL_PRODUCER_IDS:
         broker_id, broker_epoch, next_producer_id = image.producer_ids
-        out.append(make_record(
-            _T.PRODUCER_IDS, 0,
-            broker_id=broker_id, broker_epoch=broker_epoch, next_producer_id=next_producer_id,
-        ))
+        out.append(
+            make_record(
+                _T.PRODUCER_IDS,
+                0,
+                broker_id=broker_id,
+                broker_epoch=broker_epoch,
+                next_producer_id=next_producer_id,
+            )
+        )
     return out
 
 
@@ -169,7 +180,8 @@ def _controller_record(c: ControllerRegistration) -> ApiMessageAndVersion:
     # Kafka leaves controllers out below 3.7-IV0; they cannot be registered there in the first
     # place, so writing whatever the image holds is lossless and never differs in practice.
     return make_record(
-        _T.REGISTER_CONTROLLER, 0,
+        _T.REGISTER_CONTROLLER,
+        0,
         controller_id=c.id,
         incarnation_id=c.incarnation_id,
         zk_migration_ready=c.zk_migration_ready,

@@ -341,8 +341,14 @@ class KafkaServer:
             return
         except ConnectionAbortedError as e:
             # The node is shutting down and abandoned the request: not a bug, no traceback.
-            log.info("%sabandoned %s v%d from %s: %s", self._prefix, request.api.name, request.version,
-                     conn.peer, e)
+            log.info(
+                "%sabandoned %s v%d from %s: %s",
+                self._prefix,
+                request.api.name,
+                request.version,
+                conn.peer,
+                e,
+            )
             slot.set_result(None)
             conn.close()
             return

@@ -46,7 +46,10 @@ def read_request_header_rest(
     if header_version >= 2:
         tags = tuple(read_tags(r, "request header"))
     return RequestHeader(
-        api_key=api_key, api_version=api_version, correlation_id=correlation_id, client_id=client_id,
+        api_key=api_key,
+        api_version=api_version,
+        correlation_id=correlation_id,
+        client_id=client_id,
         unknown_tags=tags,
     )
 

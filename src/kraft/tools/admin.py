@@ -215,9 +215,7 @@ class Connection:
             self._sock.sendall(frame(payload))
             response = self._read_frame()
         except TimeoutError:
-            raise RetriableError(
-                f"no answer to {api.name} within {self._timeout_s * 1000:.0f} ms"
-            ) from None
+            raise RetriableError(f"no answer to {api.name} within {self._timeout_s * 1000:.0f} ms") from None
         except OSError as e:
             raise RetriableError(f"connection failed: {e.strerror or e}") from None
         got_id, decoded = decode_response(response, api, version)

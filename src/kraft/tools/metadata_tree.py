@@ -144,31 +144,43 @@ def _fixed(children: dict[str, Callable[[], Node]]) -> Directory:
 
 def root_node(image: MetadataImage, *, version: str, commit_id: str = "unknown") -> Directory:
     """``/``: ``local`` (this tool) and ``image`` (the metadata image)."""
-    return _fixed({
-        "local": lambda: _fixed({
-            "version": lambda: Leaf(version, version),
-            "commitId": lambda: Leaf(commit_id, commit_id),
-        }),
-        "image": lambda: image_node(image),
-    })
+    return _fixed(
+        {
+            "local": lambda: _fixed(
+                {
+                    "version": lambda: Leaf(version, version),
+                    "commitId": lambda: Leaf(commit_id, commit_id),
+                }
+            ),
+            "image": lambda: image_node(image),
+        }
+    )
 
 
 def image_node(image: MetadataImage) -> Directory:
     """``/image`` (Kafka's ``MetadataImageNode``, without the parts kraft does not model)."""
-    return _fixed({
-        "provenance": lambda: Leaf(provenance_string(image.provenance), _provenance_json(image.provenance)),
-        "features": lambda: _features_node(image),
-        "cluster": lambda: _fixed({
-            "brokers": lambda: _brokers_node(image),
-            "controllers": lambda: _controllers_node(image),
-        }),
-        "topics": lambda: _fixed({
-            "byName": lambda: _topics_by_name_node(image),
-            "byId": lambda: _topics_by_id_node(image),
-        }),
-        "configs": lambda: _configs_node(image),
-        "producerIds": lambda: _fixed({"nextProducerId": lambda: _next_producer_id(image)}),
-    })
+    return _fixed(
+        {
+            "provenance": lambda: Leaf(
+                provenance_string(image.provenance), _provenance_json(image.provenance)
+            ),
+            "features": lambda: _features_node(image),
+            "cluster": lambda: _fixed(
+                {
+                    "brokers": lambda: _brokers_node(image),
+                    "controllers": lambda: _controllers_node(image),
+                }
+            ),
+            "topics": lambda: _fixed(
+                {
+                    "byName": lambda: _topics_by_name_node(image),
+                    "byId": lambda: _topics_by_id_node(image),
+                }
+            ),
+            "configs": lambda: _configs_node(image),
+            "producerIds": lambda: _fixed({"nextProducerId": lambda: _next_producer_id(image)}),
+        }
+    )
 
 
 def _next_producer_id(image: MetadataImage) -> Leaf:

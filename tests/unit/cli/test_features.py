@@ -220,10 +220,14 @@ def test_failed_updates_print_each_feature_and_exit_1() -> None:
             f"Feature {ELR} was specified more than once.",
         ),
         (["disable", "--feature", ELR, "--feature", ELR], f"Feature {ELR} was specified more than once."),
-        (["upgrade", "--metadata", "4.0", "--feature", "metadata.version=25"],
-         "Feature metadata.version was specified more than once."),
-        (["upgrade", "--release-version", "4.0", "--feature", f"{ELR}=1"],
-         "Can not specify `release-version` with other feature flags."),
+        (
+            ["upgrade", "--metadata", "4.0", "--feature", "metadata.version=25"],
+            "Feature metadata.version was specified more than once.",
+        ),
+        (
+            ["upgrade", "--release-version", "4.0", "--feature", f"{ELR}=1"],
+            "Can not specify `release-version` with other feature flags.",
+        ),
         (
             ["upgrade", "--release-version", "9.9"],
             "Unknown metadata.version 9.9. Supported metadata.version are 3.3-IV0, 3.3-IV1, ",

@@ -20,8 +20,20 @@ def test_closed_pipe_ends_quietly_without_a_traceback() -> None:
     os.close(read_end)
     try:
         done = subprocess.run(
-            [sys.executable, "-c", "import sys; from kraft.cli.main import main; sys.exit(main())",
-             "sim", "run", "--scenario", "steady", "--seed", "1", "--duration-ms", "2000", "--json"],
+            [
+                sys.executable,
+                "-c",
+                "import sys; from kraft.cli.main import main; sys.exit(main())",
+                "sim",
+                "run",
+                "--scenario",
+                "steady",
+                "--seed",
+                "1",
+                "--duration-ms",
+                "2000",
+                "--json",
+            ],
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,

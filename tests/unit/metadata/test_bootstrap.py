@@ -39,8 +39,10 @@ def test_a_new_cluster_defaults_to_the_latest_metadata_version_with_elr_on() -> 
     assert bootstrap_metadata().features == {METADATA_VERSION: 25, ELR_VERSION: 1}
 
 
-@pytest.mark.parametrize(("mv", "elr"), [(MV.IBP_3_3_IV0, 0), (MV.IBP_3_9_IV0, 0), (MV.IBP_4_0_IV1, 0),
-                                         (MV.IBP_4_0_IV2, 1), (MV.IBP_4_0_IV3, 1)])
+@pytest.mark.parametrize(
+    ("mv", "elr"),
+    [(MV.IBP_3_3_IV0, 0), (MV.IBP_3_9_IV0, 0), (MV.IBP_4_0_IV1, 0), (MV.IBP_4_0_IV2, 1), (MV.IBP_4_0_IV3, 1)],
+)
 def test_elr_defaults_on_only_where_metadata_version_allows_it(mv: MV, elr: int) -> None:
     assert effective_features(mv)[ELR_VERSION] == elr
     assert default_features(int(mv))[ELR_VERSION] == elr
@@ -50,7 +52,11 @@ def test_release_version_and_feature_flags_are_combined() -> None:
     flags = [(GROUP_VERSION, 1), (TRANSACTION_VERSION, 2), (ELR_VERSION, 0)]
     features = effective_features(MV.IBP_4_0_IV2, flags)
     assert features == {
-        METADATA_VERSION: 24, ELR_VERSION: 0, GROUP_VERSION: 1, KRAFT_VERSION: 0, TRANSACTION_VERSION: 2,
+        METADATA_VERSION: 24,
+        ELR_VERSION: 0,
+        GROUP_VERSION: 1,
+        KRAFT_VERSION: 0,
+        TRANSACTION_VERSION: 2,
     }
 
 
@@ -141,8 +147,11 @@ def test_validate_features_needs_metadata_version() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("group.version=1", (GROUP_VERSION, 1)), (" metadata.version = 25 ", (METADATA_VERSION, 25)),
-     ("x=-1", ("x", -1))],
+    [
+        ("group.version=1", (GROUP_VERSION, 1)),
+        (" metadata.version = 25 ", (METADATA_VERSION, 25)),
+        ("x=-1", ("x", -1)),
+    ],
 )
 def test_parse_feature_flag(text: str, expected: tuple[str, int]) -> None:
     assert parse_feature_flag(text) == expected
@@ -222,13 +231,21 @@ def test_from_records_accepts_features_this_build_does_not_know() -> None:
     ("records", "message"),
     [
         ([], "no FeatureLevelRecord for metadata.version"),
-        ([make_record(T.FEATURE_LEVEL, name="group.version", feature_level=1)],
-         "no FeatureLevelRecord for metadata.version"),
-        ([make_record(T.FEATURE_LEVEL, name="metadata.version", feature_level=25), make_record(T.NO_OP)],
-         "holds a NoOpRecord; only FeatureLevelRecords"),
-        ([make_record(T.FEATURE_LEVEL, name="metadata.version", feature_level=25),
-          make_record(T.FEATURE_LEVEL, name="metadata.version", feature_level=24)],
-         "sets metadata.version twice"),
+        (
+            [make_record(T.FEATURE_LEVEL, name="group.version", feature_level=1)],
+            "no FeatureLevelRecord for metadata.version",
+        ),
+        (
+            [make_record(T.FEATURE_LEVEL, name="metadata.version", feature_level=25), make_record(T.NO_OP)],
+            "holds a NoOpRecord; only FeatureLevelRecords",
+        ),
+        (
+            [
+                make_record(T.FEATURE_LEVEL, name="metadata.version", feature_level=25),
+                make_record(T.FEATURE_LEVEL, name="metadata.version", feature_level=24),
+            ],
+            "sets metadata.version twice",
+        ),
         ([make_record(T.FEATURE_LEVEL, name="metadata.version", feature_level=-3)], "negative level -3"),
     ],
 )

@@ -65,9 +65,19 @@ def _check_both_ways(key: int, version: int, side: str, value: Any) -> None:
 def test_every_kafka_python_api_is_covered() -> None:
     covered = {REGISTRY[key].name for key, _, _ in CASES}
     assert covered == {
-        "ApiVersions", "Fetch", "ListOffsets", "DescribeQuorum", "Metadata", "DescribeCluster",
-        "DescribeTopicPartitions", "CreateTopics", "DeleteTopics", "IncrementalAlterConfigs",
-        "DescribeConfigs", "ElectLeaders", "UpdateFeatures",
+        "ApiVersions",
+        "Fetch",
+        "ListOffsets",
+        "DescribeQuorum",
+        "Metadata",
+        "DescribeCluster",
+        "DescribeTopicPartitions",
+        "CreateTopics",
+        "DeleteTopics",
+        "IncrementalAlterConfigs",
+        "DescribeConfigs",
+        "ElectLeaders",
+        "UpdateFeatures",
     }
     # kafka-python lowers every API's minimum to 0, so every version we describe is compared.
     assert len(CASES) == 2 * sum(
@@ -108,7 +118,10 @@ def test_request_frame_with_header_matches_kafka_python(flexible_version: bool) 
     assert ours_bytes == bytes(kp_msg.encode(version=version, header=True))
     header, body = decode_request(ours_bytes, REGISTRY)
     assert (header.api_key, header.api_version, header.correlation_id, header.client_id) == (
-        key, version, 12345, "kraft-test",
+        key,
+        version,
+        12345,
+        "kraft-test",
     )
     assert body == value
 

@@ -34,13 +34,31 @@ def _ids(case: tuple[int, int, str]) -> str:
 
 def test_registry_holds_every_api_of_the_brief() -> None:
     expected = {
-        "ApiVersions": "0-4", "Vote": "0-2", "BeginQuorumEpoch": "0-1", "EndQuorumEpoch": "0-1",
-        "Fetch": "0-17", "FetchSnapshot": "0-1", "DescribeQuorum": "0-2", "Metadata": "0-13",
-        "DescribeCluster": "0-2", "DescribeTopicPartitions": "0", "CreateTopics": "0-7",
-        "DeleteTopics": "0-6", "BrokerRegistration": "0-4", "BrokerHeartbeat": "0-1",
-        "AlterPartition": "0-3", "IncrementalAlterConfigs": "0-1", "DescribeConfigs": "0-4",
-        "ElectLeaders": "0-2", "UpdateFeatures": "0-2", "AddRaftVoter": "0", "RemoveRaftVoter": "0",
-        "UpdateRaftVoter": "0", "CreatePartitions": "0-3", "UnregisterBroker": "0", "ListOffsets": "0-10",
+        "ApiVersions": "0-4",
+        "Vote": "0-2",
+        "BeginQuorumEpoch": "0-1",
+        "EndQuorumEpoch": "0-1",
+        "Fetch": "0-17",
+        "FetchSnapshot": "0-1",
+        "DescribeQuorum": "0-2",
+        "Metadata": "0-13",
+        "DescribeCluster": "0-2",
+        "DescribeTopicPartitions": "0",
+        "CreateTopics": "0-7",
+        "DeleteTopics": "0-6",
+        "BrokerRegistration": "0-4",
+        "BrokerHeartbeat": "0-1",
+        "AlterPartition": "0-3",
+        "IncrementalAlterConfigs": "0-1",
+        "DescribeConfigs": "0-4",
+        "ElectLeaders": "0-2",
+        "UpdateFeatures": "0-2",
+        "AddRaftVoter": "0",
+        "RemoveRaftVoter": "0",
+        "UpdateRaftVoter": "0",
+        "CreatePartitions": "0-3",
+        "UnregisterBroker": "0",
+        "ListOffsets": "0-10",
     }
     assert {api.name: str(api.versions) for api in REGISTRY.values()} == expected
     served = {api.name: str(api.served) for api in REGISTRY.values() if api.served != api.versions}
@@ -76,7 +94,10 @@ def test_whole_message_round_trips_with_header(case: tuple[int, int, str]) -> No
         payload = encode_request(api, version, 99, value, client_id=None)
         header, body = decode_request(payload, REGISTRY)
         assert (header.api_key, header.api_version, header.correlation_id, header.client_id) == (
-            key, version, 99, None,
+            key,
+            version,
+            99,
+            None,
         )
         assert body == value
         assert encode_request(api, version, 99, body, client_id=None) == payload
@@ -110,7 +131,7 @@ def test_tagged_field_at_its_default_is_not_written() -> None:
     b = schema.encode(schema.cls(responses=[topic_cls(partitions=[with_leader])]), 17, True)
     # Tag 1, size 9 (int32 + int32 + empty tagged section), leader 3, epoch -1, no nested tags.
     assert len(b) - len(a) == 2 + 9
-    assert bytes.fromhex("0109" "00000003" "ffffffff" "00") in b
+    assert bytes.fromhex("010900000003ffffffff00") in b
 
 
 def test_defaults_that_can_change_are_fresh_in_every_value() -> None:

@@ -47,7 +47,9 @@ def test_file_is_a_snapshot_at_offset_zero_epoch_zero_as_kafkas_batch_file_write
         batches.append(records.next_batch())
     assert records.valid_bytes() == len(data)
     assert [(b.base_offset, b.last_offset, b.is_control_batch) for b in batches] == [
-        (0, 0, True), (1, 3, False), (4, 4, True),
+        (0, 0, True),
+        (1, 3, False),
+        (4, 4, True),
     ]
     for b in batches:
         assert b.validate_crc() and b.leader_epoch == 0 and b.producer_id == -1 and b.compression_type == 0
@@ -211,11 +213,15 @@ MV_RECORD = make_record(T.FEATURE_LEVEL, name="metadata.version", feature_level=
         (header_batch() + data_batch([MV_RECORD]) + footer_batch(5), "batch at offset 5; expected offset 2"),
         (header_batch() + data_batch([MV_RECORD]) + header_batch(2), "does not end with a SnapshotFooter"),
         (header_batch() + footer_batch(1), "no FeatureLevelRecord for metadata.version"),
-        (header_batch() + data_batch([MV_RECORD, make_record(T.NO_OP)]) + footer_batch(3),
-         "holds a NoOpRecord"),
+        (
+            header_batch() + data_batch([MV_RECORD, make_record(T.NO_OP)]) + footer_batch(3),
+            "holds a NoOpRecord",
+        ),
         (header_batch() + data_batch([MV_RECORD], (b"\x01\x0b\x00\x00",)) + footer_batch(3), "not modelled"),
-        (header_batch() + data_batch([MV_RECORD], (b"\x01\x63\x00\x00",)) + footer_batch(3),
-         "unknown metadata record type 99"),
+        (
+            header_batch() + data_batch([MV_RECORD], (b"\x01\x63\x00\x00",)) + footer_batch(3),
+            "unknown metadata record type 99",
+        ),
         (header_batch() + data_batch([MV_RECORD], (b"\x02",)) + footer_batch(3), "frame version 2"),
     ],
 )

@@ -114,8 +114,19 @@ def build(out: Path | None = None, *, quiet: bool = False) -> Path:
         classes = Path(tmp) / "classes"
         classes.mkdir()
         java_files = [str(p) for p in sorted(JAVA_DIR.rglob("*.java"))]
-        cmd = [javac, "--release", JAVA_RELEASE, "-encoding", "UTF-8", "-Xlint:-options",
-               "-cp", classpath, "-d", str(classes), *java_files]
+        cmd = [
+            javac,
+            "--release",
+            JAVA_RELEASE,
+            "-encoding",
+            "UTF-8",
+            "-Xlint:-options",
+            "-cp",
+            classpath,
+            "-d",
+            str(classes),
+            *java_files,
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise BuildError(f"javac failed:\n{done.stdout}{done.stderr}")
@@ -124,8 +135,11 @@ def build(out: Path | None = None, *, quiet: bool = False) -> Path:
         (classes / "kraft-schemas.json").write_text(generated_schemas(), encoding="utf-8")
         (classes / "kraft-spark.digest").write_text(source_digest() + "\n")
         staged = Path(tmp) / "kraft-spark.jar"
-        done = subprocess.run([jar_tool, "--create", "--file", str(staged), "-C", str(classes), "."],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [jar_tool, "--create", "--file", str(staged), "-C", str(classes), "."],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             raise BuildError(f"jar failed:\n{done.stdout}{done.stderr}")
         out.parent.mkdir(parents=True, exist_ok=True)
