@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from kraft.common.errors import FatalError
@@ -115,3 +117,54 @@ def test_truncate_to_latest_snapshot_replaces_a_shorter_log() -> None:
     assert log.truncate_to_latest_snapshot()
     assert (log.start_offset(), log.end_offset(), log.last_fetched_epoch()) == (10, 10, 2)
     assert not log.truncate_to_latest_snapshot()
+
+
+def _end_from_batches(log: MemoryLog) -> int:
+    """The end offset as the stored batches give it (what ``end_offset`` keeps)."""
+    stored = log.batches_from(log.start_offset())
+    if not stored:
+        return log.start_offset()
+    (last,) = iter_batches(stored[-1])
+    return last.next_offset
+
+
+def test_kept_end_offset_follows_every_change_of_the_log() -> None:
+    # end_offset() is a kept value: every operation that changes the batches or the log start
+    # must update it (appends, truncations, a crash, snapshots that delete or replace the log).
+    rng = random.Random(5)
+    for _ in range(40):
+        log = MemoryLog()
+        epoch = 1
+        for _step in range(60):
+            op = rng.randrange(7)
+            end = log.end_offset()
+            if op <= 2:
+                values = [b"v"] * rng.randint(1, 3)
+                if rng.random() < 0.5:
+                    log.append_as_leader(batch(*values), epoch=epoch)
+                else:
+                    log.append_as_follower(batch(*values, base_offset=end, epoch=epoch), epoch=epoch)
+            elif op == 3:
+                log.flush()
+            elif op == 4 and end > log.start_offset():
+                log.truncate_to(rng.randint(max(log.start_offset(), log.last_flushed_offset() - 2), end))
+            elif op == 5:
+                log.crash()
+            elif op == 6 and log.last_flushed_offset() > log.start_offset():
+                at = rng.randint(log.start_offset() + 1, log.last_flushed_offset())
+                snapshot = OffsetAndEpoch(at, log.end_offset_for_epoch(epoch).epoch)
+                if log.validate_offset_and_epoch(at, snapshot.epoch).kind is ValidationKind.VALID:
+                    writer = log.create_new_snapshot(snapshot)
+                    if writer is not None:
+                        writer.append(b"s")
+                        writer.freeze()
+                    log.delete_before_snapshot(snapshot)
+            if rng.random() < 0.1:
+                epoch += 1
+            assert log.end_offset() == _end_from_batches(log)
+        far = OffsetAndEpoch(log.end_offset() + 5, epoch + 1)
+        writer = log.store_snapshot(far)
+        writer.append(b"x")
+        writer.freeze()
+        assert log.truncate_to_latest_snapshot()
+        assert log.end_offset() == _end_from_batches(log) == far.offset
