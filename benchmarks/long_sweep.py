@@ -194,7 +194,14 @@ def main() -> int:
 
     rng = random.Random(20261121)
     failed = False
-    heads = ("seeds", 6), ("first..last", 12), ("violations", 10), ("audited", 8), ("mismatches", 10)
+    heads = (
+        ("seeds", 6),
+        ("first..last", 12),
+        ("missing", 7),
+        ("violations", 10),
+        ("audited", 8),
+        ("mismatches", 10),
+    )
     print(f"{'scenario':20}" + "".join(f" {head:>{width}}" for head, width in heads))
     for name in names:
         files = sorted(args.out.glob(f"{name}.json")) + sorted(args.out.glob(f"{name}.*-*.json"))
@@ -209,7 +216,12 @@ def main() -> int:
         violations = sum(len(run["violations"]) for run in runs)
         checked, mismatches = audit(document, args.audit, rng)
         span = f"{swept[0]}..{swept[-1]}" if swept else "-"
-        print(f"{name:20} {len(runs):>6} {span:>12} {violations:>10} {checked:>8} {len(mismatches):>10}")
+        # Seeds inside first..last that no saved chunk holds (a chunk not run yet, or lost).
+        missing = swept[-1] - swept[0] + 1 - len(set(swept)) if swept else 0
+        print(
+            f"{name:20} {len(runs):>6} {span:>12} {missing:>7} {violations:>10} {checked:>8} "
+            f"{len(mismatches):>10}"
+        )
         for line in mismatches[:5]:
             print(f"  {line}")
         failed |= bool(violations or mismatches)
