@@ -13,9 +13,8 @@ elections, epochs, high watermark, unavailability, message counts) must be equal
     .venv/bin/python benchmarks/long_sweep.py --audit-only --out sweeps/   # re-audit saved runs
 
 ``--scenarios`` takes names and the groups ``all``, ``raft`` and ``controller`` (the controller
-simulation's ``controller-*`` scenarios). Those also run the quorum controller: ``kraft.controller``
-and ``kraft.metadata`` are compiled too, except three modules mypyc cannot take (see
-``NOT_COMPILED``), which makes a controller scenario about 12% faster than with them interpreted.
+simulation's ``controller-*`` scenarios). Those also run the quorum controller, compiled with the
+rest except three modules mypyc cannot take (``NOT_COMPILED``); docs/simulator.md has the figures.
 
 Each scenario's runs go to ``OUT/<scenario>.json`` (the ``kraft sim sweep --json`` document), or
 with ``--chunk N`` to one file per N seeds (``OUT/<scenario>.<A>-<B>.json``), so that a sweep that
