@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kraft.common.errors import CorruptRecordError, MalformedMessageError
+from kraft.common.fast_init import speed_up_inits
 from kraft.protocol.primitives import Reader, Writer
 from kraft.protocol.schema import (
     BOOL,
@@ -675,3 +676,7 @@ def _decode_partition_record_fast(
     put(obj, "last_known_elr", None)
     put(obj, "_unknown_tags", [])
     return obj
+
+
+# Built for every record replayed, decoded or compared: see kraft.common.fast_init.
+speed_up_inits(ApiMessageAndVersion)

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple, TypeAlias
 import crc32c as _crc32c
 
 from kraft.common.errors import CorruptRecordError, MalformedMessageError
+from kraft.common.fast_init import speed_up_inits
 from kraft.protocol.primitives import (
     INT32_MAX,
     Reader,
@@ -997,3 +998,7 @@ def iter_batch_headers(data: bytes | bytearray | memoryview) -> Iterator[tuple[i
             raise _negative_count(pos, fields[12], fields[6])
         yield pos, _new_header(BatchHeader, fields)
         pos += length + LOG_OVERHEAD
+
+
+# Built for every record replayed, decoded or compared: see kraft.common.fast_init.
+speed_up_inits(Record)
