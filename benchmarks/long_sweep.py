@@ -2,11 +2,12 @@
 
 Interpreted, a raft scenario's run costs about 0.2-0.6 CPU-s and a controller scenario's about 0.3-1,
 so 10,000 seeds of every scenario is many CPU-hours. mypyc (it ships with mypy, a dev dependency)
-compiles the same source of ``kraft.raft``, ``kraft.sim``, ``kraft.controller``, ``kraft.metadata``
-and ``kraft.records`` to C extensions, 2-2.5 times as fast. A compiled build must run
-exactly what the source says, so every sweep ends with an audit: a random sample of the swept
-seeds is re-run on the interpreter, and every field of each result (trace hash, violations,
-elections, epochs, high watermark, unavailability, message counts) must be equal.
+compiles the same source of ``kraft.raft``, ``kraft.sim``, ``kraft.controller``, ``kraft.metadata``,
+``kraft.records`` and ``kraft.protocol`` (its primitives, not the generated message classes) to C
+extensions, 2-2.5 times as fast. A compiled build must run exactly what the source says, so every
+sweep ends with an audit: a random sample of the swept seeds is re-run on the interpreter, and
+every field of each result (trace hash, violations, elections, epochs, high watermark,
+unavailability, message counts) must be equal.
 
     .venv/bin/python benchmarks/long_sweep.py --scenarios all --seeds 2501..10000 --out sweeps/
     .venv/bin/python benchmarks/long_sweep.py --scenarios controller --seeds 1..2000 --out sweeps/
@@ -14,7 +15,7 @@ elections, epochs, high watermark, unavailability, message counts) must be equal
 
 ``--scenarios`` takes names and the groups ``all``, ``raft`` and ``controller`` (the controller
 simulation's ``controller-*`` scenarios). Those also run the quorum controller, compiled with the
-rest except three modules mypyc cannot take (``NOT_COMPILED``); docs/simulator.md has the figures.
+rest except the few modules mypyc cannot take (``NOT_COMPILED``); docs/simulator.md has the figures.
 
 Each scenario's runs go to ``OUT/<scenario>.json`` (the ``kraft sim sweep --json`` document), or
 with ``--chunk N`` to one file per N seeds (``OUT/<scenario>.<A>-<B>.json``), so that a sweep that
@@ -41,18 +42,19 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 
 # Kept interpreted (package-relative paths): SimLog rebinds its read methods per instance (an
 # interpreter-only speed-up that compiled classes, having no __dict__, refuse); __main__ is only an
-# entry point; mypyc fails on MetadataImage's ``cls.__new__(cls)`` (an internal error), a compiled
-# frozen generic ControllerResult fails at import ("attribute '__dict__' of 'type' objects is not
-# writable"); ControllerMetrics, which reads its own __slots__, is off the hot path and not tried.
+# entry point; a compiled frozen generic ControllerResult fails at import ("attribute '__dict__' of
+# 'type' objects is not writable"); ControllerMetrics, which reads its own __slots__, is off the hot
+# path and not tried; the generated message classes subclass schema.py's StructValue at run time,
+# which a compiled (native) base class would refuse, and mypyc rejects its TYPE_CHECKING-only body.
 NOT_COMPILED = {
     "sim/disk.py",
     "sim/__main__.py",
-    "metadata/image.py",
     "controller/result.py",
     "controller/metrics.py",
+    "protocol/schema.py",
 }
 # Compiled module by module (kraft.raft, small and clean, as one package).
-COMPILED_PACKAGES = ("sim", "controller", "metadata", "records")
+COMPILED_PACKAGES = ("sim", "controller", "metadata", "records", "protocol")
 
 # Fields that depend on the machine, not on the run.
 NOT_COMPARED = {"wall_s"}
