@@ -314,5 +314,5 @@ def effective_min_isr(configured: int, replication_factor: int) -> int:
     return max(1, min(configured, max(1, replication_factor)))
 
 
-# Built for every record replayed, decoded or compared: see kraft.common.fast_init.
+# Built for every config the controller resolves: see kraft.common.fast_init.
 speed_up_inits(ResolvedConfig)

@@ -118,5 +118,5 @@ def _or(new: tuple[_T, ...] | None, old: tuple[_T, ...]) -> tuple[_T, ...]:
     return old if new is None else new
 
 
-# Built for every record replayed, decoded or compared: see kraft.common.fast_init.
+# Built for every partition record replayed: see kraft.common.fast_init.
 speed_up_inits(PartitionRegistration, PartitionChange)

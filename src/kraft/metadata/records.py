@@ -678,5 +678,5 @@ def _decode_partition_record_fast(
     return obj
 
 
-# Built for every record replayed, decoded or compared: see kraft.common.fast_init.
+# Built for every metadata record decoded or written: see kraft.common.fast_init.
 speed_up_inits(ApiMessageAndVersion)

@@ -1000,5 +1000,5 @@ def iter_batch_headers(data: bytes | bytearray | memoryview) -> Iterator[tuple[i
         pos += length + LOG_OVERHEAD
 
 
-# Built for every record replayed, decoded or compared: see kraft.common.fast_init.
+# Built for every record decoded: see kraft.common.fast_init.
 speed_up_inits(Record)
