@@ -15,6 +15,7 @@ import pytest
 from conftest import LocalCluster
 
 from kraft.tools import processes
+from kraft.tools.quorum_info import QuorumInfo
 
 kafka_admin = pytest.importorskip("kafka.admin")
 kafka_errors = pytest.importorskip("kafka.errors")
@@ -51,10 +52,18 @@ def test_describe_metadata_quorum_from_leader_and_follower(
     cluster = local_cluster(3)
     cluster.start_all()
     ours = cluster.wait_for_leader()
-    cluster.wait_for(
-        "the epoch start to commit everywhere",
-        lambda: info if (info := cluster.describe()).high_watermark > 0 else None,
-    )
+
+    # A high watermark past 0 needs only a majority: the third voter may still be starting
+    # (its last fetch is then Kafka's -1), so wait until every voter has fetched and caught up.
+    def everyone_fetched() -> QuorumInfo | None:
+        info = cluster.describe()
+        fetched = all(
+            v.last_fetch_timestamp_ms is not None and v.last_caught_up_timestamp_ms is not None
+            for v in info.voters
+        )
+        return info if info.high_watermark > 0 and fetched else None
+
+    cluster.wait_for("every voter to fetch the committed epoch start", everyone_fetched)
     follower = next(i for i in cluster.ids if i != ours.leader_id)
     for asked in (ours.leader_id, follower):
         started_ms = time.time() * 1000
