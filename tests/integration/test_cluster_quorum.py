@@ -81,6 +81,9 @@ def test_restart_after_a_torn_segment_tail_recovers(local_cluster: Callable[...,
     leader = cluster.wait_for_leader().leader_id
     cluster.wait_for("100 committed offsets", hw_at_least(cluster, 100))
     victim = next(i for i in cluster.ids if i != leader)
+    # 100 committed offsets need only a majority: the victim may not have fetched anything yet
+    # (an empty segment has no last batch to tear).
+    cluster.wait_for(f"node {victim} to hold 100 offsets", _voter_reached(cluster, victim, 100))
     cluster.kill(victim)
     segment = cluster.segment_files(victim)[-1]
     data = segment.read_bytes()

@@ -35,6 +35,15 @@ def test_kill_9_of_the_leader_elects_a_new_one_and_loses_nothing_committed(
     committed = cluster.wait_for("200 committed offsets", hw_at_least(cluster, 200)).high_watermark
     old = first.leader_id
     survivors = [i for i in cluster.ids if i != old]
+
+    # The high watermark needs only a majority: survivors[0] may still lack the last batches
+    # below it (or not have fetched at all), so wait until it holds the committed prefix.
+    def survivor_holds_committed() -> QuorumInfo | None:
+        info = cluster.describe()
+        voter = next(v for v in info.voters if v.replica_id == survivors[0])
+        return info if voter.log_end_offset >= committed else None
+
+    cluster.wait_for(f"node {survivors[0]} to hold the committed prefix", survivor_holds_committed)
     before = cluster.records(survivors[0], committed)
 
     cluster.kill(old)  # SIGKILL: no resignation, no flush

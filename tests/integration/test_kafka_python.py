@@ -46,16 +46,12 @@ def the_partition(result: dict[str, Any]) -> dict[str, Any]:
     return partition_data
 
 
-def test_describe_metadata_quorum_from_leader_and_follower(
-    local_cluster: Callable[..., LocalCluster],
-) -> None:
-    cluster = local_cluster(3)
-    cluster.start_all()
-    ours = cluster.wait_for_leader()
+def everyone_fetched(cluster: LocalCluster) -> Callable[[], QuorumInfo | None]:
+    """A high watermark past 0 (or an elected leader) needs only a majority: the third voter may
+    still be starting, not knowing the leader (its last fetch is then Kafka's -1). This waits until
+    every voter has fetched and caught up."""
 
-    # A high watermark past 0 needs only a majority: the third voter may still be starting
-    # (its last fetch is then Kafka's -1), so wait until every voter has fetched and caught up.
-    def everyone_fetched() -> QuorumInfo | None:
+    def probe() -> QuorumInfo | None:
         info = cluster.describe()
         fetched = all(
             v.last_fetch_timestamp_ms is not None and v.last_caught_up_timestamp_ms is not None
@@ -63,7 +59,16 @@ def test_describe_metadata_quorum_from_leader_and_follower(
         )
         return info if info.high_watermark > 0 and fetched else None
 
-    cluster.wait_for("every voter to fetch the committed epoch start", everyone_fetched)
+    return probe
+
+
+def test_describe_metadata_quorum_from_leader_and_follower(
+    local_cluster: Callable[..., LocalCluster],
+) -> None:
+    cluster = local_cluster(3)
+    cluster.start_all()
+    ours = cluster.wait_for_leader()
+    cluster.wait_for("every voter to fetch the committed epoch start", everyone_fetched(cluster))
     follower = next(i for i in cluster.ids if i != ours.leader_id)
     for asked in (ours.leader_id, follower):
         started_ms = time.time() * 1000
@@ -92,6 +97,8 @@ def test_kafka_python_command_line_describe_quorum(local_cluster: Callable[..., 
     cluster = local_cluster(3)
     cluster.start_all()
     ours = cluster.wait_for_leader()
+    # The follower asked (and any voter kafka-python then picks) must know the leader already.
+    cluster.wait_for("every voter to follow the leader", everyone_fetched(cluster))
     follower = next(i for i in cluster.ids if i != ours.leader_id)
     address = cluster.address(follower)
     done = subprocess.run(

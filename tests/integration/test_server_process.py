@@ -165,6 +165,9 @@ def test_garbage_and_oversize_frames_leave_the_quorum_serving(
 ) -> None:
     c = cluster_factory({1: CLUSTER_ID, 2: CLUSTER_ID, 3: CLUSTER_ID})
     leader, epoch, _ = c.wait_for("a leader", lambda: c.leader_with_hw(1))
+    # A leader and a high watermark need only two nodes: the third may not be listening yet.
+    for i in c.ids:
+        c.wait_for(f"node {i} to serve", lambda i=i: c.leader_with_hw(i))
     for i in c.ids:
         with socket.create_connection(("127.0.0.1", c.ports[i]), timeout=5) as s:
             s.sendall(struct.pack(">i", 12) + os.urandom(12))
