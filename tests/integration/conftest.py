@@ -58,8 +58,8 @@ def run_kraft(*args: str, timeout_s: float = 120) -> subprocess.CompletedProcess
 def poll_until(
     what: str, probe: Callable[[], T | None], *, timeout_s: float, interval_s: float, tails: Callable[[], str]
 ) -> T:
-    """``probe()`` until it returns a value (admin and socket errors count as "not yet"); on
-    timeout an AssertionError with the last error and ``tails()`` (the servers' log tails)."""
+    """``probe()`` until it returns a value (None, False, admin and socket errors count as "not
+    yet"); on timeout an AssertionError with the last error and ``tails()`` (the servers' log tails)."""
     deadline = time.monotonic() + timeout_s
     last: str = "never probed"
     while time.monotonic() < deadline:
@@ -68,7 +68,7 @@ def poll_until(
         except (AdminError, OSError) as e:
             last = str(e).splitlines()[0]
             value = None
-        if value is not None:
+        if value is not None and value is not False:  # a probe written as `cond and x` gives False
             return value
         time.sleep(interval_s)
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what} (last: {last})\n{tails()}")
