@@ -135,9 +135,10 @@ def test_a_topic_created_through_one_broker_is_in_every_brokers_metadata_within_
     creator = admin_for(cluster, b1)
     readers = {b: admin_for(cluster, b) for b in (b2, b3)}
     try:
-        started = time.monotonic()
         creator.create_topics([kafka_admin.NewTopic("visible", 2, 3)])  # type: ignore[attr-defined]
-        # broker.heartbeat.interval.ms is 500 in these tests.
+        # From the creation's answer (the controller committed it); broker.heartbeat.interval.ms
+        # is 500 in these tests.
+        started = time.monotonic()
         for b, reader in readers.items():
             while "visible" not in reader.list_topics():  # type: ignore[attr-defined]
                 assert time.monotonic() - started < 0.5, (
