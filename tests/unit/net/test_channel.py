@@ -285,7 +285,8 @@ def test_forwarded_admin_request_does_not_wait_behind_a_parked_fetch() -> None:
         elapsed = loop.time() - started
         answer = raft_codec.decode_response(describe_quorum.API.key, body, listener_name="CONTROLLER")
         assert isinstance(answer, DescribeQuorumResponse) and answer.leader_id == 2
-        assert elapsed < 0.5, f"forwarded DescribeQuorum took {elapsed:.3f} s behind a parked Fetch"
+        # The Fetch stays parked 1.5 s: 1 s leaves a loaded machine room and still tells them apart.
+        assert elapsed < 1.0, f"forwarded DescribeQuorum took {elapsed:.3f} s behind a parked Fetch"
         assert not got, "the parked Fetch cannot have been answered yet"
         # The core's raft traffic keeps a single connection per peer: a second Fetch reuses it.
         channel.send(Envelope(1, 2, 2, FETCH))
