@@ -74,6 +74,21 @@ def poll_until(
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what} (last: {last})\n{tails()}")
 
 
+def voters_reached(
+    cluster: LocalCluster, offset: int, ids: Sequence[int] | None = None, ask: Sequence[int] | None = None
+) -> Callable[[], QuorumInfo | None]:
+    """A probe: the leader's view once the log of every voter of ``ids`` (default: all) ends at or
+    past ``offset`` (a voter that never fetched reports -1, so ``offset`` 0 means "has fetched")."""
+
+    def probe() -> QuorumInfo | None:
+        info = cluster.describe(ask)
+        want = set(ids) if ids is not None else {v.replica_id for v in info.voters}
+        reached = {v.replica_id for v in info.voters if v.log_end_offset >= offset}
+        return info if want <= reached else None
+
+    return probe
+
+
 class LocalCluster:
     def __init__(
         self,

@@ -7,7 +7,7 @@ import struct
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster
+from conftest import LocalCluster, voters_reached
 
 from kraft.tools.quorum_info import QuorumInfo
 
@@ -58,21 +58,13 @@ def test_appended_records_are_identical_on_every_node(
     cluster.wait_for_leader()
     info = cluster.wait_for("300 committed offsets", hw_at_least(cluster, 300))
     hw = info.high_watermark
-    cluster.wait_for("every voter to hold the committed prefix", _all_reached(cluster, hw))
+    cluster.wait_for("every voter to hold the committed prefix", voters_reached(cluster, hw))
     cluster.stop_all()
     logs = {i: cluster.records(i, hw) for i in cluster.ids}
     assert len(logs[1]) >= 250  # control records take a few offsets; the rest are ours
     assert logs[1] == logs[2] == logs[3]
     offsets = [o for o, _, _ in logs[1]]
     assert offsets == sorted(set(offsets))
-
-
-def _all_reached(cluster: LocalCluster, offset: int) -> Callable[[], QuorumInfo | None]:
-    def probe() -> QuorumInfo | None:
-        info = cluster.describe()
-        return info if all(v.log_end_offset >= offset for v in info.voters) else None
-
-    return probe
 
 
 def test_restart_after_a_torn_segment_tail_recovers(local_cluster: Callable[..., LocalCluster]) -> None:
@@ -83,7 +75,7 @@ def test_restart_after_a_torn_segment_tail_recovers(local_cluster: Callable[...,
     victim = next(i for i in cluster.ids if i != leader)
     # 100 committed offsets need only a majority: the victim may not have fetched anything yet
     # (an empty segment has no last batch to tear).
-    cluster.wait_for(f"node {victim} to hold 100 offsets", _voter_reached(cluster, victim, 100))
+    cluster.wait_for(f"node {victim} to hold 100 offsets", voters_reached(cluster, 100, [victim]))
     cluster.kill(victim)
     segment = cluster.segment_files(victim)[-1]
     data = segment.read_bytes()
@@ -95,7 +87,7 @@ def test_restart_after_a_torn_segment_tail_recovers(local_cluster: Callable[...,
     cluster.start(victim, tool_args=APPEND)
     # The node truncates the torn batch, rejoins and catches up past where it was.
     target = cluster.describe().high_watermark + 50
-    info = cluster.wait_for("the restarted node to catch up", _voter_reached(cluster, victim, target))
+    info = cluster.wait_for("the restarted node to catch up", voters_reached(cluster, target, [victim]))
     assert cluster.is_running(victim)
     cluster.stop_all()
     after = cluster.records(victim, info.high_watermark)
@@ -114,15 +106,6 @@ def _last_batch_position(data: bytes) -> int:
         last = pos
         pos += 12 + length
     return last
-
-
-def _voter_reached(cluster: LocalCluster, node_id: int, offset: int) -> Callable[[], QuorumInfo | None]:
-    def probe() -> QuorumInfo | None:
-        info = cluster.describe()
-        voter = next(v for v in info.voters if v.replica_id == node_id)
-        return info if voter.log_end_offset >= offset else None
-
-    return probe
 
 
 def test_node_with_a_wrong_cluster_id_is_refused(local_cluster: Callable[..., LocalCluster]) -> None:

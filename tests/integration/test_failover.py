@@ -7,7 +7,7 @@ import signal
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster
+from conftest import LocalCluster, voters_reached
 
 from kraft.tools.quorum_info import QuorumInfo
 
@@ -35,15 +35,12 @@ def test_kill_9_of_the_leader_elects_a_new_one_and_loses_nothing_committed(
     committed = cluster.wait_for("200 committed offsets", hw_at_least(cluster, 200)).high_watermark
     old = first.leader_id
     survivors = [i for i in cluster.ids if i != old]
-
     # The high watermark needs only a majority: survivors[0] may still lack the last batches
     # below it (or not have fetched at all), so wait until it holds the committed prefix.
-    def survivor_holds_committed() -> QuorumInfo | None:
-        info = cluster.describe()
-        voter = next(v for v in info.voters if v.replica_id == survivors[0])
-        return info if voter.log_end_offset >= committed else None
-
-    cluster.wait_for(f"node {survivors[0]} to hold the committed prefix", survivor_holds_committed)
+    cluster.wait_for(
+        f"node {survivors[0]} to hold the committed prefix",
+        voters_reached(cluster, committed, [survivors[0]]),
+    )
     before = cluster.records(survivors[0], committed)
 
     cluster.kill(old)  # SIGKILL: no resignation, no flush
@@ -53,12 +50,9 @@ def test_kill_9_of_the_leader_elects_a_new_one_and_loses_nothing_committed(
     cluster.wait_for("progress under the new leader", hw_at_least(cluster, committed + 100, survivors))
 
     cluster.start(old, tool_args=APPEND)
-
-    def everyone_past(offset: int) -> QuorumInfo | None:
-        info = cluster.describe(survivors)
-        return info if all(v.log_end_offset >= offset for v in info.voters) else None
-
-    info = cluster.wait_for("the old leader to catch up", lambda: everyone_past(committed + 100))
+    info = cluster.wait_for(
+        "the old leader to catch up", voters_reached(cluster, committed + 100, ask=survivors)
+    )
     cluster.stop_all()
     # Nothing committed before the kill was lost or changed, on any node.
     for node_id in cluster.ids:

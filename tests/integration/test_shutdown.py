@@ -10,21 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import LocalCluster
+from conftest import LocalCluster, voters_reached
 
 from kraft.protocol.messages import describe_quorum
 from kraft.tools.admin import Connection
-from kraft.tools.quorum_info import QuorumInfo
 
 pytestmark = pytest.mark.slow
 
 SHUTDOWN_TIMEOUT_S = 5.0  # kraft_server.DEFAULT_SHUTDOWN_TIMEOUT_MS
-
-
-def every_voter_fetched(cluster: LocalCluster) -> QuorumInfo | None:
-    """The leader's view once every voter has fetched (a voter that never has reports offset -1)."""
-    info = cluster.describe()
-    return info if all(v.log_end_offset >= 0 for v in info.voters) else None
 
 
 def test_sigterm_to_every_node_at_once_stops_the_cluster_well_within_the_shutdown_timeout(
@@ -37,10 +30,7 @@ def test_sigterm_to_every_node_at_once_stops_the_cluster_well_within_the_shutdow
     first = cluster.wait_for_leader()
     leader = first.leader_id
     # Every follower fetching: the state `kraft cluster down` usually meets.
-    cluster.wait_for(
-        "every voter to have fetched",
-        lambda: every_voter_fetched(cluster),
-    )
+    cluster.wait_for("every voter to have fetched", voters_reached(cluster, 0))
     started = time.monotonic()
     for proc in cluster.procs.values():
         os.kill(proc.pid, signal.SIGTERM)
@@ -62,10 +52,7 @@ def test_describe_quorum_through_a_follower_does_not_wait_for_its_long_polled_fe
     follower = next(i for i in cluster.ids if i != leader)
     # A leader needs only a majority: the follower asked may still be starting, or not know the
     # leader yet (it would answer NOT_LEADER_OR_FOLLOWER). Once it has fetched, it follows.
-    cluster.wait_for(
-        "every voter to have fetched",
-        lambda: every_voter_fetched(cluster),
-    )
+    cluster.wait_for("every voter to have fetched", voters_reached(cluster, 0))
 
     topic_cls: Any = describe_quorum.REQUEST.cls.TopicData  # type: ignore[attr-defined]
     request = describe_quorum.REQUEST(
