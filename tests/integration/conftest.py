@@ -74,6 +74,18 @@ def poll_until(
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what} (last: {last})\n{tails()}")
 
 
+def hw_at_least(
+    cluster: LocalCluster, offset: int, ask: Sequence[int] | None = None
+) -> Callable[[], QuorumInfo | None]:
+    """A probe: the view of the node asked (default: any) once its high watermark is at ``offset``."""
+
+    def probe() -> QuorumInfo | None:
+        info = cluster.describe(ask)
+        return info if info.high_watermark >= offset else None
+
+    return probe
+
+
 def voters_reached(
     cluster: LocalCluster, offset: int, ids: Sequence[int] | None = None, ask: Sequence[int] | None = None
 ) -> Callable[[], QuorumInfo | None]:

@@ -7,21 +7,13 @@ import struct
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster, voters_reached
+from conftest import LocalCluster, hw_at_least, voters_reached
 
 from kraft.tools.quorum_info import QuorumInfo
 
 pytestmark = pytest.mark.slow
 
 APPEND = ["--throughput", "200", "--record-size", "64", "--report-interval-s", "1"]
-
-
-def hw_at_least(cluster: LocalCluster, offset: int) -> Callable[[], QuorumInfo | None]:
-    def probe() -> QuorumInfo | None:
-        info = cluster.describe()
-        return info if info.high_watermark >= offset else None
-
-    return probe
 
 
 def test_leader_is_elected_and_high_watermark_advances(local_cluster: Callable[..., LocalCluster]) -> None:

@@ -7,23 +7,13 @@ import signal
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster, voters_reached
+from conftest import LocalCluster, hw_at_least, voters_reached
 
 from kraft.tools.quorum_info import QuorumInfo
 
 pytestmark = pytest.mark.slow
 
 APPEND = ["--throughput", "200", "--record-size", "64", "--report-interval-s", "1"]
-
-
-def hw_at_least(
-    cluster: LocalCluster, offset: int, ask: list[int] | None = None
-) -> Callable[[], QuorumInfo | None]:
-    def probe() -> QuorumInfo | None:
-        info = cluster.describe(ask)
-        return info if info.high_watermark >= offset else None
-
-    return probe
 
 
 def test_kill_9_of_the_leader_elects_a_new_one_and_loses_nothing_committed(

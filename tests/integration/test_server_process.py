@@ -22,6 +22,7 @@ import pytest
 from kafka.admin import KafkaAdminClient
 
 from kraft.cli import storage as storage_cli
+from kraft.tools import processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -39,22 +40,11 @@ FAST = {
 }
 
 
-def free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 class Cluster:
     def __init__(self, root: Path, cluster_ids: dict[int, str]) -> None:
         self.root = root
         self.ids = sorted(cluster_ids)
-        self.ports = dict(zip(self.ids, free_ports(len(self.ids))))
+        self.ports = dict(zip(self.ids, processes.free_ports(len(self.ids))))
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.ports.items())
         for i in self.ids:

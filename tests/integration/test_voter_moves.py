@@ -5,7 +5,6 @@ quorum can reach it again without an operator removing and re-adding it."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 from pathlib import Path
 
@@ -15,12 +14,6 @@ from conftest import FAST_OVERRIDE_ARGS, poll_until, run_kraft
 from kraft.tools import processes
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_a_controller_back_on_a_new_port_is_found_again(tmp_path: Path) -> None:
@@ -37,7 +30,7 @@ def test_a_controller_back_on_a_new_port_is_found_again(tmp_path: Path) -> None:
         stop = run_kraft("cluster", "stop-node", "--id", "3", "--data-dir", str(data))
         assert stop.returncode == 0, stop.stderr
         config = data / "node-3" / "server.properties"
-        new_port = free_port()
+        (new_port,) = processes.free_ports(1)
         text = config.read_text()
         assert f"CONTROLLER://127.0.0.1:{port[3]}" in text
         config.write_text(

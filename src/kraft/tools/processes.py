@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -206,14 +207,45 @@ def port_in_use(host: str, port: int) -> bool:
     return False
 
 
-def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """``count`` distinct ports the kernel considers free right now (all bound at once, then freed)."""
-    sockets: list[socket.socket] = []
+# Where Linux takes the local port of an outgoing connection (and of a bind to port 0).
+_EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+# The lowest port picked below that range.
+_LOWEST_PICKED_PORT = 20_000
+
+
+def _picked_port_range() -> range | None:
+    """Ports below the kernel's ephemeral range, or None where that range is unknown or too low."""
     try:
-        for _ in range(count):
+        low = int(_EPHEMERAL_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return range(_LOWEST_PICKED_PORT, low) if low - _LOWEST_PICKED_PORT >= 1_000 else None
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """``count`` distinct ports the kernel considers free right now (all bound at once, then freed).
+
+    They are picked below the kernel's ephemeral range when it is known: a port handed out from
+    that range can be taken, between this call and the server's own bind, as the local end of any
+    outgoing connection on the machine (the nodes' own connections to each other included), and
+    the server then fails with "address in use". Elsewhere the kernel picks (a bind to port 0).
+    """
+    sockets: list[socket.socket] = []
+    picked = _picked_port_range()
+    candidates = random.sample(picked, min(len(picked), 100 * count)) if picked is not None else []
+    try:
+        while len(sockets) < count:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((host, 0))
             sockets.append(s)
+            while candidates:
+                try:
+                    s.bind((host, candidates.pop()))
+                    break
+                except OSError as e:
+                    if e.errno not in (errno.EADDRINUSE, errno.EACCES):
+                        raise
+            else:
+                s.bind((host, 0))  # none of the candidates was free: let the kernel pick
         return [s.getsockname()[1] for s in sockets]
     finally:
         for s in sockets:

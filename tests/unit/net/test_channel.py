@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 from typing import Any
 
 import pytest
@@ -24,6 +23,7 @@ from kraft.raft.messages import (
     VoteResponse,
 )
 from kraft.raft.types import ReplicaKey
+from kraft.tools.processes import free_ports
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -76,12 +76,6 @@ class PeerHandler:
         else:
             response = FetchResponse(high_watermark=5, current_leader_id=2, current_leader_epoch=1)
         return raft_codec.encode_response(response, request.version, listener_name="CONTROLLER")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def start_peer(handler: Any, vote_max: int = 2) -> tuple[KafkaServer, int]:
@@ -157,7 +151,7 @@ def test_pre_vote_to_a_peer_without_vote_v2_becomes_unsupported_version_for_the_
 
 def test_unreachable_peer_becomes_broker_not_available() -> None:
     async def main() -> None:
-        got = await exchange(free_port(), [Envelope(1, 2, 7, FETCH)])
+        got = await exchange(free_ports(1)[0], [Envelope(1, 2, 7, FETCH)])
         assert got[0].body.error_code == ErrorCode.BROKER_NOT_AVAILABLE
         assert got[0].correlation_id == 7
 
@@ -199,7 +193,7 @@ def test_unknown_destination_fails_fast() -> None:
 
 def test_reconnects_after_the_peer_comes_back() -> None:
     async def main() -> None:
-        port = free_port()
+        port = free_ports(1)[0]
         got: list[Envelope] = []
         channel = PeerChannel(
             local_id=1,
