@@ -37,7 +37,9 @@ def test_sigterm_to_every_node_at_once_stops_the_cluster_well_within_the_shutdow
     codes = {i: proc.wait(timeout=SHUTDOWN_TIMEOUT_S + 10) for i, proc in cluster.procs.items()}
     elapsed = time.monotonic() - started
     assert codes == {i: 0 for i in cluster.ids}, cluster.log_tails()
-    assert elapsed < 2.5, f"stopping the whole cluster took {elapsed:.2f} s\n{cluster.log_tails()}"
+    # Waiting out the leader's shutdown timeout would take over 5 s; a clean stop takes well under
+    # 1 s here, and slow machines get the rest of the margin.
+    assert elapsed < 4.0, f"stopping the whole cluster took {elapsed:.2f} s\n{cluster.log_tails()}"
     assert "stopped" in cluster.log(leader)
 
 
