@@ -273,8 +273,8 @@ def test_retriable_refusals_until_the_deadline_name_the_last_answer(nodes: list[
         return add_raft_voter_msg.RESPONSE(error_code=ErrorCode.REQUEST_TIMED_OUT, error_message="lagging")
 
     nodes.append(ScriptedNode(leader))
-    client = AdminClient([nodes[0].address], timeout_ms=300, retry_backoff_ms=10)
+    client = AdminClient([nodes[0].address], timeout_ms=1_000, retry_backoff_ms=10)
     with pytest.raises(AdminError) as excinfo:
         client.add_raft_voter(4, DIR, [Endpoint("CONTROLLER", "h", 1)])
-    assert "timed out after 300 ms waiting for AddRaftVoter" in str(excinfo.value)
+    assert "timed out after 1000 ms waiting for AddRaftVoter" in str(excinfo.value)
     assert "REQUEST_TIMED_OUT: lagging" in str(excinfo.value)
