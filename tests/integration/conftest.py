@@ -257,7 +257,8 @@ class LocalCluster:
 
     # -- observation -------------------------------------------------------------------------
 
-    def describe(self, ids: Sequence[int] | None = None, timeout_ms: int = 2_000) -> QuorumInfo:
+    def describe(self, ids: Sequence[int] | None = None, timeout_ms: int = 5_000) -> QuorumInfo:
+        # Tests also call it once, outside any wait: a stalled machine must not fail them.
         client = AdminClient(
             self.bootstrap(ids), timeout_ms=timeout_ms, request_timeout_ms=1_000, retry_backoff_ms=20
         )

@@ -6,6 +6,7 @@ metadata replica, writes are forwarded to the active controller.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Iterator
 
@@ -134,17 +135,21 @@ def test_a_topic_created_through_one_broker_is_in_every_brokers_metadata_within_
     b1, b2, b3 = cluster.broker_ids
     creator = admin_for(cluster, b1)
     readers = {b: admin_for(cluster, b) for b in (b2, b3)}
+    # Each time is from a creation's answer (the controller committed it) until both brokers list
+    # the topic: within a heartbeat (broker.heartbeat.interval.ms is 500 in these tests). The
+    # median of five is bounded, so that one stall of the machine does not fail the test.
+    times: list[float] = []
     try:
-        creator.create_topics([kafka_admin.NewTopic("visible", 2, 3)])  # type: ignore[attr-defined]
-        # From the creation's answer (the controller committed it); broker.heartbeat.interval.ms
-        # is 500 in these tests.
-        started = time.monotonic()
-        for b, reader in readers.items():
-            while "visible" not in reader.list_topics():  # type: ignore[attr-defined]
-                assert time.monotonic() - started < 0.5, (
-                    f"broker {b} did not list the topic within a heartbeat"
-                )
-                time.sleep(0.01)
+        for n in range(5):
+            name = f"visible-{n}"
+            creator.create_topics([kafka_admin.NewTopic(name, 2, 3)])  # type: ignore[attr-defined]
+            started = time.monotonic()
+            for b, reader in readers.items():
+                while name not in reader.list_topics():  # type: ignore[attr-defined]
+                    assert time.monotonic() - started < 10, f"broker {b} never listed {name}"
+                    time.sleep(0.01)
+            times.append(time.monotonic() - started)
+        assert statistics.median(times) < 0.5, f"seconds until every broker listed the topic: {times}"
     finally:
         creator.close()  # type: ignore[attr-defined]
         for reader in readers.values():
