@@ -46,6 +46,9 @@ FAST_TIMEOUTS = {
     "controller.quorum.retry.backoff.ms": "20",
     "controller.quorum.append.linger.ms": "5",
 }
+# For tests that check that the leader and epoch do not change: a leader process stalled a second
+# by a loaded machine must not lose its followers.
+STEADY_LEADER = {"controller.quorum.fetch.timeout.ms": "3000"}
 # FAST_TIMEOUTS as ``kraft cluster up`` options.
 FAST_OVERRIDE_ARGS = tuple(a for k, v in FAST_TIMEOUTS.items() for a in ("--override", f"{k}={v}"))
 

@@ -7,7 +7,7 @@ import struct
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster, hw_at_least, voters_reached
+from conftest import STEADY_LEADER, LocalCluster, hw_at_least, voters_reached
 
 from kraft.tools.quorum_info import QuorumInfo
 
@@ -134,7 +134,7 @@ def _hw_positive(cluster: LocalCluster, ask: list[int]) -> Callable[[], QuorumIn
 def test_garbage_and_oversize_frames_leave_the_quorum_serving(
     local_cluster: Callable[..., LocalCluster],
 ) -> None:
-    cluster = local_cluster(3, overrides={"socket.request.max.bytes": "1048576"})
+    cluster = local_cluster(3, overrides={"socket.request.max.bytes": "1048576", **STEADY_LEADER})
     cluster.start_all()
     info = cluster.wait_for_leader()
     target = cluster.address(info.leader_id)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import LocalCluster
+from conftest import STEADY_LEADER, LocalCluster
 
 from kraft.tools import processes
 from kraft.tools.quorum_info import QuorumInfo
@@ -65,7 +65,7 @@ def everyone_fetched(cluster: LocalCluster) -> Callable[[], QuorumInfo | None]:
 def test_describe_metadata_quorum_from_leader_and_follower(
     local_cluster: Callable[..., LocalCluster],
 ) -> None:
-    cluster = local_cluster(3)
+    cluster = local_cluster(3, overrides=STEADY_LEADER)
     cluster.start_all()
     ours = cluster.wait_for_leader()
     cluster.wait_for("every voter to fetch the committed epoch start", everyone_fetched(cluster))
