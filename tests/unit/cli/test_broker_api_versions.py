@@ -167,13 +167,13 @@ def test_an_unreachable_broker_prints_an_error_line_and_exits_1(cluster: FakeClu
     b1 = cluster.add_broker(1)
     b1.on(metadata_msg.API, metadata_answer([b1, (7, "127.0.0.1", 1, None)], controller_id=1))
     code, out, _ = run(
-        ["--bootstrap-server", f"127.0.0.1:{b1.port}", "--timeout-ms", "300", "--request-timeout-ms", "200"]
+        ["--bootstrap-server", f"127.0.0.1:{b1.port}", "--timeout-ms", "2000", "--request-timeout-ms", "1000"]
     )
     assert code == 1
     first, second = out.split("\n)\n")[0], out.split("\n)\n")[1]
     assert first == f"127.0.0.1:{b1.port} (id: 1 rack: null isFenced: false) -> {BROKER_BLOCK}"[:-2]
     assert second.startswith(
-        "127.0.0.1:1 (id: 7 rack: null isFenced: false) -> ERROR: timed out after 300 ms waiting for "
+        "127.0.0.1:1 (id: 7 rack: null isFenced: false) -> ERROR: timed out after 2000 ms waiting for "
         "ApiVersions of node 7; 127.0.0.1:1: cannot connect"
     )
     assert second.count("\n") == 1

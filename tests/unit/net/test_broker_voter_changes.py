@@ -184,13 +184,13 @@ def test_no_leader_within_the_requests_timeout_is_request_timed_out_as_kafka_ans
     assert response.error_message.startswith("The request timed out.")
     assert "no raft leader is known" in response.error_message
     assert forwarder.calls == []
-    assert 0.25 <= elapsed < 2.0  # AddRaftVoter's own TimeoutMs, not the 30 s default
+    assert 0.25 <= elapsed < 10.0  # AddRaftVoter's own TimeoutMs, not the 30 s default
 
 
 def test_an_unreachable_leader_is_request_timed_out_naming_the_failure() -> None:
     forwarder = Forwarder([])  # every call: ChannelError("connection refused")
     response = asyncio.run(
-        broker(Core(leader=2), forwarder, timeout_ms=300).handle(request(remove_raft_voter, remove()))
+        broker(Core(leader=2), forwarder, timeout_ms=2_000).handle(request(remove_raft_voter, remove()))
     )
     # RemoveRaftVoter has no TimeoutMs: the broker's request.timeout.ms bounds it.
     assert response.error_code == ErrorCode.REQUEST_TIMED_OUT

@@ -22,6 +22,15 @@ from kraft.protocol.messages import api_versions, describe_quorum, metadata
 pytestmark = pytest.mark.timeout(30)
 
 
+async def until(cond: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """Until ``cond()`` holds: the server's accept, read and dispatch take turns of the loop that a
+    stalled machine can leave behind a fixed sleep."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not cond():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
 class FakeHandler:
     """Answers Metadata with a controller id taken from the request; ``delays`` slow chosen ones."""
 
@@ -158,8 +167,8 @@ async def test_pipelined_responses_leave_in_request_order_even_when_the_first_is
     client = await connect(port)
     for cid in (1, 2, 3):
         await client.send(metadata.API, 12, cid, metadata.REQUEST.cls(topics=[]))
-    await asyncio.sleep(0.1)
-    assert handler.seen == [1, 2, 3]  # all three are being handled concurrently ...
+    await until(lambda: handler.seen == [1, 2, 3])  # all three are being handled concurrently ...
+    await asyncio.sleep(0.1)  # (time for an answer written out of order to arrive)
     assert not client.frames and client.reader._buffer == b""  # type: ignore[attr-defined]  # ... none answered
     handler.delays[1].set()
     got = [(await client.response(metadata.API, 12))[0] for _ in range(3)]
@@ -245,7 +254,7 @@ async def test_an_answer_is_written_in_the_step_its_handler_finishes_before_the_
     server, port = await serve(handler)
     client = await connect(port)
     await client.send(metadata.API, 12, 1, metadata.REQUEST.cls(topics=[]))
-    await asyncio.sleep(0.05)
+    await until(lambda: handler.seen == [1])
     (conn,) = server.connections.values()
     written: list[str] = []
     original = conn.writer.write
