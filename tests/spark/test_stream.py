@@ -230,25 +230,31 @@ def test_exactly_once_into_parquet_across_a_driver_kill_9(spark: Any, live: Quor
     args = [live.bootstrap, str(checkpoint), str(out)]
     # Small batches, so that it is killed mid-stream...
     started = time.monotonic()
-    driver = _start_driver(script, [*args, "continuous", "400"], log)
-    try:
-        # Kill it in the middle of a micro-batch: its offsets are logged, its commit is not.
-        deadline = time.monotonic() + 120
-        while True:
-            assert driver.poll() is None, processes.tail(log, 40)
-            assert time.monotonic() < deadline, "the driver never got going\n" + processes.tail(log, 40)
-            pending = _batch_ids(checkpoint / "offsets") - _batch_ids(checkpoint / "commits")
-            if _batch_ids(checkpoint / "commits") and pending:
-                break
-            time.sleep(0.005)
-        os.killpg(driver.pid, signal.SIGKILL)
-        driver.wait(timeout=30)
-    finally:
-        if driver.poll() is None:
+    for _attempt in range(3):
+        driver = _start_driver(script, [*args, "continuous", "400"], log)
+        try:
+            # Kill it in the middle of a micro-batch: its offsets are logged, its commit is not.
+            deadline = time.monotonic() + 120
+            while True:
+                assert driver.poll() is None, processes.tail(log, 40)
+                assert time.monotonic() < deadline, "the driver never got going\n" + processes.tail(log, 40)
+                pending = _batch_ids(checkpoint / "offsets") - _batch_ids(checkpoint / "commits")
+                if _batch_ids(checkpoint / "commits") and pending:
+                    break
+                time.sleep(0.005)
             os.killpg(driver.pid, signal.SIGKILL)
             driver.wait(timeout=30)
+        finally:
+            if driver.poll() is None:
+                os.killpg(driver.pid, signal.SIGKILL)
+                driver.wait(timeout=30)
+        # The batch may have committed between the look and the kill (this process descheduled
+        # meanwhile): then the kill fell between batches, and the next attempt goes on from there.
+        committed_before = _batch_ids(checkpoint / "commits")
+        if _batch_ids(checkpoint / "offsets") - committed_before:
+            break
     interrupted = max(_batch_ids(checkpoint / "offsets"))
-    committed_before = _batch_ids(checkpoint / "commits")
+    assert interrupted not in committed_before, "three kills in a row fell between batches"
     logged = (checkpoint / "offsets" / str(interrupted)).read_text()
     interrupted_end = json.loads(logged.splitlines()[-1])
     killed = time.monotonic()
