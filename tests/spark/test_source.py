@@ -109,7 +109,7 @@ def raft_test_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     node.config_path.write_text(cluster_cli.node_properties(spec, node))
     cluster_cli.format_node(spec, node)
     args = ["--config", str(node.config_path), "--throughput", "200", "--record-size", "40"]
-    proc = processes.start_kraft(["test-raft-server", *args, "--duration-s", "1.2"], node.server_log)
+    proc = processes.start_kraft(["test-raft-server", *args, "--duration-s", "3"], node.server_log)
     assert proc.wait(timeout=60) == 0, processes.tail(node.server_log, 30)
     return Path(node.log_dir)
 
