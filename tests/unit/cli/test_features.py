@@ -22,6 +22,7 @@ from kraft.protocol.messages import api_versions as api_versions_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import describe_quorum as describe_quorum_msg
 from kraft.protocol.messages import update_features as update_features_msg
+from kraft.tools import processes
 from kraft.tools.admin import Address, AdminClient, AdminError, FeatureMetadata
 
 ELR = "eligible.leader.replicas.version"
@@ -256,10 +257,7 @@ def test_bad_bootstrap_address_is_reported_without_a_traceback() -> None:
 
 
 def test_unreachable_controller_fails_clearly() -> None:
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    port = closed.getsockname()[1]
-    closed.close()
+    (port,) = processes.free_ports(1)  # nothing listens there
     out, err = io.StringIO(), io.StringIO()
     argv = ["--bootstrap-controller", f"127.0.0.1:{port}", "--timeout-ms", "300", "describe"]
     assert features.main(argv, out=out, err=err) == 1

@@ -21,6 +21,7 @@ from kraft.protocol.messages import api_versions as api_versions_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import describe_quorum as describe_quorum_msg
 from kraft.raft.types import Endpoint
+from kraft.tools import processes
 from kraft.tools.admin import Address, AdminClient, AdminError, parse_bootstrap
 from kraft.tools.quorum_info import (
     ClockDriftError,
@@ -413,10 +414,7 @@ def test_client_times_out_naming_every_address_and_its_last_error(nodes: list[Sc
         return quorum_response(6, 0, 0)
 
     nodes.append(ScriptedNode(never_leader))
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    dead_port = closed.getsockname()[1]
-    closed.close()  # nothing listens there now
+    (dead_port,) = processes.free_ports(1)  # nothing listens there
     client = AdminClient(
         [nodes[0].address, Address("127.0.0.1", dead_port)], timeout_ms=1_000, retry_backoff_ms=10
     )
