@@ -37,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kraft.cli import cluster as cluster_cli
-from kraft.controller.configs import ConfigResolver
+from kraft.metadata.configs import ConfigResolver
 from kraft.controller.replication_control import ReplicationControl
 from kraft.metadata.image import MetadataLoader
 from kraft.metadata.image_snapshot import snapshot_records_bytes

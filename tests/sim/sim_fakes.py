@@ -43,6 +43,11 @@ class FakeRaft:
     _next_ping: int = 0
     _corr: int = 0
 
+    @property
+    def raft(self) -> FakeRaft:
+        """The world reads a node's raft core from its process: the fake plays both."""
+        return self
+
     def register(self, listener: Any) -> None:
         self.listener = listener
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from sim_fakes import fake_factory
 
-from kraft.controller.quorum_controller import ControllerEnvelope, ControllerRequest
+from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import broker_heartbeat
 from kraft.raft.messages import BeginQuorumEpochRequest, BeginQuorumEpochResponse, Envelope, FetchRequest
 from kraft.raft.types import ReplicaKey
 from kraft.sim.network import LinkProfile
@@ -130,7 +131,7 @@ def test_an_actors_controller_request_to_a_dead_node_is_dropped_as_before() -> N
     world = _world()
     client = _Client()
     world.add_actor(client)
-    request = ControllerEnvelope(101, 1, 1, ControllerRequest(api_key=63, api_version=1, body=None))
+    request = ControllerEnvelope(101, 1, 1, ApiRequest(broker_heartbeat.API, 1, None))
     world.schedule(1, "crash", lambda: world.crash(1))
     world.schedule(10, "ask", lambda: world.send(request, world.now_ms))
     world.run()

@@ -10,8 +10,8 @@ classes, ready to encode at that version.
 What it must not do: I/O, clocks, randomness, mutation of the image, or deciding anything a
 controller decides. Metadata does not create topics: it names the ones to auto-create in
 ``MetadataResult.topics_to_create`` and the caller forwards a CreateTopics to the controller.
-Config resolution is ``kraft.controller.configs``'s; topic-name rules are
-``kraft.controller.replication_control.topic_name_problem``'s.
+Config resolution and DescribeConfigs are ``kraft.metadata.configs``'s; topic-name rules are
+``kraft.metadata.topic_names``'.
 
 Main invariant: the answer is a function of (image, body, version, context) alone, and every list
 in it is in a defined order (topics by name, partitions by index, nodes by id), so equal inputs
@@ -28,12 +28,12 @@ from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
 from kraft.common.config import get_bool
-from kraft.controller.config_control import ConfigControl
-from kraft.controller.configs import BROKER, TOPIC, ConfigResolver
-from kraft.controller.replication_control import topic_name_problem
+from kraft.metadata import configs
+from kraft.metadata.configs import BROKER, TOPIC, ConfigResolver
 from kraft.metadata.image import BrokerRegistration, MetadataImage, TopicImage
 from kraft.metadata.partition import NO_LEADER, PartitionRegistration
 from kraft.metadata.records import LOST_DIR_ID_INT, MIGRATING_DIR_ID_INT, UNASSIGNED_DIR_ID_INT
+from kraft.metadata.topic_names import is_internal_topic, topic_name_problem
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import (
     describe_cluster,
@@ -45,8 +45,6 @@ from kraft.protocol.messages import (
 from kraft.protocol.primitives import ZERO_UUID
 from kraft.protocol.schema import StructType
 
-# Kafka's Topic.INTERNAL_TOPICS (spec 6.3).
-INTERNAL_TOPICS: Final = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT: Final = 2000  # spec 7
 # KIP-919 endpoint types (spec 6.5).
 ENDPOINT_TYPE_BROKER: Final = 1
@@ -115,10 +113,6 @@ class MetadataResult:
 
 # ---------------------------------------------------------------------------------------------------
 # Shared helpers
-
-
-def is_internal_topic(name: str | None) -> bool:
-    return name in INTERNAL_TOPICS
 
 
 def _missing_topic_error(name: str) -> ErrorCode:
@@ -527,14 +521,14 @@ def _describe_partition(cls: Any, view: _ListenerView, index: int, p: PartitionR
 def handle_describe_configs(image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext) -> Any:
     """Answer DescribeConfigs (v0-4) as this broker sees its configuration.
 
-    Resolution is ``ConfigControl``'s, over this node's static configs. What differs on a broker
+    Resolution is ``kraft.metadata.configs``, over this node's static configs. What differs on a broker
     (Kafka's ``ConfigHelper``) is checked first: an illegal topic name is INVALID_TOPIC_EXCEPTION; a
     BROKER resource must name this node or be "" (the cluster default), else INVALID_REQUEST; and
     an empty ConfigurationKeys list means every key, as null does.
     """
     cls = _cls(describe_configs.RESPONSE)
     request_cls = _cls(describe_configs.REQUEST)
-    control = ConfigControl(ConfigResolver(ctx.static_configs, ctx.node_id))
+    resolver = ConfigResolver(ctx.static_configs, ctx.node_id)
     results = []
     for res in body.resources:
         rejected = _broker_side_config_error(res.resource_type, res.resource_name, ctx.node_id)
@@ -564,7 +558,7 @@ def handle_describe_configs(image: MetadataImage, body: Any, version: int, ctx: 
             include_synonyms=body.include_synonyms,
             include_documentation=body.include_documentation,
         )
-        (result,) = control.describe_configs(image, one, version).results
+        (result,) = configs.describe_configs(resolver, image, one, version).results
         result.resource_name = res.resource_name
         results.append(result)
     return cls(throttle_time_ms=0, results=results)

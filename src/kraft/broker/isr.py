@@ -20,13 +20,15 @@ partition epoch moves past the one asked about, or the request failed.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
-from kraft.controller.quorum_controller import ControllerEnvelope, ControllerRequest, ControllerResponse
-from kraft.metadata.image import MetadataImage
+from kraft.metadata.image import MetadataDelta, MetadataImage
 from kraft.metadata.partition import LeaderRecoveryState, PartitionRegistration
+from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import alter_partition
 
@@ -38,10 +40,19 @@ MAX_PARTITIONS_PER_REQUEST = 1000
 
 
 class IsrManager:
+    """A ``MetadataPublisher``: it reads the image it was last published; ``poll`` sends."""
+
     def __init__(
-        self, node_id: int, *, request_timeout_ms: int = 30_000, retry_backoff_ms: int = 100
+        self,
+        node_id: int,
+        *,
+        request_timeout_ms: int = 30_000,
+        retry_backoff_ms: int = 100,
+        next_correlation_id: Callable[[], int] | None = None,
     ) -> None:
         self.node_id = node_id
+        self._next_correlation_id = next_correlation_id or itertools.count(1).__next__
+        self._image = MetadataImage.EMPTY
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.requests_sent = 0
@@ -50,15 +61,18 @@ class IsrManager:
         # (topic id, partition) -> partition epoch we asked about; not asked again until it moves.
         self._asked: dict[tuple[uuid.UUID, int], int] = {}
         self._in_flight: tuple[int, int] | None = None  # (correlation id, deadline)
-        self._correlation = 0
         self._not_before_ms = 0
         self._seen: tuple[object, object] = (None, None)  # (brokers, topics) of the last scan
         self._dirty = True
 
+    def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
+        self._image = image
+
     def poll(
-        self, now_ms: int, image: MetadataImage, broker_epoch: int, controller_id: int | None, running: bool
+        self, now_ms: int, broker_epoch: int, controller_id: int | None, running: bool
     ) -> tuple[list[ControllerEnvelope], int | None]:
         """The AlterPartition due now, if any, and when to poll again."""
+        image = self._image
         if self._in_flight is not None:
             if now_ms < self._in_flight[1]:
                 return [], self._in_flight[1]
@@ -77,25 +91,25 @@ class IsrManager:
         if not changes:
             return [], None
         body = self._request(image, broker_epoch, changes)
-        self._correlation += 1
+        correlation_id = self._next_correlation_id()
         deadline = now_ms + self.request_timeout_ms
-        self._in_flight = (self._correlation, deadline)
+        self._in_flight = (correlation_id, deadline)
         self.requests_sent += 1
-        request = ControllerRequest(alter_partition.API.key, ALTER_PARTITION_VERSION, body)
-        return [ControllerEnvelope(self.node_id, controller_id, self._correlation, request)], deadline
+        request = ApiRequest(alter_partition.API, ALTER_PARTITION_VERSION, body)
+        return [ControllerEnvelope(self.node_id, controller_id, correlation_id, request)], deadline
 
     def handle_response(self, envelope: ControllerEnvelope, now_ms: int) -> bool:
         """Take the answer if it is ours (returns whether it was)."""
         body = envelope.body
         if (
-            not isinstance(body, ControllerResponse)
-            or body.api_key != alter_partition.API.key
+            not isinstance(body, ApiResponse)
+            or body.api is not alter_partition.API
             or self._in_flight is None
             or envelope.correlation_id != self._in_flight[0]
         ):
             return False
         self._in_flight = None
-        response = body.body
+        response: Any = body.body
         top = ErrorCode.UNKNOWN_SERVER_ERROR if response is None else int(response.error_code)
         if top != ErrorCode.NONE:
             # NOT_CONTROLLER, STALE_BROKER_EPOCH, a lost connection: ask again after a backoff.

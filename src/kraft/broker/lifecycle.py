@@ -36,13 +36,14 @@ States (Kafka's ``BrokerState``; the numbers are its metric values)::
 from __future__ import annotations
 
 import enum
+import itertools
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kraft.controller.quorum_controller import ControllerEnvelope, ControllerRequest, ControllerResponse
+from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import broker_heartbeat, broker_registration
 
@@ -96,8 +97,11 @@ class LifecycleConfig:
 
 
 class BrokerLifecycle:
-    def __init__(self, config: LifecycleConfig) -> None:
+    def __init__(
+        self, config: LifecycleConfig, *, next_correlation_id: Callable[[], int] | None = None
+    ) -> None:
         self.config = config
+        self._next_correlation_id = next_correlation_id or itertools.count(1).__next__
         self.state = BrokerState.NOT_RUNNING
         self.broker_epoch = -1
         self.registered = False
@@ -111,7 +115,6 @@ class BrokerLifecycle:
         self._next_send_ms = 0
         self._immediate = False  # a send was asked for while one was in flight
         self._in_flight: tuple[int, int, int] | None = None  # (correlation id, api key, deadline)
-        self._correlation = 0
         self._got_shutdown_answer = False
 
     # ------------------------------------------------------------------------------ commands
@@ -196,24 +199,20 @@ class BrokerLifecycle:
         if controller_id is None:
             self._next_send_ms = now_ms + self.config.retry_backoff_ms
             return [], self._next_send_ms
-        self._correlation += 1
+        correlation_id = self._next_correlation_id()
         if self.registered:
-            request = ControllerRequest(
-                broker_heartbeat.API.key, HEARTBEAT_VERSION, self._heartbeat(metadata_offset)
-            )
+            request = ApiRequest(broker_heartbeat.API, HEARTBEAT_VERSION, self._heartbeat(metadata_offset))
         else:
-            request = ControllerRequest(
-                broker_registration.API.key, REGISTRATION_VERSION, self._registration()
-            )
+            request = ApiRequest(broker_registration.API, REGISTRATION_VERSION, self._registration())
         deadline = now_ms + self.config.request_timeout_ms
-        self._in_flight = (self._correlation, request.api_key, deadline)
-        envelope = ControllerEnvelope(self.config.node_id, controller_id, self._correlation, request)
+        self._in_flight = (correlation_id, request.api.key, deadline)
+        envelope = ControllerEnvelope(self.config.node_id, controller_id, correlation_id, request)
         return [envelope], deadline
 
     def handle_response(self, envelope: ControllerEnvelope, now_ms: int) -> None:
         """The answer to our request (``body.body is None``: it failed in the network)."""
         body = envelope.body
-        if not isinstance(body, ControllerResponse) or self._in_flight is None:
+        if not isinstance(body, ApiResponse) or self._in_flight is None:
             return
         if envelope.correlation_id != self._in_flight[0]:
             return  # an answer to a request we gave up on
@@ -223,7 +222,7 @@ class BrokerLifecycle:
         if body.body is None:
             self._immediate = False  # never retry at once after a failure (Kafka)
             self._schedule(now_ms, self.config.heartbeat_interval_ms)
-        elif body.api_key == broker_registration.API.key:
+        elif body.api is broker_registration.API:
             self._on_registration(body.body, now_ms)
         else:
             self._on_heartbeat(body.body, now_ms)

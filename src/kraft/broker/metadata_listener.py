@@ -2,9 +2,11 @@
 
 The broker is a raft observer of ``__cluster_metadata``; this is its listener (Kafka's broker-side
 ``MetadataLoader`` plus ``SnapshotGenerator``). It replays every committed batch into the same
-image the controllers build, loads a snapshot when the core hands one over (at start, or when the
-broker fell behind the leader's log start), and writes its own snapshots at the thresholds of spec
-1.7, so a restart loads the latest snapshot plus the log after it instead of the whole log.
+image the controllers build (publishing each image, with its delta, to the publishers installed
+on ``loader``: ``kraft.metadata.publisher``), loads a snapshot when the core hands one over (at
+start, or when the broker fell behind the leader's log start), and writes its own snapshots at the
+thresholds of spec 1.7, so a restart loads the latest snapshot plus the log after it instead of the
+whole log.
 
 A batch that does not replay is fatal (``ReplayError`` propagates and stops the node): a broker
 must never serve an image that diverged from the log.
@@ -46,8 +48,6 @@ class BrokerMetadataListener:
         self.snapshots_written = 0
         self.snapshots_loaded = 0
         self.metadata_errors = 0
-        # Called with each newly published image (on the raft thread).
-        self.on_publish: Callable[[MetadataImage], None] | None = None
 
     @property
     def image(self) -> MetadataImage:
@@ -63,11 +63,9 @@ class BrokerMetadataListener:
     def handle_commit(self, batch: CommittedBatch) -> None:
         try:
             if batch.is_control or not batch.records:
-                published = self.loader.handle_control_batch(
-                    batch.last_offset, batch.epoch, batch.append_timestamp_ms
-                )
+                self.loader.handle_control_batch(batch.last_offset, batch.epoch, batch.append_timestamp_ms)
             else:
-                published = self.loader.handle_batch(
+                self.loader.handle_batch(
                     batch.base_offset, batch.epoch, batch.append_timestamp_ms, batch.records
                 )
         except ReplayError as e:
@@ -77,8 +75,6 @@ class BrokerMetadataListener:
         self.snapshots.committed(
             batch.last_offset, batch.epoch, batch.append_timestamp_ms, sum(len(r) for r in batch.records)
         )
-        if published is not None and self.on_publish is not None:
-            self.on_publish(published)
 
     def handle_load_snapshot(self, reader: SnapshotReader) -> None:
         snapshot_id = reader.snapshot_id
@@ -94,8 +90,6 @@ class BrokerMetadataListener:
             image.topic_count,
             image.partition_count,
         )
-        if self.on_publish is not None:
-            self.on_publish(image)
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
         self.leader = leader

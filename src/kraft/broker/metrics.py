@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kraft.controller.configs import ConfigResolver
+from kraft.metadata.configs import ConfigResolver
 
 if TYPE_CHECKING:
-    from kraft.broker.node import BrokerNode
+    from kraft.broker.broker import Broker
 
 # Our field -> (Kafka MBean type, name); exported as kafka_server_<type>_<name>, lower case.
 PROMETHEUS_NAMES: Mapping[str, tuple[str, str]] = {
@@ -42,7 +42,7 @@ class BrokerMetrics:
     _seen: tuple[object, object] = (None, None)
     _partition_gauges: dict[str, float] = field(default_factory=dict)
 
-    def collect(self, node: BrokerNode) -> dict[str, float]:
+    def collect(self, node: Broker) -> dict[str, float]:
         lifecycle = node.lifecycle
         image = node.image
         out: dict[str, float] = {
@@ -66,7 +66,7 @@ class BrokerMetrics:
         out.update(self._partition_gauges)
         return out
 
-    def _partitions(self, node: BrokerNode) -> dict[str, float]:
+    def _partitions(self, node: Broker) -> dict[str, float]:
         image = node.image
         me = node.node_id
         led = under = at = hosted = 0

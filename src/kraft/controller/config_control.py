@@ -10,24 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraft.controller.configs import (
-    BROKER,
-    BROKER_CONFIG_NAMES,
-    CONFIG_DEFS,
-    TOPIC,
-    TOPIC_CONFIG_NAMES,
-    ConfigOperation,
-    ConfigResolver,
-    ConfigSource,
-    InvalidConfigError,
-    validate_value,
-)
 from kraft.controller.features import elr_enabled
 from kraft.controller.result import ControllerResult, result
+from kraft.metadata.configs import (
+    BROKER,
+    CONFIG_DEFS,
+    TOPIC,
+    ConfigOperation,
+    ConfigResolver,
+    InvalidConfigError,
+    describe_configs,
+    validate_value,
+)
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.records import ApiMessageAndVersion, MetadataRecordType, make_record
 from kraft.protocol.error_codes import ErrorCode
-from kraft.protocol.messages import describe_configs, incremental_alter_configs
+from kraft.protocol.messages import incremental_alter_configs
 
 MIN_ISR = "min.insync.replicas"
 
@@ -149,85 +147,4 @@ class ConfigControl:
         return records
 
     def describe_configs(self, image: MetadataImage, request: Any, version: int) -> Any:
-        cls: Any = describe_configs.RESPONSE.cls
-        results = []
-        for res in request.resources:
-            rtype, rname = res.resource_type, res.resource_name
-            if rtype == TOPIC:
-                if rname not in image.topics_by_name:
-                    results.append(
-                        cls.DescribeConfigsResult(
-                            error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                            error_message=f"The topic '{rname}' does not exist.",
-                            resource_type=rtype,
-                            resource_name=rname,
-                            configs=[],
-                        )
-                    )
-                    continue
-                keys = TOPIC_CONFIG_NAMES
-            elif rtype == BROKER:
-                if rname and not rname.isdigit():
-                    results.append(
-                        cls.DescribeConfigsResult(
-                            error_code=int(ErrorCode.INVALID_REQUEST),
-                            error_message=f"Invalid broker name {rname!r}",
-                            resource_type=rtype,
-                            resource_name=rname,
-                            configs=[],
-                        )
-                    )
-                    continue
-                keys = BROKER_CONFIG_NAMES
-            else:
-                results.append(
-                    cls.DescribeConfigsResult(
-                        error_code=int(ErrorCode.INVALID_REQUEST),
-                        error_message=f"Unsupported resource type {rtype}",
-                        resource_type=rtype,
-                        resource_name=rname,
-                        configs=[],
-                    )
-                )
-                continue
-            wanted = (
-                # Null or empty ConfigurationKeys: every key (Kafka's controller and broker alike).
-                keys if not res.configuration_keys else [k for k in res.configuration_keys if k in keys]
-            )
-            rows = []
-            for key in wanted:
-                r = self.resolver.resolve(image, rtype, rname, key)
-                if (
-                    rtype == BROKER
-                    and rname == ""
-                    and r.source not in (ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,)
-                ):
-                    # The cluster-default resource lists only what is set at that level (Kafka).
-                    continue
-                synonyms = []
-                if version >= 1 and request.include_synonyms:
-                    synonyms = [
-                        cls.DescribeConfigsResult.DescribeConfigsResourceResult.DescribeConfigsSynonym(
-                            name=n, value=v, source=int(s)
-                        )
-                        for n, v, s in r.synonyms
-                    ]
-                rows.append(
-                    cls.DescribeConfigsResult.DescribeConfigsResourceResult(
-                        name=key,
-                        value=r.value,
-                        read_only=False,
-                        is_default=version == 0 and r.source == ConfigSource.DEFAULT_CONFIG,
-                        config_source=int(r.source),
-                        is_sensitive=False,
-                        synonyms=synonyms,
-                        config_type=int(r.type),
-                        documentation=None,
-                    )
-                )
-            results.append(
-                cls.DescribeConfigsResult(
-                    error_code=0, error_message=None, resource_type=rtype, resource_name=rname, configs=rows
-                )
-            )
-        return cls(throttle_time_ms=0, results=results)
+        return describe_configs(self.resolver, image, request, version)

@@ -24,16 +24,14 @@ import contextlib
 import logging
 import random
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
 from kraft.controller.cluster_control import BrokerHeartbeats, ClusterControl
 from kraft.controller.config_control import ConfigControl
-from kraft.controller.configs import ConfigResolver
-from kraft.controller.errors import error_response
 from kraft.controller.features import (
     KRAFT_VERSION,
     SUPPORTED_FEATURES,
@@ -44,6 +42,7 @@ from kraft.controller.features import (
 from kraft.controller.metrics import ControllerMetrics
 from kraft.controller.replication_control import ReplicationControl
 from kraft.controller.result import ControllerResult
+from kraft.metadata.configs import ConfigResolver
 from kraft.metadata.image import (
     MetadataDelta,
     MetadataImage,
@@ -61,8 +60,23 @@ from kraft.metadata.records import (
     make_record,
 )
 from kraft.metadata.snapshot_scheduler import SnapshotScheduler
+from kraft.protocol.api import Api
+from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
-from kraft.protocol.messages import update_features
+from kraft.protocol.error_responses import error_response
+from kraft.protocol.messages import (
+    alter_partition,
+    broker_heartbeat,
+    broker_registration,
+    create_partitions,
+    create_topics,
+    delete_topics,
+    describe_configs,
+    elect_leaders,
+    incremental_alter_configs,
+    unregister_broker,
+    update_features,
+)
 from kraft.raft.listener import CommittedBatch, SnapshotReader
 from kraft.raft.types import LeaderAndEpoch, OffsetAndEpoch
 
@@ -70,63 +84,25 @@ log = logging.getLogger("kraft.controller")
 
 Record = ApiMessageAndVersion
 
-# API keys the controller serves (spec 6.2, 6.8).
-CREATE_TOPICS = 19
-DELETE_TOPICS = 20
-DESCRIBE_CONFIGS = 32
-CREATE_PARTITIONS = 37
-ELECT_LEADERS = 43
-INCREMENTAL_ALTER_CONFIGS = 44
-ALTER_PARTITION = 56
-UPDATE_FEATURES = 57
-BROKER_REGISTRATION = 62
-BROKER_HEARTBEAT = 63
-UNREGISTER_BROKER = 64
-CONTROLLER_APIS = frozenset(
-    {
-        CREATE_TOPICS,
-        DELETE_TOPICS,
-        DESCRIBE_CONFIGS,
-        CREATE_PARTITIONS,
-        ELECT_LEADERS,
-        INCREMENTAL_ALTER_CONFIGS,
-        ALTER_PARTITION,
-        UPDATE_FEATURES,
-        BROKER_REGISTRATION,
-        BROKER_HEARTBEAT,
-        UNREGISTER_BROKER,
-    }
-)
+# The APIs the controller serves (spec 6.2, 6.8), by key.
+CONTROLLER_APIS: Mapping[int, Api] = {
+    m.API.key: m.API
+    for m in (
+        create_topics,
+        delete_topics,
+        describe_configs,
+        create_partitions,
+        elect_leaders,
+        incremental_alter_configs,
+        alter_partition,
+        update_features,
+        broker_registration,
+        broker_heartbeat,
+        unregister_broker,
+    )
+}
 # Read-only APIs any controller (active or not) answers from its committed image.
-READ_ONLY_APIS = frozenset({DESCRIBE_CONFIGS})
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerRequest:
-    api_key: int
-    api_version: int
-    body: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerResponse:
-    api_key: int
-    api_version: int
-    body: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerEnvelope:
-    """A controller request or response between a client (broker, admin) and a controller."""
-
-    source: int
-    destination: int
-    correlation_id: int
-    body: ControllerRequest | ControllerResponse
-
-    @property
-    def is_request(self) -> bool:
-        return isinstance(self.body, ControllerRequest)
+READ_ONLY_APIS = frozenset({describe_configs.API.key})
 
 
 class RaftClient(Protocol):
@@ -167,6 +143,18 @@ class ControllerConfig:
     # the two differ (tests and the simulator).
     verify_leader_replay: bool = False
     static_configs: dict[str, str] = field(default_factory=dict)  # static broker-level configs
+
+
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """One batch this active controller wrote, not yet committed: the image after it and the delta
+    that made that image (published as is when the batch commits), and whether it may be adopted
+    instead of replayed (not when it holds transaction markers)."""
+
+    last_offset: int
+    image: MetadataImage
+    delta: MetadataDelta
+    adoptable: bool
 
 
 @dataclass(slots=True)
@@ -220,8 +208,8 @@ class QuorumController:
         self._latest: MetadataImage = self.loader.image
         self._queue: deque[tuple[ControllerEnvelope, int]] = deque()
         self._pending: deque[_Pending] = deque()
-        # (last offset, image after it, adoptable) of our uncommitted writes, oldest first.
-        self._written: deque[tuple[int, MetadataImage, bool]] = deque()
+        # Our uncommitted writes, oldest first.
+        self._written: deque[_Written] = deque()
         self._outbound: list[ControllerEnvelope] = []
         self._committed_offset = -1
         self._needs_activation = False
@@ -262,9 +250,9 @@ class QuorumController:
             self.loader.handle_control_batch(batch.last_offset, batch.epoch, batch.append_timestamp_ms)
         else:
             written = None
-            while self._written and self._written[0][0] <= batch.last_offset:
+            while self._written and self._written[0].last_offset <= batch.last_offset:
                 written = self._written.popleft()
-            mine = written is not None and written[0] == batch.last_offset and written[2]
+            mine = written is not None and written.last_offset == batch.last_offset and written.adoptable
             try:
                 if (
                     written is not None
@@ -277,13 +265,13 @@ class QuorumController:
                         last_epoch=batch.epoch,
                         last_append_ms=batch.append_timestamp_ms,
                     )
-                    self.loader.adopt(written[1].with_provenance(provenance))
+                    self.loader.adopt(written.image.with_provenance(provenance), written.delta)
                 else:
                     self.loader.handle_batch(
                         batch.base_offset, batch.epoch, batch.append_timestamp_ms, batch.records
                     )
                     if written is not None and mine:
-                        self._check_replay_matches(written[1])
+                        self._check_replay_matches(written.image)
             except ReplayError as e:
                 # The committed log is the truth: an image that cannot follow it must not serve.
                 self.metrics.metadata_error_count += 1
@@ -361,26 +349,16 @@ class QuorumController:
         out, self._outbound = self._outbound, []
         return out, min(wake) if wake else None
 
-    def _reply(self, envelope: ControllerEnvelope, body: Any) -> ControllerEnvelope:
-        request = envelope.body
-        assert isinstance(request, ControllerRequest)
-        return ControllerEnvelope(
-            envelope.destination,
-            envelope.source,
-            envelope.correlation_id,
-            ControllerResponse(request.api_key, request.api_version, body),
-        )
-
     def _run_request(self, envelope: ControllerEnvelope, now_ms: int) -> bool:
         request = envelope.body
-        assert isinstance(request, ControllerRequest)
-        key, version, body = request.api_key, request.api_version, request.body
+        assert isinstance(request, ApiRequest)
+        key, version, body = request.api.key, request.version, request.body
         if key in READ_ONLY_APIS:
-            self._outbound.append(self._reply(envelope, self._read_only(key, version, body)))
+            self._outbound.append(envelope.reply(self._read_only(key, version, body)))
             return True
         if not self.is_active or self._needs_activation:
             self._outbound.append(
-                self._reply(envelope, error_response(key, version, body, ErrorCode.NOT_CONTROLLER))
+                envelope.reply(error_response(key, version, body, ErrorCode.NOT_CONTROLLER))
             )
             return True
         try:
@@ -389,11 +367,11 @@ class QuorumController:
             return False
         if outcome is None:
             self._outbound.append(
-                self._reply(envelope, error_response(key, version, body, ErrorCode.INVALID_REQUEST))
+                envelope.reply(error_response(key, version, body, ErrorCode.INVALID_REQUEST))
             )
             return True
         if not outcome.records:
-            reply = self._reply(envelope, outcome.response)
+            reply = envelope.reply(outcome.response)
             if outcome.commit_offset is None:
                 self._outbound.append(reply)
             else:
@@ -407,41 +385,42 @@ class QuorumController:
             self.metrics.metadata_error_count += 1
             log.error("controller %d: refusing to write records that do not replay: %s", self.node_id, e)
             self._outbound.append(
-                self._reply(envelope, error_response(key, version, body, ErrorCode.UNKNOWN_SERVER_ERROR))
+                envelope.reply(error_response(key, version, body, ErrorCode.UNKNOWN_SERVER_ERROR))
             )
             return True
         self.metrics.add_stats(outcome.stats)
-        self._pending.append(_Pending(last, self._reply(envelope, outcome.response)))
+        self._pending.append(_Pending(last, envelope.reply(outcome.response)))
         return True
 
     def _dispatch(self, key: int, version: int, body: Any, now_ms: int) -> ControllerResult[Any] | None:
         image = self._latest
         next_offset = self._next_offset()
         active = self.cluster.is_active_fn(image)
-        if key == BROKER_HEARTBEAT:
-            return self.cluster.heartbeat(image, body, version, now_ms, next_offset)
-        if key == BROKER_REGISTRATION:
-            return self.cluster.register_broker(image, body, version, now_ms, next_offset)
-        if key == UNREGISTER_BROKER:
-            return self.cluster.unregister_broker(image, body, version)
-        if key == ALTER_PARTITION:
-            return self.replication.alter_partition(image, body, version, is_active=active)
-        if key == CREATE_TOPICS:
-            return self.replication.create_topics(image, body, version, is_active=active)
-        if key == CREATE_PARTITIONS:
-            return self.replication.create_partitions(image, body, version, is_active=active)
-        if key == DELETE_TOPICS:
-            return self.replication.delete_topics(image, body, version)
-        if key == ELECT_LEADERS:
-            return self.replication.elect_leaders(image, body, version, is_active=active)
-        if key == INCREMENTAL_ALTER_CONFIGS:
-            return self.configs.incremental_alter_configs(image, body, version)
-        if key == UPDATE_FEATURES:
-            return self._update_features(image, body, version, now_ms)
+        match key:
+            case broker_heartbeat.API.key:
+                return self.cluster.heartbeat(image, body, version, now_ms, next_offset)
+            case broker_registration.API.key:
+                return self.cluster.register_broker(image, body, version, now_ms, next_offset)
+            case unregister_broker.API.key:
+                return self.cluster.unregister_broker(image, body, version)
+            case alter_partition.API.key:
+                return self.replication.alter_partition(image, body, version, is_active=active)
+            case create_topics.API.key:
+                return self.replication.create_topics(image, body, version, is_active=active)
+            case create_partitions.API.key:
+                return self.replication.create_partitions(image, body, version, is_active=active)
+            case delete_topics.API.key:
+                return self.replication.delete_topics(image, body, version)
+            case elect_leaders.API.key:
+                return self.replication.elect_leaders(image, body, version, is_active=active)
+            case incremental_alter_configs.API.key:
+                return self.configs.incremental_alter_configs(image, body, version)
+            case update_features.API.key:
+                return self._update_features(image, body, version, now_ms)
         return None
 
     def _read_only(self, key: int, version: int, body: Any) -> Any:
-        if key == DESCRIBE_CONFIGS:
+        if key == describe_configs.API.key:
             return self.configs.describe_configs(self.image, body, version)
         raise KraftError(f"API {key} is not read-only")
 
@@ -553,7 +532,7 @@ class QuorumController:
             MetadataProvenance(last_offset=last, last_epoch=self.active_epoch, last_append_ms=now_ms)
         )
         markers = any(r.type in _TRANSACTION_MARKERS for r in records)
-        self._written.append((last, self._latest, not markers))
+        self._written.append(_Written(last, self._latest, delta, not markers))
         self.metrics.last_applied_offset = last
         return last
 
@@ -619,23 +598,12 @@ class QuorumController:
         self.active_epoch = None
         self._needs_activation = False
         for p in self._pending:
-            body = p.envelope.body
-            assert isinstance(body, ControllerResponse)
+            answer = p.envelope.body
+            assert isinstance(answer, ApiResponse)
             # The original request is gone; answer with the API's NOT_CONTROLLER shape.
-            self._outbound.append(
-                ControllerEnvelope(
-                    p.envelope.source,
-                    p.envelope.destination,
-                    p.envelope.correlation_id,
-                    ControllerResponse(
-                        body.api_key,
-                        body.api_version,
-                        error_response(
-                            body.api_key, body.api_version, None, ErrorCode.NOT_CONTROLLER, like=body.body
-                        ),
-                    ),
-                )
-            )
+            code = ErrorCode.NOT_CONTROLLER
+            body = error_response(answer.api.key, answer.version, None, code, like=answer.body)
+            self._outbound.append(replace(p.envelope, body=replace(answer, body=body)))
         self._pending.clear()
         self._written.clear()
         self._latest = self.loader.image

@@ -10,23 +10,22 @@ other through ``_Working`` (the image plus the changes emitted so far).
 from __future__ import annotations
 
 import random
-import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kraft.common.uuids import random_uuid
-from kraft.controller.configs import (
+from kraft.controller.features import elr_enabled
+from kraft.controller.partition_change import Election, PartitionChangeResult, build_partition_change
+from kraft.controller.result import ControllerResult, result
+from kraft.metadata.configs import (
     TOPIC,
     ConfigResolver,
     InvalidConfigError,
     effective_min_isr,
     validate_value,
 )
-from kraft.controller.features import elr_enabled
-from kraft.controller.partition_change import Election, PartitionChangeResult, build_partition_change
-from kraft.controller.result import ControllerResult, result
 from kraft.metadata.image import MetadataImage, TopicIdPartition
 from kraft.metadata.partition import PartitionChange, PartitionRegistration
 from kraft.metadata.records import (
@@ -35,6 +34,7 @@ from kraft.metadata.records import (
     make_record,
     record_version,
 )
+from kraft.metadata.topic_names import collision_key, topic_name_problem
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import (
     alter_partition,
@@ -43,11 +43,9 @@ from kraft.protocol.messages import (
     delete_topics,
     elect_leaders,
 )
+from kraft.raft.types import METADATA_TOPIC
 
 Record = ApiMessageAndVersion
-METADATA_TOPIC = "__cluster_metadata"
-MAX_TOPIC_NAME_LENGTH = 249
-_LEGAL_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")  # used with fullmatch: no "$" before a newline
 # Kafka's cap on the records one user operation may produce (QuorumController MAX_RECORDS_PER_USER_OP).
 MAX_RECORDS_PER_USER_OP = 10_000
 UNASSIGNED_DIR = uuid.UUID(int=1)
@@ -55,29 +53,6 @@ UNASSIGNED_DIR = uuid.UUID(int=1)
 
 def _cls(struct_type: Any) -> Any:
     return struct_type.cls
-
-
-def topic_name_problem(name: str) -> str | None:
-    """Kafka's ``Topic.validate``: why ``name`` is not a legal topic name, or None."""
-    if not name:
-        return "Topic name is illegal, it can't be empty"
-    if name in (".", ".."):
-        return 'Topic name cannot be "." or ".."'
-    if len(name) > MAX_TOPIC_NAME_LENGTH:
-        return (
-            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, "
-            f"topic name: {name}"
-        )
-    if not _LEGAL_TOPIC_CHARS.fullmatch(name):
-        return (
-            f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
-            "'.', '_' and '-'"
-        )
-    return None
-
-
-def _collision_key(name: str) -> str:
-    return name.replace(".", "_")
 
 
 def partition_change_record(change: PartitionChange, metadata_version: int) -> Record:
@@ -313,7 +288,7 @@ class ReplicationControl:
         names = [t.name for t in request.topics]
         duplicates = {n for n in names if names.count(n) > 1}
         created_keys: dict[str, str] = {}  # collision key -> name, for topics created by this request
-        existing_keys = {_collision_key(n): n for n in image.topics_by_name}
+        existing_keys = {collision_key(n): n for n in image.topics_by_name}
         validate_only = bool(getattr(request, "validate_only", False))
         mv = image.metadata_version
         active = sorted(b.id for b in image.brokers.values() if b.is_active)
@@ -336,7 +311,7 @@ class ReplicationControl:
             if name in image.topics_by_name:
                 fail(name, ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
                 continue
-            key = _collision_key(name)
+            key = collision_key(name)
             other = existing_keys.get(key) or created_keys.get(key)
             if other is not None:
                 fail(
@@ -437,7 +412,7 @@ class ReplicationControl:
     def _topic_configs(
         self, image: MetadataImage, name: str, pending: dict[str, str]
     ) -> list[tuple[str, str | None, int]]:
-        from kraft.controller.configs import TOPIC_CONFIG_NAMES, ConfigSource
+        from kraft.metadata.configs import TOPIC_CONFIG_NAMES, ConfigSource
 
         out: list[tuple[str, str | None, int]] = []
         for key in TOPIC_CONFIG_NAMES:

@@ -809,6 +809,8 @@ class MetadataDelta:
         self._changes: dict[uuid.UUID, _TopicChange] = {}
         self._new_names: dict[str, uuid.UUID] = {}
         self._deleted: set[uuid.UUID] = set()
+        # A snapshot load: the delta is built on EMPTY and stands for replacing this image.
+        self.replaced: MetadataImage | None = None
 
     @property
     def image(self) -> MetadataImage:
@@ -816,8 +818,30 @@ class MetadataDelta:
         return self._image
 
     @property
+    def previous(self) -> MetadataImage:
+        """The image the published result follows: ``replaced`` for a snapshot load, else ``image``."""
+        return self._image if self.replaced is None else self.replaced
+
+    @property
     def has_topic_changes(self) -> bool:
-        return bool(self._changes or self._deleted)
+        return bool(self._changes or self._deleted or self.replaced is not None)
+
+    # -- what changed (for publishers: kraft.metadata.publisher) --------------------------------------
+
+    def changed_partitions(self) -> Iterator[tuple[TopicIdPartition, str, PartitionRegistration]]:
+        """Every partition set in this delta, as (topic id and partition, topic name, registration),
+        in replay order of topics and partition order within a topic. For a snapshot load, every
+        partition of the snapshot."""
+        for topic_id, change in self._changes.items():
+            for partition_id in sorted(change.partitions):
+                yield TopicIdPartition(topic_id, partition_id), change.name, change.partitions[partition_id]
+
+    def deleted_topics(self) -> list[TopicImage]:
+        """The topics of ``previous`` that the result no longer has (deleted, or absent from a
+        loaded snapshot; a topic recreated under the same name has a new id and counts as gone)."""
+        if self.replaced is None:
+            return [self._image.topics_by_id[t] for t in sorted(self._deleted)]
+        return [t for i, t in sorted(self.replaced.topics_by_id.items()) if i not in self._changes]
 
     # -- current view -------------------------------------------------------------------------------
 
@@ -1148,6 +1172,10 @@ class MetadataDelta:
 # The loader
 
 
+# What a loader publishes to (``kraft.metadata.publisher.MetadataPublisher.publish``).
+Publisher = Callable[["MetadataDelta", MetadataImage], None]
+
+
 class MetadataLoader:
     """Turns committed batches into published images (Kafka's ``MetadataLoader``).
 
@@ -1169,6 +1197,18 @@ class MetadataLoader:
         self._transaction: MetadataDelta | None = None
         self._failed: ReplayError | None = None
         self._tuples: TupleCache = {}
+        self._publishers: list[Publisher] = []
+
+    def install_publisher(self, publisher: Publisher) -> None:
+        """Call ``publisher(delta, image)`` with every image published from now on (Kafka's
+        ``MetadataLoader.installPublishers``; ``kraft.metadata.publisher`` says what they may do)."""
+        self._publishers.append(publisher)
+
+    def _publish(self, delta: MetadataDelta, image: MetadataImage) -> MetadataImage:
+        self._image = image
+        for publish in self._publishers:
+            publish(delta, image)
+        return image
 
     @property
     def image(self) -> MetadataImage:
@@ -1223,10 +1263,13 @@ class MetadataLoader:
                     if in_transaction:
                         raise ReplayError(offset, record.type.record_name, "a transaction is already open")
                     if offset > base_offset:
-                        self._image = delta.apply(
-                            MetadataProvenance(
-                                last_offset=offset - 1, last_epoch=epoch, last_append_ms=append_ms
-                            )
+                        self._publish(
+                            delta,
+                            delta.apply(
+                                MetadataProvenance(
+                                    last_offset=offset - 1, last_epoch=epoch, last_append_ms=append_ms
+                                )
+                            ),
                         )
                     delta = MetadataDelta(self._image, tuple_cache=self._tuples)
                     in_transaction = True
@@ -1246,10 +1289,12 @@ class MetadataLoader:
             return None if self._image is start else self._image
         self._transaction = None
         last_offset = base_offset + len(records) - 1
-        self._image = delta.apply(
-            MetadataProvenance(last_offset=last_offset, last_epoch=epoch, last_append_ms=append_ms)
+        return self._publish(
+            delta,
+            delta.apply(
+                MetadataProvenance(last_offset=last_offset, last_epoch=epoch, last_append_ms=append_ms)
+            ),
         )
-        return self._image
 
     def handle_control_batch(self, last_offset: int, epoch: int, append_ms: int) -> MetadataImage | None:
         """A control batch (leader change, voters): advances the provenance, unless a metadata
@@ -1257,17 +1302,20 @@ class MetadataLoader:
         self._check_usable()
         if self._transaction is not None:
             return None
-        self._image = self._image.with_provenance(
-            MetadataProvenance(last_offset=last_offset, last_epoch=epoch, last_append_ms=append_ms)
-        )
-        return self._image
+        provenance = MetadataProvenance(last_offset=last_offset, last_epoch=epoch, last_append_ms=append_ms)
+        if not self._publishers:
+            self._image = self._image.with_provenance(provenance)
+            return self._image
+        return self._publish(MetadataDelta(self._image), self._image.with_provenance(provenance))
 
-    def adopt(self, image: MetadataImage) -> None:
+    def adopt(self, image: MetadataImage, delta: MetadataDelta) -> None:
         """Take ``image`` as the result of the batch that was just committed, without replaying it.
 
         Only for an active controller whose own records were already replayed into ``image``
-        when it wrote them (Kafka's controller does not replay its own records either). The
-        caller guarantees the batch held no transaction markers.
+        (through ``delta``, built on the image before that batch, which equals the committed one but
+        for its provenance) when it wrote them (Kafka's
+        controller does not replay its own records either). The caller guarantees the batch held
+        no transaction markers.
 
         Raises:
             KraftError: after an earlier replay error, or inside an open transaction.
@@ -1275,7 +1323,7 @@ class MetadataLoader:
         self._check_usable()
         if self._transaction is not None:
             raise KraftError("cannot adopt an image inside an open metadata transaction")
-        self._image = image
+        self._publish(delta, image)
 
     def load_snapshot(
         self, snapshot_offset: int, epoch: int, append_ms: int, records: Iterable[bytes]
@@ -1311,10 +1359,11 @@ class MetadataLoader:
             self._failed = e
             raise
         self._transaction = None
-        self._image = delta.apply(
-            MetadataProvenance(last_offset=offset, last_epoch=epoch, last_append_ms=append_ms)
+        delta.replaced = self._image
+        return self._publish(
+            delta,
+            delta.apply(MetadataProvenance(last_offset=offset, last_epoch=epoch, last_append_ms=append_ms)),
         )
-        return self._image
 
 
 def _decode(raw: bytes, offset: int) -> ApiMessageAndVersion | None:

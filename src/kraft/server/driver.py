@@ -1,4 +1,4 @@
-"""The raft thread: ``RaftNode.poll`` driven on its own thread, as Kafka's ``KafkaRaftClientDriver``.
+"""The raft thread: ``Node.poll`` driven on its own thread, as Kafka's ``KafkaRaftClientDriver``.
 
 Why a thread: ``poll`` appends and fsyncs the log and the quorum-state file. On the asyncio loop an
 fsync would stall every socket; on its own thread it stalls only the core, which is what "persist
@@ -6,7 +6,7 @@ before send" requires anyway.
 
 Threading contract:
 
-* Only the raft thread calls into the ``RaftNode`` (``poll``, and functions given to ``submit``).
+* Only the raft thread calls into the ``Node`` (``poll``, and functions given to ``submit``).
 * Other threads talk to it through ``deliver`` (inbound envelopes) and ``submit`` (run a function
   on the raft thread between polls, e.g. ``schedule_append``); both wake it at once.
 * Outbound envelopes are handed to ``on_outbound`` on the event loop via ``call_soon_threadsafe``.
@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kraft.common import commit_trace
+from kraft.node.node import Node, NodeEnvelope, NodePollResult
 from kraft.raft.messages import Envelope, FetchRequest, FetchResponse
 from kraft.raft.types import Endpoint, LeaderAndEpoch
 
@@ -39,7 +40,7 @@ log = logging.getLogger("kraft.server.driver")
 
 T = TypeVar("T")
 
-# The metrics the server exports, read off ``RaftNode.metrics`` after each poll.
+# The metrics the server exports, read off the raft core's ``RaftMetrics`` after each poll.
 METRIC_FIELDS = (
     "current_state",
     "current_leader",
@@ -123,10 +124,8 @@ WINDOWED_METRIC_FIELDS = frozenset(
 WINDOWED_METRICS_REFRESH_S = 0.1
 
 
-def _read_metrics(node: Any, names: Iterable[str]) -> dict[str, Any]:
-    m = getattr(node, "metrics", None)
-    if m is None:
-        return {}
+def _read_metrics(node: Node, names: Iterable[str]) -> dict[str, Any]:
+    m = node.raft.metrics
     out: dict[str, Any] = {}
     for name in names:
         value = getattr(m, name, None)
@@ -138,40 +137,34 @@ def _read_metrics(node: Any, names: Iterable[str]) -> dict[str, Any]:
 _INSTANT_METRIC_FIELDS = tuple(n for n in METRIC_FIELDS if n not in WINDOWED_METRIC_FIELDS)
 
 
-def _controller_metrics(node: Any) -> dict[str, float]:
-    controller = getattr(node, "controller", None)
-    metrics = getattr(controller, "metrics", None)
-    if metrics is None:
-        return {}
-    return dict(metrics.as_dict())
+def _controller_metrics(node: Node) -> dict[str, float]:
+    return {} if node.controller is None else dict(node.controller.metrics.as_dict())
 
 
-def _controller_queue_time(node: Any) -> Any:
-    metrics = getattr(getattr(node, "controller", None), "metrics", None)
-    return None if metrics is None else metrics.queue_time_histogram()
+def _controller_queue_time(node: Node) -> Any:
+    return None if node.controller is None else node.controller.metrics.queue_time_histogram()
 
 
-def _leader_endpoints(node: Any) -> tuple[Endpoint, ...]:
-    state = getattr(getattr(node, "quorum", None), "state", None)
-    return tuple(getattr(state, "leader_endpoints", ()))
+def _leader_endpoints(node: Node) -> tuple[Endpoint, ...]:
+    return tuple(getattr(node.raft.quorum.state, "leader_endpoints", ()))
 
 
 class _Driver:
     """What both drivers share: the step around one ``poll``, the published view, commit tracing."""
 
-    def __init__(self, node: Any, *, clock: Callable[[], int], log_prefix: str = "") -> None:
+    def __init__(self, node: Node, *, clock: Callable[[], int], log_prefix: str = "") -> None:
         self.node = node
         self._clock = clock
         self._prefix = log_prefix
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._on_outbound: Callable[[list[Envelope]], None] | None = None
+        self._on_outbound: Callable[[list[NodeEnvelope]], None] | None = None
         self._on_fatal: Callable[[BaseException], None] | None = None
         self._on_view: Callable[[NodeView, NodeView], None] | None = None
         self._shutting_down = False
         # Input for the next step, filled from any thread (each driver guards them with its lock):
         # messages, functions with their futures, a requested shutdown, an immediate stop.
-        self._inbound: list[Envelope] = []
-        self._tasks: list[tuple[Callable[[Any, int], Any], Any]] = []
+        self._inbound: list[NodeEnvelope] = []
+        self._tasks: list[tuple[Callable[[Node, int], Any], Any]] = []
         self._shutdown_timeout_ms: int | None = None
         self._stop_now = False
         self._windowed: dict[str, Any] = {}
@@ -183,7 +176,7 @@ class _Driver:
     def _attach(
         self,
         loop: asyncio.AbstractEventLoop,
-        on_outbound: Callable[[list[Envelope]], None],
+        on_outbound: Callable[[list[NodeEnvelope]], None],
         on_fatal: Callable[[BaseException], None],
         on_view: Callable[[NodeView, NodeView], None] | None,
     ) -> None:
@@ -196,10 +189,10 @@ class _Driver:
 
     def _step(
         self,
-        inbound: list[Envelope],
-        tasks: list[tuple[Callable[[Any, int], Any], Any]],
+        inbound: list[NodeEnvelope],
+        tasks: list[tuple[Callable[[Node, int], Any], Any]],
         shutdown_timeout_ms: int | None,
-    ) -> Any:
+    ) -> NodePollResult:
         """Run the queued functions, begin a requested shutdown, poll once and publish the view."""
         node = self.node
         now_ms = self._clock()
@@ -224,24 +217,23 @@ class _Driver:
             return True
         return False
 
-    def _trace_inbound(self, trace: commit_trace.CommitTrace, inbound: list[Envelope]) -> int:
+    def _trace_inbound(self, trace: commit_trace.CommitTrace, inbound: list[NodeEnvelope]) -> int:
         for envelope in inbound:
+            if type(envelope) is not Envelope:
+                continue
             body = envelope.body
             if isinstance(body, FetchRequest):
                 trace.note(commit_trace.FETCH_REQ_POLLED, envelope.source, body.fetch_offset)
             elif isinstance(body, FetchResponse) and body.records:
                 trace.note(commit_trace.FETCH_RESP_POLLED, commit_trace.records_base_offset(body.records))
-        log = getattr(self.node, "log", None)
-        return -1 if log is None else int(log.end_offset())
+        return int(self.node.raft.log.end_offset())
 
     def _trace_written(self, trace: commit_trace.CommitTrace, leo_before: int) -> None:
         # A follower fsyncs what it appended before poll returns; a leader with Fetch responses to
         # send returns them first and fsyncs in the next poll (see RaftNode._flush_leader_log).
-        log = getattr(self.node, "log", None)
-        if log is not None:
-            leo = int(log.end_offset())
-            if leo > leo_before:
-                trace.note(commit_trace.WRITTEN, leo)
+        leo = int(self.node.raft.log.end_offset())
+        if leo > leo_before:
+            trace.note(commit_trace.WRITTEN, leo)
 
     def _metrics(self) -> dict[str, Any]:
         now = time.monotonic()
@@ -254,26 +246,26 @@ class _Driver:
 
     def _publish(self) -> None:
         node = self.node
-        role = getattr(node, "role", None)
+        raft = node.raft
         view = NodeView(
-            leader_and_epoch=node.leader_and_epoch(),
-            role=getattr(role, "name", str(role)).lower(),
-            high_watermark=getattr(node, "high_watermark", None),
+            leader_and_epoch=raft.leader_and_epoch(),
+            role=raft.role.name.lower(),
+            high_watermark=raft.high_watermark,
             metrics=self._metrics(),
             polls=self.view.polls + 1,
             leader_endpoints=_leader_endpoints(node),
             controller_metrics=_controller_metrics(node),
             controller_queue_time=_controller_queue_time(node),
-            broker_metrics=node.metrics_snapshot() if hasattr(node, "metrics_snapshot") else {},
-            voter_set=getattr(node, "voter_set", None),
-            kraft_version=getattr(node, "kraft_version", 0),
+            broker_metrics={} if node.broker is None else node.broker.metrics_snapshot(),
+            voter_set=raft.voter_set,
+            kraft_version=raft.kraft_version,
         )
         old, self.view = self.view, view
         if self._on_view is not None:
             self._on_view(old, view)
 
 
-def _run_task(fn: Callable[[Any, int], Any], future: Any, node: Any, now_ms: int) -> None:
+def _run_task(fn: Callable[[Node, int], Any], future: Any, node: Node, now_ms: int) -> None:
     """Run a submitted function and settle its future (concurrent or asyncio) with the outcome."""
     if isinstance(future, concurrent.futures.Future):
         if not future.set_running_or_notify_cancel():
@@ -294,15 +286,15 @@ def _fail_task(future: Any) -> None:
 
 
 class RaftDriver(_Driver):
-    """Owns the raft thread for one ``RaftNode``.
+    """Owns the raft thread for one ``Node``.
 
     Args:
-        node: the core (``kraft.raft.node.RaftNode`` or anything with the same ``poll`` contract).
+        node: the node (``kraft.node.Node``).
         clock: milliseconds; the same clock the node was constructed with.
         log_prefix: e.g. ``"[node 1] "``.
     """
 
-    def __init__(self, node: Any, *, clock: Callable[[], int], log_prefix: str = "") -> None:
+    def __init__(self, node: Node, *, clock: Callable[[], int], log_prefix: str = "") -> None:
         super().__init__(node, clock=clock, log_prefix=log_prefix)
         self._cond = threading.Condition()  # guards the inputs of _Driver
         self._thread: threading.Thread | None = None
@@ -313,24 +305,22 @@ class RaftDriver(_Driver):
         self,
         loop: asyncio.AbstractEventLoop,
         *,
-        on_outbound: Callable[[list[Envelope]], None],
+        on_outbound: Callable[[list[NodeEnvelope]], None],
         on_fatal: Callable[[BaseException], None],
         on_view: Callable[[NodeView, NodeView], None] | None = None,
     ) -> None:
         """Start the thread. ``on_outbound``/``on_fatal`` run on ``loop``; ``on_view`` on the raft thread."""
         self._attach(loop, on_outbound, on_fatal, on_view)
-        self._thread = threading.Thread(
-            target=self._run, name=f"raft-{getattr(self.node, 'node_id', '?')}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name=f"raft-{self.node.node_id}", daemon=True)
         self._thread.start()
 
-    def deliver(self, envelopes: Iterable[Envelope]) -> None:
+    def deliver(self, envelopes: Iterable[NodeEnvelope]) -> None:
         """Queue inbound envelopes for the next poll (any thread)."""
         with self._cond:
             self._inbound.extend(envelopes)
             self._cond.notify()
 
-    def submit(self, fn: Callable[[Any, int], T]) -> concurrent.futures.Future[T]:
+    def submit(self, fn: Callable[[Node, int], T]) -> concurrent.futures.Future[T]:
         """Run ``fn(node, now_ms)`` on the raft thread before the next poll; returns its future."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         with self._cond:
@@ -341,7 +331,7 @@ class RaftDriver(_Driver):
             self._cond.notify()
         return future
 
-    def submit_async(self, fn: Callable[[Any, int], T]) -> asyncio.Future[T]:
+    def submit_async(self, fn: Callable[[Node, int], T]) -> asyncio.Future[T]:
         """``submit`` for a caller on the event loop: the result as an asyncio future."""
         return asyncio.wrap_future(self.submit(fn))
 
@@ -412,7 +402,7 @@ class RaftDriver(_Driver):
                 with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody to tell
                     self._loop.call_soon_threadsafe(self._on_fatal, failure)
 
-    def _hand_off(self, outbound: list[Envelope]) -> None:
+    def _hand_off(self, outbound: list[NodeEnvelope]) -> None:
         loop = self._loop
         if loop is None or self._on_outbound is None or loop.is_closed():
             return
@@ -422,7 +412,7 @@ class RaftDriver(_Driver):
 
 
 class LoopDriver(_Driver):
-    """``RaftNode.poll`` on the event loop's own thread: no hand-off between threads per message.
+    """``Node.poll`` on the event loop's own thread: no hand-off between threads per message.
 
     Same interface and contract as ``RaftDriver`` (``deliver``/``submit`` from any thread,
     ``on_outbound`` and ``on_fatal`` on the loop), but a poll runs as a loop callback, queued as
@@ -441,7 +431,7 @@ class LoopDriver(_Driver):
     # A poll longer than this is logged as a warning (see _note_duration).
     SLOW_POLL_S = 1.0
 
-    def __init__(self, node: Any, *, clock: Callable[[], int], log_prefix: str = "") -> None:
+    def __init__(self, node: Node, *, clock: Callable[[], int], log_prefix: str = "") -> None:
         super().__init__(node, clock=clock, log_prefix=log_prefix)
         self._lock = threading.Lock()  # guards _inbound and _tasks against other threads
         self._queued = False  # a poll is queued with call_soon
@@ -455,7 +445,7 @@ class LoopDriver(_Driver):
         self,
         loop: asyncio.AbstractEventLoop,
         *,
-        on_outbound: Callable[[list[Envelope]], None],
+        on_outbound: Callable[[list[NodeEnvelope]], None],
         on_fatal: Callable[[BaseException], None],
         on_view: Callable[[NodeView, NodeView], None] | None = None,
     ) -> None:
@@ -464,19 +454,19 @@ class LoopDriver(_Driver):
         self._attach(loop, on_outbound, on_fatal, on_view)
         self._queue()
 
-    def deliver(self, envelopes: Iterable[Envelope]) -> None:
+    def deliver(self, envelopes: Iterable[NodeEnvelope]) -> None:
         """Queue inbound envelopes for the next poll (any thread)."""
         with self._lock:
             self._inbound.extend(envelopes)
         self._wake()
 
-    def submit(self, fn: Callable[[Any, int], T]) -> concurrent.futures.Future[T]:
+    def submit(self, fn: Callable[[Node, int], T]) -> concurrent.futures.Future[T]:
         """Run ``fn(node, now_ms)`` before the next poll (any thread); returns its future."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._enqueue(fn, future)
         return future
 
-    def submit_async(self, fn: Callable[[Any, int], T]) -> asyncio.Future[T]:
+    def submit_async(self, fn: Callable[[Node, int], T]) -> asyncio.Future[T]:
         """``submit`` for a caller on the event loop: an asyncio future, settled with no wake-up."""
         assert self._loop is not None, "start the driver first"
         future: asyncio.Future[T] = self._loop.create_future()
@@ -502,7 +492,7 @@ class LoopDriver(_Driver):
 
     # ------------------------------------------------------------------------------------ polling
 
-    def _enqueue(self, fn: Callable[[Any, int], Any], future: Any) -> None:
+    def _enqueue(self, fn: Callable[[Node, int], Any], future: Any) -> None:
         with self._lock:
             if self.stopped.is_set():
                 _fail_task(future)
@@ -586,7 +576,7 @@ class LoopDriver(_Driver):
                 seconds * 1000,
             )
 
-    def _stop(self, tasks: list[tuple[Callable[[Any, int], Any], Any]]) -> None:
+    def _stop(self, tasks: list[tuple[Callable[[Node, int], Any], Any]]) -> None:
         with self._lock:
             pending, self._tasks = self._tasks, []
             self.stopped.set()

@@ -6,7 +6,7 @@ with a clean stop.
     server = await KraftServer.start(config)      # binds listeners, starts polling the core
     server.listener_ports                               # {"CONTROLLER": 9093}
     server.view                                         # NodeView: leader, epoch, role, metrics
-    await server.submit(lambda node, now_ms: node.schedule_append(epoch, [b"x"]))
+    await server.submit(lambda node, now_ms: node.raft.schedule_append(epoch, [b"x"]))
     exit_code = await server.serve_until_stopped()      # returns when stop() is called or fatal
     await server.stop()                                 # graceful: resign, EndQuorumEpoch, flush
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import random
 import signal
@@ -33,29 +32,23 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kraft.broker.apis import BrokerApiContext, ControllerEndpoint
-from kraft.broker.lifecycle import BrokerLifecycle, LifecycleConfig, Listener
-from kraft.broker.metadata_listener import BrokerMetadataListener
-from kraft.broker.node import BrokerNode
+from kraft.broker.lifecycle import LifecycleConfig, Listener
 from kraft.common.errors import ConfigError, StorageError
 from kraft.controller.features import SUPPORTED_FEATURES, finalized_features
-from kraft.controller.node import ControllerNode
-from kraft.controller.quorum_controller import (
-    ControllerEnvelope,
-    ControllerRequest,
-    ControllerResponse,
-    QuorumController,
-)
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.image_snapshot import snapshot_records_bytes
-from kraft.net.broker_apis import BrokerApis, broker_served_apis
+from kraft.net import raft_codec
 from kraft.net.channel import ChannelError, PeerAddress, PeerChannel
-from kraft.net.controller_apis import CONTROLLER_API_BY_KEY, ControllerApis, served_apis
 from kraft.net.server import FeatureInfo, KafkaServer
-from kraft.raft.messages import Envelope, RaftRequest, RaftResponse
-from kraft.raft.types import Endpoint, LeaderAndEpoch
+from kraft.node.build import BrokerConfig, NodeConfig, NodeStorage, build_node
+from kraft.node.listeners import BROKER_LISTENER_APIS, CONTROLLER_LISTENER_APIS
+from kraft.node.node import Node, NodeEnvelope
+from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelope
+from kraft.raft.messages import Envelope
+from kraft.raft.types import Endpoint
 from kraft.server.config import ServerConfig
 from kraft.server.driver import LoopDriver, NodeView, RaftDriver, WallClock
+from kraft.server.gateway import Gateway, ListenerHandler
 from kraft.storage.clean_shutdown import take_previous_broker_epoch, write_clean_shutdown
 from kraft.storage.meta_properties import META_PROPERTIES_FILE, MetaProperties
 from kraft.storage.meta_properties import read_meta_properties as storage_read_meta_properties
@@ -94,59 +87,6 @@ def read_meta_properties(
     return meta
 
 
-class _Gateway:
-    """``CoreGateway`` for the request handler: hands requests to the core, awaits answers."""
-
-    def __init__(self, server: KraftServer) -> None:
-        self._server = server
-        self._ids = itertools.count(1)
-        self.pending: dict[int, asyncio.Future[Any]] = {}
-
-    @property
-    def node_id(self) -> int:
-        return self._server.config.node_id
-
-    @property
-    def cluster_id(self) -> str:
-        return self._server.cluster_id
-
-    def leader_and_epoch(self) -> LeaderAndEpoch:
-        return self._server.view.leader_and_epoch
-
-    def submit(self, source: int, request: RaftRequest) -> asyncio.Future[RaftResponse]:
-        correlation_id = next(self._ids) & 0x7FFFFFFF
-        future: asyncio.Future[RaftResponse] = asyncio.get_running_loop().create_future()
-        self.pending[correlation_id] = future
-        future.add_done_callback(lambda _: self.pending.pop(correlation_id, None))
-        self._server.driver.deliver([Envelope(source, self.node_id, correlation_id, request)])
-        return future
-
-    def image(self) -> MetadataImage:
-        return self._server.image()
-
-    def submit_controller(
-        self, source: int, request: ControllerRequest
-    ) -> asyncio.Future[ControllerResponse]:
-        correlation_id = next(self._ids) & 0x7FFFFFFF
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending[correlation_id] = future
-        future.add_done_callback(lambda _: self.pending.pop(correlation_id, None))
-        envelope = ControllerEnvelope(source, self.node_id, correlation_id, request)
-        self._server.driver.deliver([envelope])  # type: ignore[list-item]  # ControllerNode routes it
-        return future
-
-    def complete(self, envelope: Envelope) -> None:
-        future = self.pending.pop(envelope.correlation_id, None)
-        if future is not None and not future.done():
-            future.set_result(envelope.body)
-
-    def fail_all(self, reason: str) -> None:
-        for future in list(self.pending.values()):
-            if not future.done():
-                future.set_exception(ConnectionAbortedError(reason))
-        self.pending.clear()
-
-
 class KraftServer:
     """A running node (controller, broker or both). Build with ``await KraftServer.start(config)``."""
 
@@ -157,11 +97,11 @@ class KraftServer:
         self.listener_ports: dict[str, int] = {}
         self.exit_code: int | None = None
         self.driver: RaftDriver | LoopDriver
+        self.node: Node | None = None
         self._stopped = asyncio.Event()
         self._stopping = False
-        self._gateway = _Gateway(self)
+        self._gateway: Gateway | None = None
         self._kafka_servers: list[KafkaServer] = []
-        self._broker_apis: BrokerApis | None = None
         self._channel: PeerChannel | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._metrics_server: Any = None
@@ -169,9 +109,6 @@ class KraftServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         # Snapshots of the metadata image are encoded here, off the raft thread (snapshot_scheduler).
         self._snapshot_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kraft-snapshot")
-        self.controller: QuorumController | None = None
-        self.broker: BrokerNode | None = None
-        self._controller_apis: ControllerApis | None = None
         # Voter id -> endpoint on the raft listener: controller.quorum.voters, or (KIP-853) the
         # core's voter set, replaced on the event loop whenever the core's set changes.
         self.voter_endpoints: dict[int, Endpoint] = dict(config.voters)
@@ -180,17 +117,19 @@ class KraftServer:
     def image(self) -> MetadataImage:
         """This node's committed metadata image (read from any thread: immutable, swapped by
         reference)."""
-        if self.broker is not None:
-            return self.broker.image
-        if self.controller is not None:
-            return self.controller.image
+        node = self.node
+        if node is not None and node.broker is not None:
+            return node.broker.image
+        if node is not None and node.controller is not None:
+            return node.controller.image
         return MetadataImage.EMPTY
 
     def _feature_info(self) -> FeatureInfo:
         """ApiVersions v3+ features from the committed image, plus kraft.version from the raft log."""
         driver = getattr(self, "driver", None)
         kraft_version = 0 if driver is None else driver.view.kraft_version
-        if self.controller is None and self.broker is None:
+        node = self.node
+        if node is None or (node.controller is None and node.broker is None):
             return FeatureInfo(SUPPORTED_FEATURES, finalized_features(MetadataImage.EMPTY, kraft_version), -1)
         image = self.image()
         return FeatureInfo(
@@ -223,7 +162,6 @@ class KraftServer:
         return server
 
     async def _start(self, with_controller: bool) -> None:
-        from kraft.raft.node import RaftNode
         from kraft.storage.file_log import FileLog, metadata_partition_dir
         from kraft.storage.quorum_state_file import QUORUM_STATE_FILE, FileQuorumStateStore
 
@@ -231,13 +169,12 @@ class KraftServer:
         meta = read_meta_properties(config.metadata_log_dir, config.node_id)
         self.cluster_id = meta.cluster_id
         loop = asyncio.get_running_loop()
-        apis = served_apis()
         raft_name = config.raft_listener_name
 
         # Bind first: with port 0 the advertised endpoints are only known after binding.
         # A request that arrives between bind and the node being wired waits for it (it cannot be
         # answered yet, and failing it would only make the peer reconnect).
-        handlers: dict[str, Any] = {}
+        handlers: dict[str, ListenerHandler] = {}
         ready = asyncio.Event()
 
         class _Handler:
@@ -256,6 +193,7 @@ class KraftServer:
             "features": self._feature_info,
         }
         if config.controller_listeners:
+            apis = dict(CONTROLLER_LISTENER_APIS)
             server = KafkaServer(apis=apis, handler=_Handler("controller"), **common)  # type: ignore[arg-type]
             self._kafka_servers.append(server)
             for listener in config.controller_listeners:
@@ -263,7 +201,7 @@ class KraftServer:
                     listener.name, listener.host, listener.port
                 )
         if config.is_broker:
-            server = KafkaServer(apis=broker_served_apis(), handler=_Handler("broker"), **common)  # type: ignore[arg-type]
+            server = KafkaServer(apis=dict(BROKER_LISTENER_APIS), handler=_Handler("broker"), **common)  # type: ignore[arg-type]
             self._kafka_servers.append(server)
             for listener in config.broker_listeners:
                 self.listener_ports[listener.name] = await server.listen(
@@ -276,8 +214,7 @@ class KraftServer:
             )
             local_endpoints: tuple[Endpoint, ...] = (advertised,)
         else:
-            advertised = Endpoint(raft_name, "", 0)  # a broker binds no controller listener
-            local_endpoints = ()
+            local_endpoints = ()  # a broker binds no controller listener
 
         directory_ids = {}
         if config.is_broker:
@@ -293,39 +230,38 @@ class KraftServer:
             version=0 if config.voters else 1,
             voters=sorted(config.voters) or None,
         )
-        clock = WallClock()
-        node: Any = RaftNode(
-            node_id=config.node_id,
-            directory_id=meta.directory_id or uuid.UUID(int=0),
-            cluster_id=meta.cluster_id,
-            config=config.quorum,
-            log=self._log,
-            store=store,
-            rng=random.Random(),
-            now_ms=clock(),
-            local_endpoints=local_endpoints,
-        )
-        raft = node
-        self._voter_set = getattr(raft, "voter_set", None)
-        if self._voter_set is not None and not config.voters:
-            self.voter_endpoints = self._endpoints_of(self._voter_set)
+        bootstrap = None
         if with_controller and config.is_controller:
             from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
 
             # The features `kraft storage format` chose; None: the controller's defaults.
-            bootstrap = await loop.run_in_executor(None, read_bootstrap_checkpoint, config.metadata_log_dir)
-            self.controller = QuorumController(
+            checkpoint = await loop.run_in_executor(None, read_bootstrap_checkpoint, config.metadata_log_dir)
+            bootstrap = None if checkpoint is None else dict(checkpoint.features)
+        broker = None
+        if with_controller and config.is_broker:
+            broker = await self._broker_config(meta, directory_ids)
+        clock = WallClock()
+        node = self.node = build_node(
+            NodeConfig(
                 node_id=config.node_id,
                 cluster_id=meta.cluster_id,
-                raft=node,
-                rng=random.Random(),
-                config=config.controller,
-                bootstrap_features=None if bootstrap is None else dict(bootstrap.features),
-                snapshot_encoder=self._encode_snapshot,
-            )
-            node = ControllerNode(node, self.controller)
-        if with_controller and config.is_broker:
-            node = self.broker = await self._build_broker(node, raft, meta, directory_ids, clock())
+                directory_id=meta.directory_id or uuid.UUID(int=0),
+                quorum=config.quorum,
+                local_endpoints=local_endpoints,
+                raft_listener_name=raft_name,
+                controller=config.controller if with_controller and config.is_controller else None,
+                bootstrap_features=bootstrap,
+                quorum_apis=bool(config.controller_listeners),
+                broker=broker,
+            ),
+            NodeStorage(self._log, store),
+            clock(),
+            random.Random(),
+            snapshot_encoder=self._encode_snapshot,
+        )
+        self._voter_set = node.raft.voter_set
+        if not config.voters:
+            self.voter_endpoints = self._endpoints_of(self._voter_set)
         driver_type = LoopDriver if config.raft_driver == "loop" else RaftDriver
         self.driver = driver_type(node, clock=clock, log_prefix=self.prefix)
 
@@ -337,45 +273,23 @@ class KraftServer:
         self._channel = PeerChannel(
             local_id=config.node_id,
             addresses=addresses,
-            apis=apis,
+            apis=dict(CONTROLLER_LISTENER_APIS),
             deliver=lambda env: self.driver.deliver([env]),
             listener_name=raft_name,
             cluster_id=meta.cluster_id,
             request_timeout_ms=config.quorum.request_timeout_ms,
             log_prefix=self.prefix,
         )
-        controller_apis = self._controller_apis = ControllerApis(
-            core=self._gateway,
-            listener_name=raft_name,
-            voter_endpoints=self.voter_endpoints,
-            local_endpoint=advertised,
-            forwarder=self._channel,
+        gateway = self._gateway = Gateway(
+            deliver=lambda envelopes: self.driver.deliver(envelopes),
+            node_id=config.node_id,
+            cluster_id=meta.cluster_id,
+            leader=lambda: self.driver.view.leader_and_epoch,
+            raft_listener_name=raft_name,
             log_prefix=self.prefix,
         )
-        handlers["controller"] = controller_apis
-        if self.broker is not None:
-            self._broker_apis = handlers["broker"] = BrokerApis(
-                core=self._gateway,
-                forwarder=self._channel,
-                contexts={
-                    e.name: BrokerApiContext(
-                        node_id=config.node_id,
-                        cluster_id=meta.cluster_id,
-                        listener_name=e.name,
-                        static_configs=config.properties,
-                        # controller.quorum.voters, or (KIP-853) the voter set known at start;
-                        # _apply_voter_set keeps it current.
-                        controllers=_controller_endpoints(self.voter_endpoints),
-                        max_request_partition_size_limit=config.max_request_partition_size_limit,
-                    )
-                    for e in config.broker_listeners
-                },
-                describe_quorum=controller_apis.describe_quorum,
-                colocated_controller=self.controller is not None,
-                local_raft=controller_apis.local_raft if self.controller is not None else None,
-                request_timeout_ms=config.broker_request_timeout_ms,
-                log_prefix=self.prefix,
-            )
+        handlers["controller"] = ListenerHandler(gateway, broker=False)
+        handlers["broker"] = ListenerHandler(gateway, broker=True)
         ready.set()
         if config.metrics_port:
             from kraft.server.metrics import start_metrics_server
@@ -412,9 +326,7 @@ class KraftServer:
             ids[str(directory)] = other.directory_id
         return ids
 
-    async def _build_broker(
-        self, inner: Any, raft: Any, meta: MetaProperties, directory_ids: dict[str, uuid.UUID], now_ms: int
-    ) -> BrokerNode:
+    async def _broker_config(self, meta: MetaProperties, directory_ids: dict[str, uuid.UUID]) -> BrokerConfig:
         config = self.config
         loop = asyncio.get_running_loop()
         previous_epoch = await loop.run_in_executor(None, take_previous_broker_epoch, list(config.log_dirs))
@@ -429,84 +341,79 @@ class KraftServer:
                     security_protocol=config.security_protocols[e.name],
                 )
             )
-        lifecycle = BrokerLifecycle(
-            LifecycleConfig(
-                node_id=config.node_id,
-                cluster_id=meta.cluster_id,
-                incarnation_id=uuid.uuid4(),
-                listeners=tuple(listeners),
-                supported_features=dict(SUPPORTED_FEATURES),
-                rack=config.rack,
-                log_dirs=tuple(directory_ids.values()),
-                previous_broker_epoch=previous_epoch,
-                heartbeat_interval_ms=config.controller.heartbeat_interval_ms,
-                request_timeout_ms=config.broker_request_timeout_ms,
-                registration_timeout_ms=config.registration_timeout_ms,
-            )
+        lifecycle = LifecycleConfig(
+            node_id=config.node_id,
+            cluster_id=meta.cluster_id,
+            incarnation_id=uuid.uuid4(),
+            listeners=tuple(listeners),
+            supported_features=dict(SUPPORTED_FEATURES),
+            rack=config.rack,
+            log_dirs=tuple(directory_ids.values()),
+            previous_broker_epoch=previous_epoch,
+            heartbeat_interval_ms=config.controller.heartbeat_interval_ms,
+            request_timeout_ms=config.broker_request_timeout_ms,
+            registration_timeout_ms=config.registration_timeout_ms,
         )
-        lifecycle.start(now_ms)
-        metadata = None
-        if self.controller is None:
-            metadata = BrokerMetadataListener(
-                node_id=config.node_id,
-                raft=raft,
-                snapshot_max_bytes=config.controller.snapshot_max_bytes,
-                snapshot_interval_ms=config.controller.snapshot_interval_ms,
-                snapshot_encoder=self._encode_snapshot,
-            )
         log.info(
             "%sbroker incarnation %s, previous broker epoch %d (%s), listeners %s",
             self.prefix,
-            lifecycle.config.incarnation_id,
+            lifecycle.incarnation_id,
             previous_epoch,
             "clean shutdown" if previous_epoch >= 0 else "no clean shutdown recorded",
             ", ".join(f"{x.name}://{x.host}:{x.port}" for x in listeners),
         )
-        return BrokerNode(
-            inner,
-            lifecycle,
-            metadata,
-            node_id=config.node_id,
-            colocated_controller=self.controller is not None,
+        return BrokerConfig(
+            lifecycle=lifecycle,
+            client_listeners=tuple(e.name for e in config.broker_listeners),
+            static_configs=config.properties,
+            request_timeout_ms=config.broker_request_timeout_ms,
+            max_request_partition_size_limit=config.max_request_partition_size_limit,
+            snapshot_max_bytes=config.controller.snapshot_max_bytes,
+            snapshot_interval_ms=config.controller.snapshot_interval_ms,
         )
 
     # ------------------------------------------------------------------------------------ events
 
-    def _on_outbound(self, envelopes: list[Any]) -> None:
+    def _on_outbound(self, envelopes: list[NodeEnvelope]) -> None:
+        gateway = self._gateway
         for envelope in envelopes:
-            if isinstance(envelope, ControllerEnvelope) and envelope.is_request:
-                self._send_to_controller(envelope)
-            elif envelope.is_request:
-                if self._channel is not None and not self._stopped.is_set():
-                    self._channel.send(envelope)
-            else:
-                self._gateway.complete(envelope)
+            match envelope:
+                case Envelope() if envelope.is_request:
+                    if self._channel is not None and not self._stopped.is_set():
+                        self._channel.send(envelope)
+                case ControllerEnvelope() if envelope.is_request:
+                    self._send_to_controller(envelope)
+                case Envelope() | ControllerEnvelope() | ClientEnvelope():
+                    if gateway is not None:
+                        gateway.complete(envelope)
 
     def _send_to_controller(self, envelope: ControllerEnvelope) -> None:
-        """A broker lifecycle request: send it to the controller it names; the answer (or a ``None``
-        body when the request failed) goes back to the core as a response envelope."""
+        """A request to another node's controller side (a broker's lifecycle, AlterPartition and
+        forwarded requests, a forwarded DescribeQuorum): sent on the peer's admin connection; the
+        answer (a ``None`` body when the request failed) goes back to the node."""
         channel = self._channel
         request = envelope.body
-        assert isinstance(request, ControllerRequest)
+        assert isinstance(request, ApiRequest)
         if channel is None or self._stopped.is_set():
             return
+        api = request.api
+        raft_api = api.key in raft_codec.RAFT_APIS
+
+        def encode(version: int) -> Any:
+            return raft_codec.encode_request(request.body, version) if raft_api else request.body  # type: ignore[arg-type]
 
         async def call() -> None:
-            api = CONTROLLER_API_BY_KEY[request.api_key]
+            body: Any
             try:
-                _, body = await channel.call(
-                    envelope.destination, api, lambda _v: request.body, version=request.api_version
-                )
+                _, body = await channel.call(envelope.destination, api, encode, version=request.version)
+                if raft_api:
+                    body = raft_codec.decode_response(
+                        api.key, body, listener_name=self.config.raft_listener_name
+                    )
             except ChannelError as e:
                 log.debug("%s%s to controller %d failed: %s", self.prefix, api.name, envelope.destination, e)
                 body = None
-            answer = ControllerEnvelope(
-                envelope.destination,
-                envelope.source,
-                envelope.correlation_id,
-                ControllerResponse(request.api_key, request.api_version, body),
-            )
-            self.driver.deliver([answer])  # type: ignore[list-item]  # BrokerNode routes it
+            self.driver.deliver([envelope.reply(body)])
 
         task = asyncio.get_running_loop().create_task(call())
         self._tasks.add(task)
@@ -530,7 +437,7 @@ class KraftServer:
     def _apply_voter_set(self, voter_set: Any) -> None:
         """On the event loop: the core's voter set changed (a VotersRecord was appended, truncated
         or loaded from a snapshot). Peers are addressed by node id, so the channel learns every
-        voter's endpoint; Metadata and DescribeCluster list the new voters."""
+        voter's endpoint (what Metadata and DescribeCluster list, the node reads from its core)."""
         if voter_set is self._voter_set:
             return
         self._voter_set = voter_set
@@ -548,12 +455,6 @@ class KraftServer:
             for node_id, e in endpoints.items():
                 if node_id != self.config.node_id:
                     channel.set_address(node_id, PeerAddress(e.host, e.port))
-        if self._controller_apis is not None:
-            self._controller_apis.update_voters(endpoints)
-        if self._broker_apis is not None:
-            # A broker learns the controllers from the log it follows (Kafka's broker: its raft
-            # observer's voter set, on the first of controller.listener.names).
-            self._broker_apis.update_controllers(_controller_endpoints(endpoints))
 
     def _on_view(self, old: NodeView, new: NodeView) -> None:
         """Runs where the core runs (the event loop or the raft thread), after every poll: follow
@@ -594,7 +495,8 @@ class KraftServer:
     # ------------------------------------------------------------------------------------ API
 
     async def submit(self, fn: Callable[[Any, int], T]) -> T:
-        """Run ``fn(node, now_ms)`` where the core runs (e.g. ``schedule_append``) and await its result."""
+        """Run ``fn(node, now_ms)`` where the core runs and await its result (``node``: the
+        ``kraft.node.Node``; e.g. ``node.raft.schedule_append(epoch, records)``)."""
         return await self.driver.submit_async(fn)
 
     async def serve_until_stopped(self) -> int:
@@ -614,7 +516,8 @@ class KraftServer:
         self._stopping = True
         driver = getattr(self, "driver", None)
         clean = graceful and driver is not None and driver.failure is None
-        if clean and self.broker is not None and self.config.controlled_shutdown_enable:
+        broker = None if self.node is None else self.node.broker
+        if clean and broker is not None and self.config.controlled_shutdown_enable:
             await self._controlled_shutdown()
         if driver is not None:
             if graceful and driver.failure is None:
@@ -647,8 +550,8 @@ class KraftServer:
             await asyncio.sleep(0.05)
         await self._close_resources()
         self._snapshot_pool.shutdown(wait=False, cancel_futures=True)
-        if clean and driver is not None and driver.failure is None and self.broker is not None:
-            epoch = self.broker.lifecycle.broker_epoch
+        if clean and driver is not None and driver.failure is None and broker is not None:
+            epoch = broker.lifecycle.broker_epoch
             if epoch >= 0:
                 try:
                     write_clean_shutdown(self.config.log_dirs, epoch)
@@ -661,12 +564,12 @@ class KraftServer:
     async def _controlled_shutdown(self) -> None:
         """Kafka's broker shutdown: WantShutDown heartbeats until the controller has moved our
         leaderships away and answers ShouldShutDown, bounded by ``controlled.shutdown.timeout.ms``."""
-        broker = self.broker
-        assert broker is not None
-        lifecycle = broker.lifecycle
+        node = self.node
+        assert node is not None and node.broker is not None
+        lifecycle = node.broker.lifecycle
         log.info("%sbeginning controlled shutdown (broker state %s)", self.prefix, lifecycle.state.name)
         try:
-            await self.submit(lambda node, now_ms: node.begin_controlled_shutdown(now_ms))
+            await self.submit(lambda node, now_ms: node.broker.begin_controlled_shutdown(now_ms))
         except RuntimeError:
             return  # the core has stopped
         loop = asyncio.get_running_loop()
@@ -702,11 +605,10 @@ class KraftServer:
         return all(channel.refused_since(voter, since) for voter in voters)
 
     async def _close_resources(self) -> None:
-        self._gateway.fail_all("server stopping")
+        if self._gateway is not None:
+            self._gateway.fail_all("server stopping")
         for task in list(self._tasks):
             task.cancel()
-        if self._broker_apis is not None:
-            await self._broker_apis.close()
         for server in self._kafka_servers:
             await server.close()
         if self._channel is not None:
@@ -721,11 +623,6 @@ class KraftServer:
                     self._log.flush()
                 self._log.close()
             self._log = None
-
-
-def _controller_endpoints(voters: dict[int, Endpoint]) -> tuple[ControllerEndpoint, ...]:
-    """The controllers as DescribeCluster (endpoint type 2) on a broker listener lists them."""
-    return tuple((i, e.host, e.port, None) for i, e in sorted(voters.items()))
 
 
 def install_signal_handlers(

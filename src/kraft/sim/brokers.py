@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kraft.common.uuids import random_uuid
-from kraft.controller.quorum_controller import ControllerEnvelope, ControllerRequest, ControllerResponse
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.partition import LeaderRecoveryState
+from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import (
     alter_partition,
@@ -145,9 +145,9 @@ class ControllerClientActor:
     def receive(self, envelope: Any) -> None:
         call = self._calls.pop(envelope.correlation_id, None)
         body = envelope.body
-        if call is None or not isinstance(body, ControllerResponse):
+        if call is None or not isinstance(body, ApiResponse):
             return  # timed out already, or not ours
-        if _not_controller(body.api_key, body.body):
+        if _not_controller(body.api.key, body.body):
             self.stats.not_controller += 1
             self._retarget(envelope.source)
             call.on_failure()
@@ -186,9 +186,7 @@ class ControllerClientActor:
         target = self.target
         self._calls[correlation] = _Call(target, on_response, on_failure)
         self.stats.requests += 1
-        envelope = ControllerEnvelope(
-            self._id, target, correlation, ControllerRequest(api.API.key, version, body)
-        )
+        envelope = ControllerEnvelope(self._id, target, correlation, ApiRequest(api.API, version, body))
         self.world.send(envelope, self.world.now_ms)
 
         def timeout() -> None:
@@ -216,9 +214,8 @@ class ControllerClientActor:
         order = [self.target, *(c for c in self.controller_ids if c != self.target)]
         for c in order:
             node = self.world.nodes[c]
-            if node.up:
-                image: MetadataImage = node.raft.controller.image
-                return image
+            if node.process is not None and node.process.controller is not None:
+                return node.process.controller.image
         return None
 
 
@@ -335,8 +332,8 @@ class SimBroker(ControllerClientActor):
 
     def _metadata_offset(self) -> int:
         node = self.world.nodes[self.target]
-        if node.up:
-            offset = int(node.raft.controller.image.provenance.last_offset)
+        if node.process is not None and node.process.controller is not None:
+            offset = int(node.process.controller.image.provenance.last_offset)
             # The broker's own replica only moves forward within an incarnation.
             self.reported_offset = max(self.reported_offset, offset)
         return self.reported_offset

@@ -67,7 +67,7 @@ from kraft.sim.invariants import InvariantChecker
 from kraft.sim.world import Observed, SimNode, role_name
 
 if TYPE_CHECKING:
-    from kraft.controller.node import ControllerNode
+    from kraft.node.node import Node
     from kraft.sim.world import World
 
 _TOPIC = 2
@@ -208,12 +208,14 @@ class ControllerChecker(InvariantChecker):
 
     # -- wiring ----------------------------------------------------------------------------------
 
-    def attach_controller(self, node: SimNode, controller_node: ControllerNode) -> None:
+    def attach_controller(self, node: SimNode, process: Node) -> None:
         """Follow a freshly built controller incarnation (called by the node factory)."""
-        memory = _ControllerMemory(node.node_id, controller_node.controller)
+        controller = process.controller
+        assert controller is not None
+        memory = _ControllerMemory(node.node_id, controller)
         self._controllers[node.node_id] = memory
-        controller_node.controller.on_commit = memory.pending.append
-        controller_node.raft.register(_Recorder(self, memory))
+        controller.on_commit = memory.pending.append
+        process.raft.register(_Recorder(self, memory))
 
     def record_batch(self, batch: CommittedBatch) -> None:
         if batch.base_offset >= self._reference_next:
@@ -700,7 +702,8 @@ class ControllerChecker(InvariantChecker):
             if active is None:
                 world.report("Liveness", f"{label}: no active controller {within_ms} ms after t={since}")
                 return
-            image = active.raft.controller.image
+            assert active.process is not None and active.process.controller is not None
+            image = active.process.controller.image
             for broker in getattr(world, "brokers", {}).values():
                 if not broker.up or broker.silent or broker.state == "SHUTTING_DOWN":
                     continue

@@ -1,12 +1,12 @@
 """The controller simulation's world: three quorum controllers on the simulator, plus brokers.
 
-``ControllerWorld`` is a ``World`` whose node factory builds a ``ControllerNode`` (a real
-``RaftNode`` and a real ``QuorumController`` driven by one ``poll``) from the node's durable log and
-election store, so crashes (unflushed bytes lost), restarts, graceful shutdowns, slow disks and
-partitions apply to the controllers exactly as to plain raft nodes. The world's replicated-counter
-workload is off: the metadata log is the controllers' own. Brokers and the admin client are
-actors (``kraft.sim.brokers``) on the same network. ``ControllerChecker`` replaces the raft checker
-(it extends it).
+``ControllerWorld`` is a ``World`` whose node factory builds a controller ``Node`` with
+``build_node`` (a real ``RaftNode`` and a real ``QuorumController`` driven by one ``poll``) from
+the node's durable log and election store, so crashes (unflushed bytes lost), restarts, graceful
+shutdowns, slow disks and partitions apply to the controllers exactly as to plain raft nodes.
+The world's replicated-counter workload is off: the metadata log is the controllers' own. Brokers
+and the admin client are actors (``kraft.sim.brokers``) on the same network. ``ControllerChecker``
+replaces the raft checker (it extends it).
 
 Determinism: each controller incarnation gets its own ``random.Random`` (seed, node id, restart
 count), so a restarted controller does not replay its predecessor's topic ids.
@@ -15,15 +15,14 @@ count), so a restarted controller does not replay its predecessor's topic ids.
 from __future__ import annotations
 
 import dataclasses
-import random
 from typing import Any
 
-from kraft.controller.node import ControllerNode
 from kraft.controller.quorum_controller import ControllerConfig, QuorumController
+from kraft.node.node import Node
 from kraft.sim.brokers import BROKER_ID_BASE, ClientTiming, SimAdmin, SimBroker
 from kraft.sim.controller_invariants import ControllerChecker
 from kraft.sim.network import LinkProfile
-from kraft.sim.world import CLUSTER_ID, SimNode, Timing, World, default_node_factory, role_name
+from kraft.sim.world import SimNode, Timing, World, default_node_factory, role_name
 
 # The simulation's controller settings: Kafka's defaults scaled like the quorum timing (spec 11).
 SIM_CONTROLLER_CONFIG = ControllerConfig(
@@ -34,20 +33,13 @@ SIM_CONTROLLER_CONFIG = ControllerConfig(
 )
 
 
-def controller_node_factory(world: World, node: SimNode) -> ControllerNode:
-    """A ``ControllerNode`` on the node's log and store (``World(node_factory=...)``)."""
+def controller_node_factory(world: World, node: SimNode) -> Node:
+    """A controller node (raft core, quorum controller, quorum APIs) on the node's log and store,
+    built by ``build_node`` as a process builds it (``World(node_factory=...)``)."""
     assert isinstance(world, ControllerWorld)
-    raft = default_node_factory(world, node)
-    controller = QuorumController(
-        node_id=node.node_id,
-        cluster_id=CLUSTER_ID,
-        raft=raft,
-        rng=random.Random(f"{world.seed}:{node.node_id}:controller:{node.restarts}"),
-        config=world.controller_config,
-    )
-    controller_node = ControllerNode(raft, controller)
-    world.controller_checker.attach_controller(node, controller_node)
-    return controller_node
+    process = default_node_factory(world, node, controller=world.controller_config, quorum_apis=True)
+    world.controller_checker.attach_controller(node, process)
+    return process
 
 
 class ControllerWorld(World):
@@ -121,7 +113,8 @@ class ControllerWorld(World):
 
     def controller(self, node_id: int) -> QuorumController | None:
         node = self.nodes[node_id]
-        return node.raft.controller if node.up else None
+        process = node.process
+        return None if process is None else process.controller
 
     def active_controller(self) -> SimNode | None:
         """The up node whose controller is active and whose core leads, highest epoch first."""
@@ -129,7 +122,8 @@ class ControllerWorld(World):
         for node in self.nodes.values():
             if not node.up or role_name(node.raft) != "LEADER":
                 continue
-            if not node.raft.controller.is_active:
+            controller = node.process.controller if node.process is not None else None
+            if controller is None or not controller.is_active:
                 continue
             if best is None or node.raft.epoch > best.raft.epoch:
                 best = node

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kraft.common.errors import KraftError
+from kraft.node.node import NodeEnvelope
 from kraft.raft.messages import (
     EndQuorumEpochRequest,
     EndQuorumEpochResponse,
-    Envelope,
     VoteRequest,
     VoteResponse,
 )
@@ -379,7 +379,7 @@ class FirstSuccessorWins:
         self.current = _Handover(leader.node_id, int(leader.raft.epoch), self.world.now_ms)
         self.world.extra["handovers"] += 1
 
-    def on_poll(self, node: SimNode, outbound: Sequence[Envelope], observed: Observed) -> None:
+    def on_poll(self, node: SimNode, outbound: Sequence[NodeEnvelope], observed: Observed) -> None:
         node_id = node.node_id
         role = observed.role
         h = self.current
@@ -655,7 +655,7 @@ class ObserverFollowsViaBootstrap:
         world.extra["observer_max_requests_per_window"] = 0
         world.add_poll_watcher(self.on_poll)
 
-    def on_poll(self, node: SimNode, outbound: Sequence[Envelope], observed: Observed) -> None:
+    def on_poll(self, node: SimNode, outbound: Sequence[NodeEnvelope], observed: Observed) -> None:
         if node.node_id in self.sent and outbound:
             self.sent[node.node_id] += sum(1 for e in outbound if e.is_request)
 

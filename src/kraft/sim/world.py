@@ -53,7 +53,10 @@ from typing import Any, NamedTuple, Protocol
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
 from kraft.net import raft_codec
+from kraft.node.build import NodeConfig, NodeStorage, build_node
+from kraft.node.node import Node, NodeEnvelope
 from kraft.protocol.error_codes import ErrorCode
+from kraft.raft.config import QuorumConfig
 from kraft.raft.listener import CommittedBatchCache
 from kraft.raft.log import MemoryLog
 from kraft.raft.messages import Envelope, RaftResponse
@@ -103,28 +106,9 @@ class Violation:
         return {"invariant": self.invariant, "step": self.step, "at_ms": self.at_ms, "detail": self.detail}
 
 
-class RaftNodeLike(Protocol):
-    """What the world uses of ``kraft.raft.node.RaftNode`` (the agreed API)."""
-
-    @property
-    def epoch(self) -> int: ...
-    @property
-    def leader_id(self) -> int | None: ...
-    @property
-    def high_watermark(self) -> int | None: ...
-
-    def poll(self, now_ms: int, inbound: Sequence[Envelope] = ()) -> Any: ...
-    def register(self, listener: Any) -> None: ...
-    def schedule_append(self, epoch: int, records: Sequence[bytes]) -> int: ...
-    def resign(self, epoch: int) -> None: ...
-    def shutdown(self, now_ms: int, timeout_ms: int) -> None: ...
-    def is_shutdown_complete(self, now_ms: int) -> bool: ...
-    def create_snapshot(self, snapshot_id: OffsetAndEpoch, last_contained_log_timestamp_ms: int) -> Any: ...
-
-
-NodeFactory = Callable[["World", "SimNode"], Any]
+NodeFactory = Callable[["World", "SimNode"], Node]
 # Called after each poll with the polled node, what it sent and its state as read after the poll.
-PollWatcher = Callable[["SimNode", Sequence[Envelope], "Observed"], None]
+PollWatcher = Callable[["SimNode", Sequence[NodeEnvelope], "Observed"], None]
 
 
 class Actor(Protocol):
@@ -173,7 +157,8 @@ class Observed(NamedTuple):
 
 @dataclass(slots=True)
 class SimNode:
-    """One node: durable parts (log, store, disk) outlive incarnations; ``raft``/``sm`` do not."""
+    """One node: durable parts (log, store, disk) outlive incarnations; ``process`` (the running
+    ``kraft.node.Node``, built by ``build_node``) and ``sm`` do not."""
 
     node_id: int
     is_voter: bool
@@ -182,7 +167,7 @@ class SimNode:
     log: SimLog
     store: SimStore
     disk: Disk
-    raft: Any = None
+    process: Node | None = None
     sm: CounterStateMachine | None = None
     incarnation: int = 0
     inbox: list[Envelope] = field(default_factory=list)
@@ -193,7 +178,13 @@ class SimNode:
 
     @property
     def up(self) -> bool:
-        return self.raft is not None
+        return self.process is not None
+
+    @property
+    def raft(self) -> Any:
+        """The running raft core (a ``RaftNode``), or None while the node is down."""
+        process = self.process
+        return None if process is None else process.raft
 
 
 def endpoint_of(node_id: int) -> Endpoint:
@@ -217,14 +208,12 @@ def _error_answer(request: Any) -> RaftResponse | None:
         return None
 
 
-def default_node_factory(world: World, node: SimNode) -> Any:
-    """Builds a real ``RaftNode`` from the node's durable state (imported here: core lives apart)."""
-    from kraft.raft.config import QuorumConfig
-    from kraft.raft.node import RaftNode
-
+def node_config(world: World, node: SimNode, **parts: Any) -> NodeConfig:
+    """The configuration ``build_node`` gets for ``node`` in ``world`` (``parts``: the controller,
+    quorum APIs or broker settings of the world's kind)."""
     t = world.timing
     dynamic = world.dynamic_voters
-    config = QuorumConfig(
+    quorum = QuorumConfig(
         # KIP-853 worlds keep the voters in the log (bootstrap checkpoint), not in the config.
         voters={} if dynamic else {v: (endpoint_of(v),) for v in world.voter_ids},
         # Bootstrap server i is voter i's second address: the core sends to it as id -2 - i.
@@ -240,16 +229,25 @@ def default_node_factory(world: World, node: SimNode) -> Any:
         pre_vote_enabled=world.pre_vote,
         check_quorum_enabled=True,
     )
-    return RaftNode(
+    return NodeConfig(
         node_id=node.node_id,
-        directory_id=node.directory_id,
         cluster_id=CLUSTER_ID,
-        config=config,
-        log=node.log,
-        store=node.store,
-        rng=node.rng,
-        now_ms=world.now_ms,
+        directory_id=node.directory_id,
+        quorum=quorum,
         local_endpoints=(endpoint_of(node.node_id),) if node.is_voter or dynamic else (),
+        **parts,
+    )
+
+
+def default_node_factory(world: World, node: SimNode, **parts: Any) -> Node:
+    """A real node from ``node``'s durable state, built as a process builds it (``build_node``);
+    the raft worlds' nodes are bare raft cores."""
+    return build_node(
+        node_config(world, node, **parts),
+        NodeStorage(node.log, node.store),
+        world.now_ms,
+        node.rng,
+        controller_rng=random.Random(f"{world.seed}:{node.node_id}:controller:{node.restarts}"),
         batch_cache=world.batch_cache,
     )
 
@@ -397,7 +395,7 @@ class World:
         self.actors[actor_id] = actor
 
     def _boot(self, node: SimNode) -> None:
-        node.raft = self.node_factory(self, node)
+        node.process = self.node_factory(self, node)
         if self.client_workload:
             node.sm = CounterStateMachine(
                 node.node_id, self.ledger, snapshot_every=self.timing.snapshot_every
@@ -429,7 +427,7 @@ class World:
 
     def request_poll(self, node: SimNode, at_ms: int) -> None:
         """Make sure ``node`` is polled no later than ``at_ms`` (and not before its disk is idle)."""
-        if node.raft is None:  # not up
+        if node.process is None:  # not up
             return
         at_ms = max(at_ms, node.busy_until_ms, self.now_ms)
         next_poll_at = node.next_poll_at
@@ -456,7 +454,7 @@ class World:
                 # A poll superseded by an earlier one, or of a node that died since, is no event:
                 # drop it here, before any other work (the same test ``_handle_poll`` starts with).
                 node = nodes[a]
-                if node.next_poll_at != at_ms or node.incarnation != b or node.raft is None:
+                if node.next_poll_at != at_ms or node.incarnation != b or node.process is None:
                     self.now_ms = at_ms
                     continue
             self.now_ms = at_ms
@@ -531,15 +529,16 @@ class World:
     def _handle_poll(self, node_id: int, incarnation: int) -> bool:
         node = self.nodes[node_id]
         now_ms = self.now_ms
-        raft = node.raft
-        if raft is None or node.incarnation != incarnation or node.next_poll_at != now_ms:
+        process = node.process
+        if process is None or node.incarnation != incarnation or node.next_poll_at != now_ms:
             return False  # superseded by an earlier poll, or the node died
+        raft = process.raft
         node.next_poll_at = None
         sm = node.sm
         if sm is not None and sm.snapshot_due is not None:  # (nothing due: _maybe_snapshot is a no-op)
             self._maybe_snapshot(node)
         inbound, node.inbox = node.inbox, []
-        result = raft.poll(now_ms, inbound)
+        result = process.poll(now_ms, inbound)
         bill_ms = node.disk.take_bill_ms()
         depart_ms = now_ms + bill_ms
         node.busy_until_ms = depart_ms
@@ -831,7 +830,7 @@ class World:
 
     def _stop(self, node: SimNode) -> None:
         self._reset_connections(node)
-        node.raft = None
+        node.process = None
         node.sm = None
         node.inbox = []
         node.next_poll_at = None

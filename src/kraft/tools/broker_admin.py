@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kraft.common.errors import RemoteProtocolError
-from kraft.controller.configs import ConfigOperation, ConfigSource
+from kraft.metadata.configs import ConfigOperation, ConfigSource
 from kraft.metadata.records import ConfigResourceType
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode

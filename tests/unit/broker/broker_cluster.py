@@ -1,8 +1,8 @@
 """In-memory clusters of real controllers and real broker nodes on virtual time.
 
-Controllers are ``ControllerNode``s (raft core + quorum controller); brokers are ``BrokerNode``s:
-a raft observer with its own ``BrokerMetadataListener`` and a ``BrokerLifecycle``, or, in
-combined mode, a ``BrokerNode`` wrapping a controller. Messages (raft envelopes and controller
+Every node is a ``kraft.node.Node`` built by ``build_node``: controllers have a raft core and a
+quorum controller; brokers a raft observer with their own metadata listener and a broker part; a
+combined node has both, and its broker reads the controller's image. Messages (raft envelopes and controller
 envelopes alike) are delivered on the next step; a node can be crashed (unflushed log lost),
 restarted, or cut off from everyone.
 """
@@ -14,23 +14,16 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kraft.broker.lifecycle import BrokerLifecycle, BrokerState, LifecycleConfig, Listener
-from kraft.broker.metadata_listener import BrokerMetadataListener
-from kraft.broker.metrics import BrokerMetrics
-from kraft.broker.node import BrokerNode
-from kraft.controller.configs import ConfigResolver
+from kraft.broker.broker import Broker
+from kraft.broker.lifecycle import BrokerState, LifecycleConfig, Listener
 from kraft.controller.features import SUPPORTED_FEATURES
-from kraft.controller.node import ControllerNode
-from kraft.controller.quorum_controller import (
-    ControllerConfig,
-    ControllerEnvelope,
-    ControllerRequest,
-    ControllerResponse,
-    QuorumController,
-)
+from kraft.controller.quorum_controller import ControllerConfig, QuorumController
 from kraft.metadata.image import MetadataImage
+from kraft.node.build import BrokerConfig, NodeConfig, NodeStorage, build_node
+from kraft.node.node import Node
+from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.raft.log import MemoryLog
-from kraft.raft.node import QuorumConfig, RaftNode
+from kraft.raft.node import QuorumConfig
 from kraft.raft.store import MemoryElectionStore
 
 CLUSTER_ID = "kraft-broker-test"
@@ -69,52 +62,26 @@ class BrokerCluster:
         ids = sorted({*self.quorum.voters, *brokers})
         self.logs = {n: MemoryLog() for n in ids}
         self.stores = {n: MemoryElectionStore() for n in ids}
-        self.nodes: dict[int, Any] = {}
+        self.nodes: dict[int, Node] = {}
         self.incarnations: dict[int, uuid.UUID] = {}
         self.previous_epoch: dict[int, int] = {}
         self.cut_off: set[int] = set()
         self.in_flight: list[Any] = []
-        self.responses: dict[int, ControllerResponse] = {}
+        self.responses: dict[int, ApiResponse] = {}
         self._ids = 0
         for n in ids:
             self.start(n)
 
     # -- nodes -------------------------------------------------------------------------------------
 
-    def _raft(self, n: int) -> RaftNode:
-        return RaftNode(
-            node_id=n,
-            directory_id=uuid.UUID(int=n),
-            cluster_id=CLUSTER_ID,
-            config=self.quorum,
-            log=self.logs[n],
-            store=self.stores[n],
-            rng=random.Random(f"{self.seed}:{n}"),
-            now_ms=self.now_ms,
-        )
-
-    def _controller(self, raft: RaftNode, n: int) -> ControllerNode:
-        controller = QuorumController(
-            node_id=n,
-            cluster_id=CLUSTER_ID,
-            raft=raft,
-            rng=random.Random(f"{self.seed}:c{n}"),
-            config=self.config,
-        )
-        return ControllerNode(raft, controller)
-
     def start(self, n: int) -> None:
-        raft = self._raft(n)
         is_controller = n in self.quorum.voters
-        is_broker = n in self.broker_ids
-        if is_controller and not is_broker:
-            self.nodes[n] = self._controller(raft, n)
-            return
-        self._ids += 1
-        incarnation = uuid.UUID(int=(n << 32) | self._ids)
-        self.incarnations[n] = incarnation
-        lifecycle = BrokerLifecycle(
-            LifecycleConfig(
+        broker = None
+        if n in self.broker_ids:
+            self._ids += 1
+            incarnation = uuid.UUID(int=(n << 32) | self._ids)
+            self.incarnations[n] = incarnation
+            lifecycle = LifecycleConfig(
                 node_id=n,
                 cluster_id=CLUSTER_ID,
                 incarnation_id=incarnation,
@@ -126,18 +93,27 @@ class BrokerCluster:
                 heartbeat_interval_ms=self.heartbeat_interval_ms,
                 request_timeout_ms=500,
             )
+            broker = BrokerConfig(
+                lifecycle=lifecycle,
+                client_listeners=("PLAINTEXT",),
+                snapshot_max_bytes=self.snapshot_max_bytes,
+            )
+        config = NodeConfig(
+            node_id=n,
+            cluster_id=CLUSTER_ID,
+            directory_id=uuid.UUID(int=n),
+            quorum=self.quorum,
+            controller=self.config if is_controller else None,
+            quorum_apis=is_controller,
+            broker=broker,
         )
-        lifecycle.start(self.now_ms)
-        if is_controller:
-            self.nodes[n] = BrokerNode(
-                self._controller(raft, n), lifecycle, None, node_id=n, colocated_controller=True
-            )
-        else:
-            listener = BrokerMetadataListener(
-                node_id=n, raft=raft, snapshot_max_bytes=self.snapshot_max_bytes
-            )
-            metrics = BrokerMetrics(ConfigResolver({}, n))
-            self.nodes[n] = BrokerNode(raft, lifecycle, listener, node_id=n, metrics=metrics)
+        self.nodes[n] = build_node(
+            config,
+            NodeStorage(self.logs[n], self.stores[n]),
+            self.now_ms,
+            random.Random(f"{self.seed}:{n}"),
+            controller_rng=random.Random(f"{self.seed}:c{n}"),
+        )
 
     def crash(self, n: int) -> None:
         self.logs[n].crash()
@@ -145,27 +121,29 @@ class BrokerCluster:
 
     def stop_cleanly(self, n: int) -> None:
         """As the server does after controlled shutdown: remember the epoch, flush, stop."""
-        node = self.nodes.pop(n)
-        self.previous_epoch[n] = node.lifecycle.broker_epoch
+        self.previous_epoch[n] = self.broker(n).lifecycle.broker_epoch
+        del self.nodes[n]
         self.logs[n].flush()
 
-    def broker(self, n: int) -> BrokerNode:
-        node = self.nodes[n]
-        assert isinstance(node, BrokerNode)
-        return node
+    def broker(self, n: int) -> Broker:
+        broker = self.nodes[n].broker
+        assert broker is not None
+        return broker
 
     def controller(self, n: int) -> QuorumController:
-        node = self.nodes[n]
-        inner = node.inner if isinstance(node, BrokerNode) else node
-        controller: QuorumController = inner.controller
+        controller = self.nodes[n].controller
+        assert controller is not None
         return controller
 
     def active(self) -> QuorumController | None:
         for n in self.quorum.voters:
-            if n in self.nodes:
-                c = self.controller(n)
-                if c.is_active and c.raft.leader_state() is not None:  # type: ignore[attr-defined]
-                    return c
+            controller = self.nodes[n].controller if n in self.nodes else None
+            if (
+                controller is not None
+                and controller.is_active
+                and self.nodes[n].raft.leader_state() is not None
+            ):
+                return controller
         return None
 
     # -- time --------------------------------------------------------------------------------------
@@ -178,14 +156,14 @@ class BrokerCluster:
                 continue
             if env.destination in inbound:
                 inbound[env.destination].append(env)
-            elif env.destination == CLIENT and isinstance(env.body, ControllerResponse):
+            elif env.destination == CLIENT and isinstance(env.body, ApiResponse):
                 self.responses[env.correlation_id] = env.body
         self.in_flight = []
         for n in sorted(self.nodes):
             result = self.nodes[n].poll(self.now_ms, inbound[n])
             for env in result.outbound:
                 if isinstance(env, ControllerEnvelope) and env.destination == CLIENT:
-                    assert isinstance(env.body, ControllerResponse)
+                    assert isinstance(env.body, ApiResponse)
                     self.responses[env.correlation_id] = env.body
                 else:
                     self.in_flight.append(env)
@@ -226,8 +204,6 @@ class BrokerCluster:
         flexible = api.API.is_flexible(version)
         built = api.REQUEST.cls(**fields)
         body = api.REQUEST.decode(api.REQUEST.encode(built, version, flexible), version, flexible)
-        self.in_flight.append(
-            ControllerEnvelope(CLIENT, c.node_id, cid, ControllerRequest(api.API.key, version, body))
-        )
+        self.in_flight.append(ControllerEnvelope(CLIENT, c.node_id, cid, ApiRequest(api.API, version, body)))
         self.run_until(lambda: cid in self.responses)
         return self.responses.pop(cid).body

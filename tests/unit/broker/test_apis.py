@@ -24,7 +24,7 @@ from kraft.broker.apis import (
     handle_metadata,
 )
 from kraft.common.errors import ConfigError
-from kraft.controller.configs import ConfigSource
+from kraft.metadata.configs import ConfigSource
 from kraft.metadata.image import BrokerRegistration, Endpoint, MetadataImage, TopicImage
 from kraft.metadata.partition import PartitionRegistration
 from kraft.metadata.records import ConfigResourceType

@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from kraft.broker.lifecycle import BrokerLifecycle, BrokerState, LifecycleConfig, Listener
-from kraft.controller.quorum_controller import ControllerEnvelope, ControllerRequest, ControllerResponse
+from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import broker_heartbeat, broker_registration
 
@@ -42,23 +42,15 @@ def one(lifecycle: BrokerLifecycle, now_ms: int, controller: int | None = 1, off
 
 def answer(lifecycle: BrokerLifecycle, request: ControllerEnvelope, now_ms: int, **fields: Any) -> None:
     body = request.body
-    assert isinstance(body, ControllerRequest)
-    api = broker_registration if body.api_key == broker_registration.API.key else broker_heartbeat
+    assert isinstance(body, ApiRequest)
+    api = broker_registration if body.api is broker_registration.API else broker_heartbeat
     response = None if fields.get("fail") else api.RESPONSE.cls(**fields)
-    lifecycle.handle_response(
-        ControllerEnvelope(
-            request.destination,
-            request.source,
-            request.correlation_id,
-            ControllerResponse(body.api_key, body.api_version, response),
-        ),
-        now_ms,
-    )
+    lifecycle.handle_response(request.reply(response), now_ms)
 
 
 def register(lifecycle: BrokerLifecycle, now_ms: int = 0, epoch: int = 7) -> None:
     request = one(lifecycle, now_ms)
-    assert request.body.api_key == broker_registration.API.key
+    assert request.body.api is broker_registration.API
     answer(lifecycle, request, now_ms, error_code=0, broker_epoch=epoch)
 
 
@@ -83,7 +75,7 @@ def test_one_request_in_flight_and_nothing_without_a_controller() -> None:
     answer(lifecycle, request, 250, error_code=int(ErrorCode.DUPLICATE_BROKER_REGISTRATION))
     assert not lifecycle.registered
     assert lifecycle.poll(300, 1, 0)[0] == []  # backs off one heartbeat interval
-    assert one(lifecycle, 350).body.api_key == broker_registration.API.key
+    assert one(lifecycle, 350).body.api is broker_registration.API
 
 
 def test_starting_recovery_running_and_the_flags_each_heartbeat_carries() -> None:
@@ -104,7 +96,7 @@ def test_starting_recovery_running_and_the_flags_each_heartbeat_carries() -> Non
     answer(lifecycle, hb, 27, error_code=0, is_caught_up=True, is_fenced=False)
     assert lifecycle.state == BrokerState.RUNNING and not lifecycle.is_fenced
     assert lifecycle.poll(100, 1, 0)[0] == []
-    assert one(lifecycle, 127).body.api_key == broker_heartbeat.API.key  # every interval
+    assert one(lifecycle, 127).body.api is broker_heartbeat.API  # every interval
 
 
 def running(lifecycle: BrokerLifecycle) -> int:
@@ -134,7 +126,7 @@ def test_a_stale_epoch_means_the_registration_is_lost_and_the_same_incarnation_r
     hb = one(lifecycle, now + 100)
     answer(lifecycle, hb, now + 101, error_code=int(ErrorCode.STALE_BROKER_EPOCH))
     request = one(lifecycle, now + 101)
-    assert request.body.api_key == broker_registration.API.key
+    assert request.body.api is broker_registration.API
     assert request.body.body.incarnation_id == INCARNATION
     answer(lifecycle, request, now + 102, error_code=0, broker_epoch=99)
     assert lifecycle.broker_epoch == 99 and lifecycle.registrations == 2
@@ -150,7 +142,7 @@ def test_not_controller_retries_soon_and_a_failure_waits_an_interval() -> None:
     assert hb.destination == 2
     answer(lifecycle, hb, now + 120, fail=True)
     assert lifecycle.poll(now + 200, 2, 0)[0] == []
-    assert one(lifecycle, now + 220, controller=2).body.api_key == broker_heartbeat.API.key
+    assert one(lifecycle, now + 220, controller=2).body.api is broker_heartbeat.API
 
 
 def test_an_unanswered_request_times_out() -> None:
@@ -158,7 +150,7 @@ def test_an_unanswered_request_times_out() -> None:
     one(lifecycle, 0)
     assert lifecycle.poll(299, 1, 0)[0] == []
     assert lifecycle.poll(300, 1, 0)[0] == []  # given up: waits an interval
-    assert one(lifecycle, 400).body.api_key == broker_registration.API.key
+    assert one(lifecycle, 400).body.api is broker_registration.API
 
 
 def test_controlled_shutdown_waits_for_should_shut_down() -> None:

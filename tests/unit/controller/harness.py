@@ -8,15 +8,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kraft.controller.node import ControllerNode
-from kraft.controller.quorum_controller import (
-    ControllerConfig,
-    ControllerEnvelope,
-    ControllerRequest,
-    ControllerResponse,
-    QuorumController,
-)
+from kraft.controller.quorum_controller import ControllerConfig, QuorumController
 from kraft.metadata.image import MetadataImage
+from kraft.node.build import NodeConfig, NodeStorage, build_node
+from kraft.node.node import Node
+from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.messages import (
     alter_partition,
     broker_heartbeat,
@@ -28,7 +24,7 @@ from kraft.protocol.messages import (
 )
 from kraft.raft.log import MemoryLog
 from kraft.raft.messages import Envelope
-from kraft.raft.node import QuorumConfig, RaftNode
+from kraft.raft.node import QuorumConfig
 from kraft.raft.store import MemoryElectionStore
 
 CLUSTER_ID = "kraft-test-cluster-id"
@@ -54,34 +50,30 @@ class ControllerCluster:
         self.now_ms = 0
         self.logs = {n: MemoryLog() for n in self.quorum.voters}
         self.stores = {n: MemoryElectionStore() for n in self.quorum.voters}
-        self.nodes: dict[int, ControllerNode] = {}
+        self.nodes: dict[int, Node] = {}
         self.down: set[int] = set()
         self.in_flight: list[Any] = []
-        self.responses: dict[int, ControllerResponse] = {}
+        self.responses: dict[int, ApiResponse] = {}
         self._ids = 0
         for n in self.quorum.voters:
             self.start(n)
 
     def start(self, n: int) -> None:
-        raft = RaftNode(
+        config = NodeConfig(
             node_id=n,
+            cluster_id=CLUSTER_ID,
             directory_id=uuid.UUID(int=n),
-            cluster_id=CLUSTER_ID,
-            config=self.quorum,
-            log=self.logs[n],
-            store=self.stores[n],
-            rng=random.Random(f"{self.seed}:{n}"),
-            now_ms=self.now_ms,
-        )
-        controller = QuorumController(
-            node_id=n,
-            cluster_id=CLUSTER_ID,
-            raft=raft,
-            rng=random.Random(f"{self.seed}:c{n}"),
-            config=self.config,
+            quorum=self.quorum,
+            controller=self.config,
             bootstrap_features=self.bootstrap,
         )
-        self.nodes[n] = ControllerNode(raft, controller)
+        self.nodes[n] = build_node(
+            config,
+            NodeStorage(self.logs[n], self.stores[n]),
+            self.now_ms,
+            random.Random(f"{self.seed}:{n}"),
+            controller_rng=random.Random(f"{self.seed}:c{n}"),
+        )
         self.down.discard(n)
 
     def crash(self, n: int) -> None:
@@ -90,12 +82,15 @@ class ControllerCluster:
         del self.nodes[n]
 
     def controller(self, n: int) -> QuorumController:
-        return self.nodes[n].controller
+        controller = self.nodes[n].controller
+        assert controller is not None
+        return controller
 
     def active(self) -> QuorumController | None:
         for node in self.nodes.values():
-            if node.controller.is_active and node.raft.leader_state() is not None:
-                return node.controller
+            controller = node.controller
+            if controller is not None and controller.is_active and node.raft.leader_state() is not None:
+                return controller
         return None
 
     def step(self, ms: int = 5) -> None:
@@ -105,14 +100,14 @@ class ControllerCluster:
             if env.destination in inbound:
                 inbound[env.destination].append(env)
             elif env.destination == CLIENT and isinstance(env, ControllerEnvelope):
-                assert isinstance(env.body, ControllerResponse)
+                assert isinstance(env.body, ApiResponse)
                 self.responses[env.correlation_id] = env.body
         self.in_flight = []
         for n in sorted(self.nodes):
             result = self.nodes[n].poll(self.now_ms, inbound[n])
             for env in result.outbound:
                 if isinstance(env, ControllerEnvelope) and env.destination == CLIENT:
-                    assert isinstance(env.body, ControllerResponse)
+                    assert isinstance(env.body, ApiResponse)
                     self.responses[env.correlation_id] = env.body
                 else:
                     self.in_flight.append(env)
@@ -144,7 +139,7 @@ class ControllerCluster:
         flexible = api.API.is_flexible(version)
         built = api.REQUEST.cls(**fields)
         body = api.REQUEST.decode(api.REQUEST.encode(built, version, flexible), version, flexible)
-        env = ControllerEnvelope(CLIENT, target, cid, ControllerRequest(api.API.key, version, body))
+        env = ControllerEnvelope(CLIENT, target, cid, ApiRequest(api.API, version, body))
         self.in_flight.append(env)
         self.run_until(lambda: cid in self.responses)
         response = self.responses.pop(cid).body

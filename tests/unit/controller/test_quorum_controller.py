@@ -529,14 +529,16 @@ def test_pending_requests_get_not_controller_when_leadership_is_lost() -> None:
     active = c.wait_active()
     others = [n for n in c.nodes if n != active.node_id]
     # cut the active controller off so its write cannot commit
-    from kraft.controller.quorum_controller import ControllerEnvelope, ControllerRequest
+    from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
     from kraft.protocol.messages import create_topics
 
     cls = create_topics.REQUEST.cls
     body = create_topics.REQUEST.cls(
         topics=[cls.CreatableTopic(name="lost", num_partitions=1, replication_factor=1)]
     )
-    c.in_flight.append(ControllerEnvelope(-1000, active.node_id, 4242, ControllerRequest(19, 7, body)))
+    c.in_flight.append(
+        ControllerEnvelope(-1000, active.node_id, 4242, ApiRequest(create_topics.API, 7, body))
+    )
     real_step = c.step
 
     def isolated_step(ms: int = 5) -> None:

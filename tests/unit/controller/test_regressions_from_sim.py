@@ -23,12 +23,8 @@ from typing import Any
 
 from harness import ControllerCluster
 
-from kraft.controller.quorum_controller import (
-    ControllerConfig,
-    ControllerEnvelope,
-    ControllerRequest,
-    QuorumController,
-)
+from kraft.controller.quorum_controller import ControllerConfig, QuorumController
+from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
 from kraft.protocol.messages import broker_heartbeat, broker_registration
 from kraft.raft.listener import CommittedBatch
 from kraft.raft.types import LeaderAndEpoch
@@ -69,9 +65,7 @@ class ScriptedRaft:
 
 def _request(controller: QuorumController, api: Any, version: int, now_ms: int, **fields: Any) -> None:
     body = api.REQUEST.cls(**fields)
-    controller.handle(
-        ControllerEnvelope(-1, 1, now_ms, ControllerRequest(api.API.key, version, body)), now_ms
-    )
+    controller.handle(ControllerEnvelope(-1, 1, now_ms, ApiRequest(api.API, version, body)), now_ms)
     controller.poll(now_ms)
 
 

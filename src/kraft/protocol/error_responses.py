@@ -1,6 +1,10 @@
 """Whole-request error answers in each controller API's own shape (NOT_CONTROLLER, INVALID_REQUEST,
-UNKNOWN_SERVER_ERROR), as Kafka's ``getErrorResponse`` builds them: per-topic or per-resource
-errors where the API has no top-level error code.
+UNKNOWN_SERVER_ERROR, REQUEST_TIMED_OUT), as Kafka's ``getErrorResponse`` builds them: per-topic or
+per-resource errors where the API has no top-level error code; and the error codes an answer
+carries, wherever its API keeps them.
+
+Used by the controller (answers it cannot give) and by a broker forwarding to it (answers the
+controller could not give in time); both build the same bytes.
 
 ``request`` is the decoded request when it is known; ``like`` is a success response whose rows
 (topic names, resources) the error answer should mirror when the request is no longer at hand.
@@ -35,14 +39,14 @@ _MESSAGES = {
 def error_response(key: int, version: int, request: Any, code: ErrorCode, *, like: Any = None) -> Any:
     message = _MESSAGES.get(code, code.name)
     c = int(code)
-    if key == 19:
+    if key == create_topics.API.key:
         cls: Any = create_topics.RESPONSE.cls
         names = [t.name for t in request.topics] if request is not None else [t.name for t in like.topics]
         return cls(
             throttle_time_ms=0,
             topics=[cls.CreatableTopicResult(name=n, error_code=c, error_message=message) for n in names],
         )
-    if key == 20:
+    if key == delete_topics.API.key:
         cls = delete_topics.RESPONSE.cls
         if request is not None:
             rows = (
@@ -61,7 +65,7 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
                 for n, i in rows
             ],
         )
-    if key == 37:
+    if key == create_partitions.API.key:
         cls = create_partitions.RESPONSE.cls
         names = [t.name for t in request.topics] if request is not None else [r.name for r in like.results]
         return cls(
@@ -70,7 +74,7 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
                 cls.CreatePartitionsTopicResult(name=n, error_code=c, error_message=message) for n in names
             ],
         )
-    if key == 32:
+    if key == describe_configs.API.key:
         cls = describe_configs.RESPONSE.cls
         resources = request.resources if request is not None else like.results
         return cls(
@@ -86,7 +90,7 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
                 for r in resources
             ],
         )
-    if key == 44:
+    if key == incremental_alter_configs.API.key:
         cls = incremental_alter_configs.RESPONSE.cls
         resources = request.resources if request is not None else like.responses
         return cls(
@@ -101,7 +105,7 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
                 for r in resources
             ],
         )
-    if key == 43:
+    if key == elect_leaders.API.key:
         cls = elect_leaders.RESPONSE.cls
         if version >= 1:
             return cls(throttle_time_ms=0, error_code=c, replica_election_results=[])
@@ -120,19 +124,19 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
                 )
             )
         return cls(throttle_time_ms=0, replica_election_results=rows)
-    if key == 56:
+    if key == alter_partition.API.key:
         return alter_partition.RESPONSE.cls(throttle_time_ms=0, error_code=c, topics=[])
-    if key == 57:
+    if key == update_features.API.key:
         return update_features.RESPONSE.cls(
             throttle_time_ms=0, error_code=c, error_message=message, results=[]
         )
-    if key == 62:
+    if key == broker_registration.API.key:
         return broker_registration.RESPONSE.cls(throttle_time_ms=0, error_code=c, broker_epoch=-1)
-    if key == 63:
+    if key == broker_heartbeat.API.key:
         return broker_heartbeat.RESPONSE.cls(
             throttle_time_ms=0, error_code=c, is_caught_up=False, is_fenced=True, should_shut_down=False
         )
-    if key == 64:
+    if key == unregister_broker.API.key:
         return unregister_broker.RESPONSE.cls(throttle_time_ms=0, error_code=c, error_message=message)
     raise ValueError(f"no error response shape for API {key}")
 
@@ -144,17 +148,17 @@ def response_error_codes(key: int, response: Any) -> set[int]:
     top = getattr(response, "error_code", None)
     if isinstance(top, int):
         codes.add(top)
-    if key == 19:
+    if key == create_topics.API.key:
         codes.update(t.error_code for t in response.topics)
-    elif key == 20:
+    elif key == delete_topics.API.key:
         codes.update(r.error_code for r in response.responses)
-    elif key == 37:
+    elif key == create_partitions.API.key:
         codes.update(r.error_code for r in response.results)
-    elif key == 44:
+    elif key == incremental_alter_configs.API.key:
         codes.update(r.error_code for r in response.responses)
-    elif key == 43:
+    elif key == elect_leaders.API.key:
         for t in response.replica_election_results:
             codes.update(p.error_code for p in t.partition_result)
-    elif key == 57:
+    elif key == update_features.API.key:
         codes.update(r.error_code for r in (getattr(response, "results", None) or ()))
     return codes

@@ -1,9 +1,10 @@
-"""Dynamic configuration: the keys the controller knows, their validation and their resolution.
+"""Dynamic configuration: the keys kraft knows, their validation, their resolution and DescribeConfigs.
 
 Owns the config schema (a small subset of Kafka's ``KafkaConfigSchema``: the keys that change
-controller behaviour plus the common topic keys users set) and the pure handlers of
-IncrementalAlterConfigs and DescribeConfigs. Values live in the image as ConfigRecords; nothing
-here mutates anything.
+controller behaviour plus the common topic keys users set) and DescribeConfigs, which controllers
+and brokers answer alike; IncrementalAlterConfigs, which writes, is the controller's
+(``kraft.controller.config_control``). Values live in the image as ConfigRecords; nothing here
+mutates anything.
 
 Resolution of a topic-level key (spec 4.1): topic config -> node-level dynamic config of this
 controller (BROKER "<id>") -> cluster default (BROKER "") -> static config -> Kafka's default.
@@ -14,10 +15,13 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kraft.common.fast_init import speed_up_inits
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.records import ConfigResourceType
+from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import describe_configs as describe_configs_msg
 
 TOPIC = int(ConfigResourceType.TOPIC)
 BROKER = int(ConfigResourceType.BROKER)
@@ -316,3 +320,90 @@ def effective_min_isr(configured: int, replication_factor: int) -> int:
 
 # Built for every config the controller resolves: see kraft.common.fast_init.
 speed_up_inits(ResolvedConfig)
+
+
+def describe_configs(resolver: ConfigResolver, image: MetadataImage, request: Any, version: int) -> Any:
+    """DescribeConfigs over ``image`` (spec 6.6), answered the same by controllers and brokers: each
+    key resolved by ``resolver`` (whose static configs and node id are the answering node's)."""
+    cls: Any = describe_configs_msg.RESPONSE.cls
+    results = []
+    for res in request.resources:
+        rtype, rname = res.resource_type, res.resource_name
+        if rtype == TOPIC:
+            if rname not in image.topics_by_name:
+                results.append(
+                    cls.DescribeConfigsResult(
+                        error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                        error_message=f"The topic '{rname}' does not exist.",
+                        resource_type=rtype,
+                        resource_name=rname,
+                        configs=[],
+                    )
+                )
+                continue
+            keys = TOPIC_CONFIG_NAMES
+        elif rtype == BROKER:
+            if rname and not rname.isdigit():
+                results.append(
+                    cls.DescribeConfigsResult(
+                        error_code=int(ErrorCode.INVALID_REQUEST),
+                        error_message=f"Invalid broker name {rname!r}",
+                        resource_type=rtype,
+                        resource_name=rname,
+                        configs=[],
+                    )
+                )
+                continue
+            keys = BROKER_CONFIG_NAMES
+        else:
+            results.append(
+                cls.DescribeConfigsResult(
+                    error_code=int(ErrorCode.INVALID_REQUEST),
+                    error_message=f"Unsupported resource type {rtype}",
+                    resource_type=rtype,
+                    resource_name=rname,
+                    configs=[],
+                )
+            )
+            continue
+        wanted = (
+            # Null or empty ConfigurationKeys: every key (Kafka's controller and broker alike).
+            keys if not res.configuration_keys else [k for k in res.configuration_keys if k in keys]
+        )
+        rows = []
+        for key in wanted:
+            r = resolver.resolve(image, rtype, rname, key)
+            if (
+                rtype == BROKER
+                and rname == ""
+                and r.source not in (ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,)
+            ):
+                # The cluster-default resource lists only what is set at that level (Kafka).
+                continue
+            synonyms = []
+            if version >= 1 and request.include_synonyms:
+                synonyms = [
+                    cls.DescribeConfigsResult.DescribeConfigsResourceResult.DescribeConfigsSynonym(
+                        name=n, value=v, source=int(s)
+                    )
+                    for n, v, s in r.synonyms
+                ]
+            rows.append(
+                cls.DescribeConfigsResult.DescribeConfigsResourceResult(
+                    name=key,
+                    value=r.value,
+                    read_only=False,
+                    is_default=version == 0 and r.source == ConfigSource.DEFAULT_CONFIG,
+                    config_source=int(r.source),
+                    is_sensitive=False,
+                    synonyms=synonyms,
+                    config_type=int(r.type),
+                    documentation=None,
+                )
+            )
+        results.append(
+            cls.DescribeConfigsResult(
+                error_code=0, error_message=None, resource_type=rtype, resource_name=rname, configs=rows
+            )
+        )
+    return cls(throttle_time_ms=0, results=results)

@@ -1,0 +1,133 @@
+"""A node's broker part: its metadata replica, lifecycle, ISR requests and client APIs, sans-IO.
+
+``Broker`` is one of a ``kraft.node.Node``'s typed parts; the node routes to it what is the
+broker's (client requests on a broker listener, answers to its controller requests) and polls it.
+It never touches a socket or a clock.
+
+Where its image comes from: a broker-only node (``process.roles=broker``) is a raft observer of
+``__cluster_metadata`` that replays into its own ``BrokerMetadataListener``; a combined node reads
+the co-located controller's committed image, which is the very same image, so nothing is replayed
+twice. Either way the broker's parts are ``MetadataPublisher``s installed on that loader: the ISR
+manager and the client APIs see every published image with the delta that made it.
+
+Controller requests (registration and heartbeats, AlterPartition, forwarded client requests) go to
+the raft leader, the active controller (Kafka's brokers find it the same way); their correlation ids
+come from one counter, so every answer finds the part that asked.
+"""
+
+from __future__ import annotations
+
+from kraft.broker.client_apis import ClientApis
+from kraft.broker.isr import IsrManager
+from kraft.broker.lifecycle import BrokerLifecycle, BrokerState
+from kraft.broker.metadata_listener import BrokerMetadataListener
+from kraft.broker.metrics import BrokerMetrics
+from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataLoader
+from kraft.protocol.envelope import ClientEnvelope, ControllerEnvelope
+from kraft.raft.types import LeaderAndEpoch
+
+
+class Broker:
+    """See the module docstring.
+
+    Args:
+        loader: the loader whose images this broker serves (its listener's, or the co-located
+            controller's); the broker installs its publishers on it.
+        metadata: this broker's own metadata replica, or None in combined mode.
+    """
+
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        lifecycle: BrokerLifecycle,
+        loader: MetadataLoader,
+        metadata: BrokerMetadataListener | None,
+        client_apis: ClientApis,
+        isr: IsrManager,
+        metrics: BrokerMetrics | None = None,
+        raft_listener_name: str = "CONTROLLER",
+    ) -> None:
+        self.node_id = node_id
+        self.raft_listener_name = raft_listener_name  # where DescribeCluster finds the controllers
+        self.lifecycle = lifecycle
+        self.metadata = metadata
+        self.client_apis = client_apis
+        self.isr = isr
+        self.metrics = metrics
+        self._loader = loader
+        loader.install_publisher(self.publish)
+        current = loader.image
+        self.publish(MetadataDelta(current), current)
+
+    @property
+    def image(self) -> MetadataImage:
+        """The broker's committed metadata image (immutable, swapped by reference: safe to read
+        from any thread)."""
+        return self._loader.image
+
+    @property
+    def broker_state(self) -> BrokerState:
+        return self.lifecycle.state
+
+    def metrics_snapshot(self) -> dict[str, float]:
+        """The broker's metrics (``kraft.broker.metrics``), read where the core runs, after a poll."""
+        return self.metrics.collect(self) if self.metrics is not None else {}
+
+    def begin_controlled_shutdown(self, now_ms: int) -> None:
+        self.lifecycle.begin_controlled_shutdown(now_ms)
+
+    # -- inputs ------------------------------------------------------------------------------------
+
+    def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
+        """The ``MetadataPublisher`` of the broker's parts."""
+        self.isr.publish(delta, image)
+        self.client_apis.publish(delta, image)
+
+    def handle_client_request(self, envelope: ClientEnvelope, now_ms: int, leader: LeaderAndEpoch) -> None:
+        self.client_apis.handle(envelope, now_ms, leader)
+
+    def handle_answer(self, envelope: ControllerEnvelope, now_ms: int) -> None:
+        """An answer to one of this broker's controller requests."""
+        if not self.isr.handle_response(envelope, now_ms) and not self.client_apis.handle_answer(
+            envelope, now_ms
+        ):
+            self.lifecycle.handle_response(envelope, now_ms)
+
+    # -- poll --------------------------------------------------------------------------------------
+
+    def poll(
+        self, now_ms: int, leader: LeaderAndEpoch
+    ) -> tuple[list[ControllerEnvelope | ClientEnvelope], int | None]:
+        """Run the lifecycle, the ISR manager and the client APIs' timers.
+
+        Returns:
+            The controller requests and client answers to send, and when to poll again (None:
+            nothing scheduled).
+        """
+        lifecycle = self.lifecycle
+        image = self.image
+        if lifecycle.state == BrokerState.RECOVERY and not lifecycle.ready_to_unfence:
+            # Nothing to recover (no partition data yet): ready once the image is caught up, which
+            # is what the controller checked when it answered IsCaughtUp.
+            lifecycle.set_ready_to_unfence(now_ms)
+        controller_id = leader.leader_id
+        out: list[ControllerEnvelope | ClientEnvelope] = []
+        requests, wake = lifecycle.poll(now_ms, controller_id, image.provenance.last_offset)
+        out.extend(requests)
+        running = lifecycle.state == BrokerState.RUNNING and not lifecycle.is_fenced
+        isr_requests, isr_wake = self.isr.poll(now_ms, lifecycle.broker_epoch, controller_id, running)
+        out.extend(isr_requests)
+        apis_wake = self.client_apis.poll(now_ms, leader)
+        out.extend(self.client_apis.drain())
+        for w in (isr_wake, apis_wake):
+            if w is not None:
+                wake = w if wake is None else min(wake, w)
+        return out, wake
+
+    def after_raft_poll(self, now_ms: int) -> list[ControllerEnvelope | ClientEnvelope]:
+        """After the raft core ran (and published): answers that new images completed, and the
+        broker's own metadata snapshot when one is due."""
+        if self.metadata is not None:
+            self.metadata.maybe_snapshot(now_ms)
+        return list(self.client_apis.drain())
