@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from kraft.cli.sim import _parse_seeds
+from kraft.sim.command import parse_seeds as _parse_seeds
 from kraft.sim.runner import _run_args
 from kraft.spark.campaign import execute, expand_scenario_list, plan_units, write_runs
 

@@ -37,14 +37,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kraft.cli import cluster as cluster_cli
-from kraft.metadata.configs import ConfigResolver
+from kraft.common.uuids import random_uuid, uuid_to_base64
 from kraft.controller.replication_control import ReplicationControl
+from kraft.metadata.configs import ConfigResolver
 from kraft.metadata.image import MetadataLoader
 from kraft.metadata.image_snapshot import snapshot_records_bytes
 from kraft.metadata.records import MetadataRecordType, decode_record, encode_record, make_record
 from kraft.protocol.messages import create_topics
 from kraft.records.batch import SimpleRecord, build_batch, decode_batch
-from kraft.storage.uuids import random_uuid, uuid_to_base64
 from kraft.tools import processes
 from kraft.tools.admin import AdminClient, AdminError
 from kraft.tools.controller_client import ControllerClient

@@ -51,7 +51,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kraft.cli import cluster as cluster_cli
-from kraft.storage.uuids import random_uuid, uuid_to_base64
+from kraft.common.uuids import random_uuid, uuid_to_base64
 from kraft.tools import processes
 from kraft.tools.admin import AdminClient, AdminError
 from kraft.tools.commit_path import commit_path_stages

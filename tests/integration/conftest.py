@@ -22,8 +22,8 @@ from typing import TypeVar
 import pytest
 
 from kraft.cli import cluster as cluster_cli
+from kraft.common.uuids import random_uuid, uuid_to_base64
 from kraft.records.batch import iter_batches
-from kraft.storage.uuids import random_uuid, uuid_to_base64
 from kraft.tools import processes
 from kraft.tools.admin import Address, AdminClient, AdminError
 from kraft.tools.quorum_info import QuorumInfo

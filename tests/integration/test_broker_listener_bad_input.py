@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 from conftest import LocalCluster
-
 from kraft.net.broker_apis import broker_served_apis
+
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.framing import FrameDecoder, frame

@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
 from kraft.common.config import get_bool
+from kraft.common.uuids import ZERO_UUID
 from kraft.metadata import configs
 from kraft.metadata.configs import BROKER, TOPIC, ConfigResolver
 from kraft.metadata.image import BrokerRegistration, MetadataImage, TopicImage
@@ -42,7 +43,6 @@ from kraft.protocol.messages import (
     list_offsets,
     metadata,
 )
-from kraft.protocol.primitives import ZERO_UUID
 from kraft.protocol.schema import StructType
 
 DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT: Final = 2000  # spec 7

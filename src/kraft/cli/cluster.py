@@ -68,9 +68,9 @@ from types import FrameType
 from typing import Any, TextIO
 
 from kraft.cli.common import parse_args, streams
+from kraft.common.uuids import uuid_to_base64
 from kraft.raft.types import Endpoint
 from kraft.storage.meta_properties import read_meta_properties
-from kraft.storage.uuids import uuid_to_base64
 from kraft.tools import processes, supervisor_lock
 from kraft.tools.admin import Address, AdminClient, AdminError, Connection
 from kraft.tools.quorum_info import QuorumInfo, format_replication, format_status, to_json

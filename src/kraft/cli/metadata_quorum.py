@@ -41,10 +41,10 @@ from typing import TextIO
 from kraft.cli.common import add_json_option, add_timeout_options, parse_args, streams
 from kraft.common.config import get_list, get_str, load_properties
 from kraft.common.errors import ConfigError, StorageError
+from kraft.common.uuids import uuid_from_base64, uuid_to_base64
 from kraft.raft.types import Endpoint
 from kraft.server.config import parse_listeners
 from kraft.storage.meta_properties import read_meta_properties
-from kraft.storage.uuids import uuid_from_base64, uuid_to_base64
 from kraft.tools.admin import AdminClient, AdminError, parse_bootstrap
 from kraft.tools.quorum_info import (
     ClockDriftError,

@@ -39,6 +39,7 @@ from typing import Any, TextIO
 from kraft.cli.common import streams
 from kraft.common.config import get_int, get_list, get_str, load_properties
 from kraft.common.errors import ConfigError, KraftError, StorageError
+from kraft.common.uuids import random_uuid, uuid_from_base64, uuid_to_base64
 from kraft.metadata.bootstrap import (
     FEATURE_RANGES,
     KRAFT_VERSION,
@@ -63,7 +64,6 @@ from kraft.storage.meta_properties import (
     write_meta_properties,
 )
 from kraft.storage.snapshots import bootstrap_voters_path, read_bootstrap_voters, write_bootstrap_voters
-from kraft.storage.uuids import random_uuid, uuid_from_base64, uuid_to_base64
 
 VOTERS_PROP = "controller.quorum.voters"
 BOOTSTRAP_SERVERS_PROP = "controller.quorum.bootstrap.servers"

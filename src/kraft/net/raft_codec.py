@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.messages import (
@@ -63,7 +64,6 @@ from kraft.raft.types import (
     METADATA_PARTITION,
     METADATA_TOPIC,
     METADATA_TOPIC_ID,
-    ZERO_UUID,
     Endpoint,
     LeaderAndEpoch,
     OffsetAndEpoch,

@@ -24,8 +24,6 @@ _U32 = struct.Struct(">I")
 _I64 = struct.Struct(">q")
 _F64 = struct.Struct(">d")
 
-ZERO_UUID = uuid.UUID(int=0)
-
 # Writer.bool and Reader.bool shadow the builtin inside their classes; annotate with this alias.
 _Bool = bool
 

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kraft.common.errors import MalformedMessageError
-from kraft.protocol.primitives import ZERO_UUID, Reader, Writer
+from kraft.common.uuids import ZERO_UUID
+from kraft.protocol.primitives import Reader, Writer
 
 # ---------------------------------------------------------------------------------------------------
 # Version ranges

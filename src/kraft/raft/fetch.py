@@ -11,11 +11,12 @@ import logging
 from typing import TYPE_CHECKING
 
 from kraft.common.errors import CorruptRecordError, FatalError
+from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.log import ValidationKind
 from kraft.raft.messages import Envelope, FetchRequest, FetchResponse
 from kraft.raft.states import FollowerState, LeaderState, ReplicaProgress, SnapshotDownload
-from kraft.raft.types import ZERO_UUID, OffsetAndEpoch, ReplicaKey
+from kraft.raft.types import OffsetAndEpoch, ReplicaKey
 from kraft.records.batch import iter_batch_headers
 
 if TYPE_CHECKING:

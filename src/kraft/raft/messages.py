@@ -12,7 +12,8 @@ import uuid
 from dataclasses import dataclass, field
 
 from kraft.common.fast_init import speed_up_inits
-from kraft.raft.types import ZERO_UUID, Endpoint, OffsetAndEpoch, ReplicaKey
+from kraft.common.uuids import ZERO_UUID
+from kraft.raft.types import Endpoint, OffsetAndEpoch, ReplicaKey
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,8 +12,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kraft.common.uuids import ZERO_UUID
 from kraft.raft.states import Role
-from kraft.raft.types import ZERO_UUID
 
 _ZERO_UUID_TEXT = str(ZERO_UUID)
 

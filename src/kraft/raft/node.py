@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
+from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft import begin_epoch, describe_quorum, end_epoch, fetch, fetch_snapshot, reconfig, vote
 from kraft.raft.accumulator import BatchAccumulator
@@ -389,7 +390,7 @@ class RaftNode:
             return True
         if voter_key.id != self.node_id:
             return False
-        return voter_key.directory_id == ZERO or voter_key.directory_id == self.directory_id
+        return voter_key.directory_id == ZERO_UUID or voter_key.directory_id == self.directory_id
 
     def current_leader_fields(self) -> tuple[int, int, tuple[Endpoint, ...]]:
         leader = self.quorum.leader_id
@@ -1326,6 +1327,3 @@ class RaftNode:
 
     def describe_quorum(self, now_ms: int) -> DescribeQuorumResponse:
         return describe_quorum.build_describe_quorum_response(self, now_ms)
-
-
-ZERO = uuid.UUID(int=0)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kraft.common.errors import KraftError, NotLeaderError
+from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.messages import (
     AddRaftVoterRequest,
@@ -41,7 +42,7 @@ from kraft.raft.messages import (
     UpdateRaftVoterResponse,
 )
 from kraft.raft.states import LeaderState, ReplicaProgress
-from kraft.raft.types import ZERO_UUID, Endpoint
+from kraft.raft.types import Endpoint
 from kraft.raft.voters import KRAFT_VERSION_1, VoterNode, VoterSet, key_text
 
 if TYPE_CHECKING:

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import NewType
 
 from kraft.common.fast_init import speed_up_inits
+from kraft.common.uuids import ZERO_UUID
 
 NodeId = NewType("NodeId", int)
 Epoch = NewType("Epoch", int)
 
-ZERO_UUID = uuid.UUID(int=0)
 NO_LEADER = -1
 
 # The replicated partition: topic __cluster_metadata, partition 0, with a fixed topic id.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.end_epoch import successor_rank
 from kraft.raft.messages import VoteRequest, VoteResponse
@@ -20,7 +21,7 @@ from kraft.raft.states import (
     State,
     UnattachedState,
 )
-from kraft.raft.types import ZERO_UUID, ReplicaKey
+from kraft.raft.types import ReplicaKey
 
 if TYPE_CHECKING:
     from kraft.raft.node import RaftNode

@@ -25,8 +25,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kraft.common.uuids import ZERO_UUID, uuid_to_base64
 from kraft.protocol.schema import StructValue
-from kraft.raft.types import ZERO_UUID, Endpoint, ReplicaKey
+from kraft.raft.types import Endpoint, ReplicaKey
 from kraft.records.batch import decode_batch, iter_batch_headers
 from kraft.records.control import (
     ControlType,
@@ -34,7 +35,6 @@ from kraft.records.control import (
     VoterInfo,
     control_type_of,
     decode_control_record,
-    kafka_uuid_string,
     voter_infos,
     voters_record,
 )
@@ -190,7 +190,7 @@ def key_text(key: ReplicaKey) -> str:
     """``id:directory`` with the directory id as Kafka prints it (URL-safe base64)."""
     if key.directory_id == ZERO_UUID:
         return str(key.id)
-    return f"{key.id}:{kafka_uuid_string(key.directory_id)}"
+    return f"{key.id}:{uuid_to_base64(key.directory_id)}"
 
 
 # The offset a snapshot's (or the bootstrap checkpoint's) entries are filed under.

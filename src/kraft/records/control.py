@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from kraft.common.errors import CorruptRecordError, MalformedMessageError
-from kraft.protocol.primitives import ZERO_UUID, Reader
+from kraft.common.uuids import ZERO_UUID, uuid_to_base64
+from kraft.protocol.primitives import Reader
 from kraft.protocol.schema import INT16, INT32, INT64, STRING, UINT16, UUID, StructType, StructValue, array, f
 from kraft.protocol.schema import struct as msg
 from kraft.records.batch import Record, RecordBatch, SimpleRecord, build_batch
@@ -416,11 +417,6 @@ def voter_infos(record: StructValue) -> list[VoterInfo]:
 # Display
 
 
-def kafka_uuid_string(value: uuid.UUID) -> str:
-    """Kafka's ``Uuid.toString()``: URL-safe base64 of the 16 bytes, without padding."""
-    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode("ascii")
-
-
 def _lower_camel(snake: str) -> str:
     head, *rest = snake.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
@@ -434,7 +430,7 @@ def to_kafka_json(value: Any) -> Any:
     if isinstance(value, list):
         return [to_kafka_json(v) for v in value]
     if isinstance(value, uuid.UUID):
-        return kafka_uuid_string(value)
+        return uuid_to_base64(value)
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode("ascii")
     return value

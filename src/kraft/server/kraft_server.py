@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 from kraft.broker.lifecycle import LifecycleConfig, Listener
 from kraft.common.errors import ConfigError, StorageError
+from kraft.common.uuids import uuid_to_base64
 from kraft.controller.features import SUPPORTED_FEATURES, finalized_features
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.image_snapshot import snapshot_records_bytes
@@ -52,7 +53,6 @@ from kraft.server.gateway import Gateway, ListenerHandler
 from kraft.storage.clean_shutdown import take_previous_broker_epoch, write_clean_shutdown
 from kraft.storage.meta_properties import META_PROPERTIES_FILE, MetaProperties
 from kraft.storage.meta_properties import read_meta_properties as storage_read_meta_properties
-from kraft.storage.uuids import uuid_to_base64
 
 log = logging.getLogger("kraft.server")
 

@@ -1,13 +1,11 @@
-"""``python -m kraft.sim [run|sweep|list] ...``: the same as ``kraft sim`` (``run`` is the default)."""
+"""``python -m kraft.sim [run|sweep|list] ...``: the simulator's own command line (``kraft.sim.command``;
+``kraft sim`` is the same, plus ``campaign``). ``run`` is the default."""
 
 from __future__ import annotations
 
 import sys
 
-from kraft.cli.sim import main
+from kraft.sim.command import main
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if args and args[0] not in ("run", "sweep", "list", "-h", "--help"):
-        args = ["run", *args]
-    sys.exit(main(args))
+    sys.exit(main())

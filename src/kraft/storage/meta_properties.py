@@ -24,8 +24,8 @@ from pathlib import Path
 
 from kraft.common.config import parse_properties
 from kraft.common.errors import ConfigError, StorageError
+from kraft.common.uuids import uuid_from_base64, uuid_to_base64
 from kraft.storage.fsutil import atomic_write
-from kraft.storage.uuids import uuid_from_base64, uuid_to_base64
 
 META_PROPERTIES_FILE = "meta.properties"
 VERSION = 1

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from kraft.common.errors import StorageError
+from kraft.common.uuids import ZERO_UUID, uuid_from_base64, uuid_to_base64
 from kraft.raft.store import ElectionState
 from kraft.raft.types import NO_LEADER, ReplicaKey
 from kraft.storage.fsutil import atomic_write
-from kraft.storage.uuids import ZERO_UUID, uuid_from_base64, uuid_to_base64
 
 QUORUM_STATE_FILE = "quorum-state"
 NOT_VOTED = -1

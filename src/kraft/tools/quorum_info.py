@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kraft.protocol.primitives import ZERO_UUID
+from kraft.common.uuids import ZERO_UUID
 from kraft.raft.types import Endpoint
 
 METADATA_TOPIC = "__cluster_metadata"

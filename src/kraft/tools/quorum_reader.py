@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from kraft.common.errors import CorruptRecordError, KraftError, RemoteProtocolError
+from kraft.common.uuids import ZERO_UUID
 from kraft.net import raft_codec
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import describe_quorum, fetch, fetch_snapshot
@@ -54,7 +55,7 @@ from kraft.raft.messages import (
     FetchSnapshotRequest,
     FetchSnapshotResponse,
 )
-from kraft.raft.types import ZERO_UUID, Endpoint, OffsetAndEpoch, ReplicaKey
+from kraft.raft.types import Endpoint, OffsetAndEpoch, ReplicaKey
 from kraft.records.batch import Record, batch_crc_valid, iter_batch_headers, iter_batches
 from kraft.tools.admin import Address, AdminClient, AdminError, Connection, RetriableError, parse_bootstrap
 

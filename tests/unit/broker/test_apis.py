@@ -24,6 +24,7 @@ from kraft.broker.apis import (
     handle_metadata,
 )
 from kraft.common.errors import ConfigError
+from kraft.common.uuids import ZERO_UUID
 from kraft.metadata.configs import ConfigSource
 from kraft.metadata.image import BrokerRegistration, Endpoint, MetadataImage, TopicImage
 from kraft.metadata.partition import PartitionRegistration
@@ -36,7 +37,6 @@ from kraft.protocol.messages import (
     list_offsets,
     metadata,
 )
-from kraft.protocol.primitives import ZERO_UUID
 
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
 LISTENER = "PLAINTEXT"

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kraft.net.broker_apis import BrokerApis, broker_served_apis
 
 from kraft.broker.apis import BrokerApiContext
 from kraft.cli import metadata_quorum
+from kraft.common.uuids import uuid_to_base64
 from kraft.controller.quorum_controller import ControllerRequest, ControllerResponse
 from kraft.metadata.image import MetadataImage
-from kraft.net.broker_apis import BrokerApis, broker_served_apis
 from kraft.net.channel import ChannelError
 from kraft.net.server import InboundRequest, KafkaServer
 from kraft.protocol.api import Api
@@ -27,7 +28,6 @@ from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import add_raft_voter, remove_raft_voter
 from kraft.raft.types import LeaderAndEpoch
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties
-from kraft.storage.uuids import uuid_to_base64
 
 DIR = uuid.UUID(int=0xABCDEF)
 DIR_TEXT = uuid_to_base64(DIR)

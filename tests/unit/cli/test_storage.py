@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from kraft.cli.storage import main
+from kraft.common.uuids import uuid_from_base64
 from kraft.metadata.bootstrap import BootstrapMetadata
 from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
 from kraft.storage.meta_properties import read_meta_properties
-from kraft.storage.uuids import uuid_from_base64
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 

@@ -11,11 +11,11 @@ import pytest
 
 from kraft.cli.storage import main, parse_initial_controllers
 from kraft.common.errors import ConfigError
+from kraft.common.uuids import uuid_from_base64, uuid_to_base64
 from kraft.raft.types import Endpoint, ReplicaKey
 from kraft.raft.voters import KRAFT_VERSION_1
 from kraft.storage.meta_properties import read_meta_properties
 from kraft.storage.snapshots import bootstrap_voters_path, read_bootstrap_voters
-from kraft.storage.uuids import uuid_from_base64, uuid_to_base64
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 DIR_1 = "JEXY6aqzQY-32P5TStzaFg"

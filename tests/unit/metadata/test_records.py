@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kraft.common.errors import CorruptRecordError
+from kraft.common.uuids import ZERO_UUID
 from kraft.metadata.records import (
     IGNORED_RECORD_TYPES,
     LATEST_METADATA_VERSION,
@@ -35,7 +36,6 @@ from kraft.metadata.records import (
     record_to_json,
     record_version,
 )
-from kraft.protocol.primitives import ZERO_UUID
 from kraft.protocol.schema import ArrayType, Field, FieldType, StructType, snake_case
 
 T = MetadataRecordType

@@ -7,10 +7,10 @@ import uuid
 from typing import Any
 
 from broker_fakes import Core, Forwarder
+from kraft.net.broker_apis import BrokerApis
 
 from kraft.broker.apis import BrokerApiContext
 from kraft.metadata.image import MetadataImage, TopicImage
-from kraft.net.broker_apis import BrokerApis
 from kraft.net.channel import ChannelError
 from kraft.net.server import InboundRequest
 from kraft.protocol.error_codes import ErrorCode

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from broker_fakes import Core, Forwarder
+from kraft.net.broker_apis import BrokerApis, broker_served_apis
 
 from kraft.broker.apis import BrokerApiContext
 from kraft.common.errors import RemoteProtocolError
-from kraft.net.broker_apis import BrokerApis, broker_served_apis
 from kraft.net.channel import ChannelError
 from kraft.net.server import InboundRequest
 from kraft.protocol.error_codes import ErrorCode

@@ -6,9 +6,9 @@ import asyncio
 from typing import Any
 
 import pytest
+from kraft.net.controller_apis import served_apis
 
 from kraft.net.channel import PeerAddress, PeerChannel
-from kraft.net.controller_apis import served_apis
 from kraft.net.server import InboundRequest, KafkaServer
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import describe_quorum

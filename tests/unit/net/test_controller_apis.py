@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from kafka.admin import KafkaAdminClient
+from kraft.net.controller_apis import ADMIN_SOURCE_BASE, ControllerApis, served_apis
 
 from kraft.net import raft_codec
-from kraft.net.controller_apis import ADMIN_SOURCE_BASE, ControllerApis, served_apis
 from kraft.net.server import InboundRequest, KafkaServer
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.headers import RequestHeader

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-
 from kraft.net.controller_apis import served_apis
+
 from kraft.net.server import InboundRequest, KafkaServer
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode

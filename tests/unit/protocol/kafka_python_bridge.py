@@ -40,7 +40,7 @@ from kafka.protocol.admin import (
 from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
-from kraft.protocol.primitives import ZERO_UUID
+from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.schema import ArrayType, StructType
 
 # api key -> (request class, response class)

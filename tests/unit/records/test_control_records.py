@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from kraft.common.errors import CorruptRecordError
+from kraft.common.uuids import uuid_to_base64
 from kraft.records.batch import CONTROL_FLAG, Record, SimpleRecord, build_batch, decode_batch
 from kraft.records.control import (
     CONTROL_MESSAGES,
@@ -25,7 +26,6 @@ from kraft.records.control import (
     decode_control_value,
     encode_control_value,
     end_txn_marker,
-    kafka_uuid_string,
     kraft_version_record,
     leader_change_message,
     snapshot_footer_record,
@@ -116,7 +116,7 @@ def test_snapshot_header_batch_holds_header_kraft_version_and_voters() -> None:
     assert voter_infos(entries[2][1]) == sorted(voters, key=lambda v: v.voter_id)
     assert to_kafka_json(entries[2][1])["voters"][0] == {
         "voterId": 1,
-        "voterDirectoryId": kafka_uuid_string(dir1),
+        "voterDirectoryId": uuid_to_base64(dir1),
         "endpoints": [{"name": "CONTROLLER", "host": "a", "port": 9093}],
         "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1},
     }
@@ -247,8 +247,3 @@ def test_every_control_type_round_trips() -> None:
     for kind, message in samples.items():
         rec = record(control_key(kind), encode_control_value(kind, message))
         assert decode_control_record(rec) == (kind, message)
-
-
-def test_kafka_uuid_string_is_url_safe_base64_without_padding() -> None:
-    assert kafka_uuid_string(uuid.UUID(int=0)) == "AAAAAAAAAAAAAAAAAAAAAA"
-    assert kafka_uuid_string(uuid.UUID(bytes=b"\xff" * 16)) == "_____________________w"

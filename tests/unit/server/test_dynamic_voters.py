@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from kraft.net.controller_apis import served_apis
 
 from kraft.net.channel import PeerAddress, PeerChannel
-from kraft.net.controller_apis import served_apis
 from kraft.raft.messages import Envelope
 from kraft.raft.types import Endpoint, LeaderAndEpoch, ReplicaKey
 from kraft.raft.voters import VoterNode, VoterSet

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from kraft.common.errors import StorageError
+from kraft.common.uuids import random_uuid, uuid_from_base64, uuid_to_base64
 from kraft.storage.meta_properties import (
     MetaProperties,
     decode_meta_properties,
@@ -14,7 +15,6 @@ from kraft.storage.meta_properties import (
     read_meta_properties,
     write_meta_properties,
 )
-from kraft.storage.uuids import random_uuid, uuid_from_base64, uuid_to_base64
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from kraft.common.errors import StorageError
+from kraft.common.uuids import uuid_from_base64
 from kraft.raft.store import ElectionState
 from kraft.raft.types import ReplicaKey
 from kraft.storage import fsutil
 from kraft.storage.quorum_state_file import FileQuorumStateStore, decode_quorum_state
-from kraft.storage.uuids import uuid_from_base64
 
 DIR_ID = uuid_from_base64("J8aAPcfLQt2bqs1JT_rMgQ")
 

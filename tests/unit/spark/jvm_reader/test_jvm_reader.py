@@ -39,6 +39,7 @@ import lz4.frame  # noqa: E402
 import zstandard  # noqa: E402
 
 from kraft.common.errors import StorageError  # noqa: E402
+from kraft.common.uuids import uuid_to_base64  # noqa: E402
 from kraft.metadata.records import MetadataRecordType as T  # noqa: E402
 from kraft.metadata.records import encode_record, make_record  # noqa: E402
 from kraft.records.batch import (  # noqa: E402
@@ -62,7 +63,6 @@ from kraft.spark.arrow_log import (  # noqa: E402
 )
 from kraft.storage.file_log import FileLog  # noqa: E402
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties  # noqa: E402
-from kraft.storage.uuids import uuid_to_base64  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import test_arrow_log as ta  # noqa: E402  (its log builders)
