@@ -1,21 +1,25 @@
 """A partition leader's ISR management without a data plane yet (Kafka's ``AlterPartitionManager``).
 
 Kafka's partition leader adds a follower to the ISR once it has fetched up to the high watermark,
-and reports a partition recovered (LeaderRecoveryState RECOVERING -> RECOVERED) once an unclean
-leader has settled its log; both go to the controller as AlterPartition. This broker stores no
-partition data yet, so there is nothing for a follower to catch up on: every replica whose broker
-is active (registered, unfenced, not in controlled shutdown) holds every committed record, which
-is none. So, as the leader of a partition in its image, it asks for exactly Kafka's end state:
+removes one that fell behind for ``replica.lag.time.max.ms``, and reports a partition recovered
+(LeaderRecoveryState RECOVERING -> RECOVERED) once an unclean leader has settled its log; all go to
+the controller as AlterPartition. This broker stores no partition data yet, so a follower's
+progress is what it is told: ``set_out_of_sync`` marks a follower out of sync until a time (the
+simulator's fault driver does it today; the data plane's replica manager will, from fetch
+positions). Every other replica whose broker is active (registered, unfenced, not in controlled
+shutdown) holds every committed record, which is none. So, as the leader of a partition in its
+image, it asks for exactly Kafka's end state:
 
 * a RECOVERING partition is reported RECOVERED (with its current ISR, as spec 4.5 requires);
-* active replicas missing from the ISR are added (AlterPartition v3 names each member's broker
-  epoch, so the controller refuses a member that re-registered meanwhile: INELIGIBLE_REPLICA).
+* followers out of sync leave the ISR (the leader never removes itself);
+* active replicas missing from the ISR and not out of sync are added (AlterPartition v3 names each
+  member's broker epoch, so the controller refuses a member that re-registered meanwhile:
+  INELIGIBLE_REPLICA).
 
-It never shrinks an ISR (the controller removes fenced and shutting-down brokers itself; lag-based
-shrinking needs fetch positions). When the data plane arrives, fetch positions replace "active" as
-the expansion test. Sans-IO: ``poll`` returns the request to send, ``handle_response`` takes the
-answer. One AlterPartition is in flight at a time; a partition is not asked for again until its
-partition epoch moves past the one asked about, or the request failed.
+The controller removes fenced and shutting-down brokers itself. Sans-IO: ``poll`` returns the
+request to send, ``handle_response`` takes the answer. One AlterPartition is in flight at a time; a
+partition is not asked for again until its partition epoch moves past the one asked about, the
+request failed, or a follower's sync state changed.
 """
 
 from __future__ import annotations
@@ -64,9 +68,38 @@ class IsrManager:
         self._not_before_ms = 0
         self._seen: tuple[object, object] = (None, None)  # (brokers, topics) of the last scan
         self._dirty = True
+        # (topic id, partition) -> follower -> until when it is out of sync.
+        self._out_of_sync: dict[tuple[uuid.UUID, int], dict[int, int]] = {}
+        self.partitions_shrunk = 0
 
     def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
         self._image = image
+
+    def set_out_of_sync(self, topic_id: uuid.UUID, partition_id: int, replica: int, until_ms: int) -> None:
+        """``replica`` of a partition this broker leads is out of sync until ``until_ms``: it leaves
+        the ISR, and may come back after that time."""
+        if replica == self.node_id:
+            return
+        key = (topic_id, partition_id)
+        self._out_of_sync.setdefault(key, {})[replica] = until_ms
+        self._asked.pop(key, None)
+        self._dirty = True
+
+    def _expire_out_of_sync(self, now_ms: int) -> int | None:
+        """Forget follower lags that ended; returns when the next one ends."""
+        next_ms: int | None = None
+        for key in list(self._out_of_sync):
+            lagging = self._out_of_sync[key]
+            for replica, until_ms in list(lagging.items()):
+                if until_ms <= now_ms:
+                    del lagging[replica]
+                    self._asked.pop(key, None)
+                    self._dirty = True
+                elif next_ms is None or until_ms < next_ms:
+                    next_ms = until_ms
+            if not lagging:
+                del self._out_of_sync[key]
+        return next_ms
 
     def poll(
         self, now_ms: int, broker_epoch: int, controller_id: int | None, running: bool
@@ -79,17 +112,18 @@ class IsrManager:
             self._in_flight = None
             self._asked.clear()
             self._dirty = True
+        lag_ends_ms = self._expire_out_of_sync(now_ms) if self._out_of_sync else None
         if not running or controller_id is None or broker_epoch < 0:
-            return [], None
+            return [], lag_ends_ms
         if now_ms < self._not_before_ms:
             return [], self._not_before_ms
         brokers, topics = image.brokers, image.topics_by_id
         if not self._dirty and self._seen[0] is brokers and self._seen[1] is topics:
-            return [], None  # nothing that decides ISR membership changed since the last scan
+            return [], lag_ends_ms  # nothing that decides ISR membership changed since the last scan
         self._seen, self._dirty = (brokers, topics), False
         changes = self._changes(image)
         if not changes:
-            return [], None
+            return [], lag_ends_ms
         body = self._request(image, broker_epoch, changes)
         correlation_id = self._next_correlation_id()
         deadline = now_ms + self.request_timeout_ms
@@ -138,17 +172,22 @@ class IsrManager:
             key = (tp.topic_id, tp.partition_id)
             if self._asked.get(key, -1) >= p.partition_epoch:
                 continue
+            lagging = self._out_of_sync.get(key, {})
             if p.leader_recovery_state == LeaderRecoveryState.RECOVERING:
                 isr, lrs = p.isr, int(LeaderRecoveryState.RECOVERED)  # first recovered, alone
             else:
+                kept = tuple(r for r in p.isr if r == self.node_id or r not in lagging)
                 added = tuple(
                     r
                     for r in p.replicas
-                    if r not in p.isr and (b := image.brokers.get(r)) is not None and b.is_active
+                    if r not in p.isr
+                    and r not in lagging
+                    and (b := image.brokers.get(r)) is not None
+                    and b.is_active
                 )
-                if not added:
+                if not added and kept == p.isr:
                     continue
-                isr, lrs = p.isr + added, int(p.leader_recovery_state)
+                isr, lrs = kept + added, int(p.leader_recovery_state)
             out.append((tp.topic_id, tp.partition_id, p, isr, lrs))
             self._asked[key] = p.partition_epoch
             if len(out) >= MAX_PARTITIONS_PER_REQUEST:
@@ -166,6 +205,8 @@ class IsrManager:
         for topic_id, partition_id, p, isr, lrs in changes:
             if lrs != p.leader_recovery_state:
                 self.partitions_recovered += 1
+            elif len(isr) < len(p.isr) or not set(p.isr) <= set(isr):
+                self.partitions_shrunk += 1
             else:
                 self.partitions_expanded += 1
             by_topic.setdefault(topic_id, []).append(

@@ -1,35 +1,35 @@
-"""Simulated brokers and an admin client: the clients of the controller simulation.
+"""The controller simulation's brokers and admin client.
 
-A simulated broker is not a raft node and holds no partition data: it is a small deterministic
-actor (``kraft.sim.world.Actor``) that speaks the controller APIs over the simulated network, as a
-Kafka broker's lifecycle manager and AlterPartition manager do:
+**Brokers are real.** Each broker id is a simulated node (``SimNode``) running the very broker a
+``kraft server-start`` process runs: a ``kraft.node.Node`` built by ``build_node``, with its raft
+observer of ``__cluster_metadata``, metadata listener, lifecycle (registration, heartbeats,
+controlled shutdown), ISR manager and client APIs, on the world's network and disks. ``SimBroker``
+is only its workload and fault driver:
 
-* **Lifecycle.** Each start is a new incarnation (a new IncarnationId) that registers with
-  PreviousBrokerEpoch = its last epoch if it shut down cleanly, else -1 (spec 2.2), then
-  heartbeats every ``heartbeat_interval_ms`` (the next one is scheduled when the previous one is
-  answered or fails). The CurrentMetadataOffset it reports is the committed offset of the
-  controller it talks to (a broker's own metadata replica is a little behind the quorum; this one
-  is behind by at most a poll). It stops cleanly (WantShutDown until ShouldShutDown, or the
-  shutdown deadline; it remembers its epoch) or uncleanly (it just stops, forgetting it), and can
-  go silent (alive, but no heartbeats or AlterPartition: a long pause) to get fenced.
-* **Finding the active controller.** Requests go to the controller the actor believes active. A
-  NOT_CONTROLLER answer or a request timeout moves it to the leader the quorum names (the leader
-  id known to the controller it asked, as a broker learns it from the metadata log it fetches),
-  or, without a name, to the next controller in turn.
-* **ISR changes.** As partition leader (in the committed image of the controller it talks to, with
-  its current epoch), a broker now and then shrinks the ISR (drops a random follower), expands it
-  (re-adds a random replica the image shows active, sometimes naming that replica's broker epoch)
-  or reports a RECOVERING partition recovered, with AlterPartition carrying the leader epoch and
-  partition epoch it read from that image. One AlterPartition is in flight at a time.
+* **Starts and stops.** Each start is a new process (a new IncarnationId drawn from the driver's
+  seeded rng) that registers with PreviousBrokerEpoch = the epoch of its last clean shutdown, or -1
+  (spec 2.2), as the server reads it from its clean-shutdown marker, which the driver keeps
+  across incarnations like a file. A clean stop runs controlled shutdown (WantShutDown until
+  ShouldShutDown, bounded by ``shutdown_timeout_ms``), then stops the node and leaves the marker;
+  an unclean stop crashes it (unflushed bytes lost) and clears the marker. Every start records
+  whether it followed a clean or an unclean stop (``start_kinds``): the invariant checker takes
+  that as the ground truth about unclean shutdowns (``NoCleanReplicaLost``).
+* **Silence.** ``go_silent`` pauses the process (SIGSTOP): no heartbeats, no AlterPartition, its
+  inbox waits, until it resumes; a long enough pause gets it fenced.
+* **ISR workload.** Partition data does not exist yet, so followers never fall behind by
+  themselves. Now and then the driver tells a partition leader's ISR manager that one of its
+  in-sync followers is out of sync for a while (what the data plane's replica manager will report
+  from fetch positions): the leader shrinks the ISR with AlterPartition and, once the follower is
+  back, expands it again. ``shrink_bias`` is the chance that a tick lags a follower at all.
 
-The admin client creates topics (1-3 partitions, RF 2-3, ``min.insync.replicas`` 1-3), deletes
-them, and changes ``min.insync.replicas`` on a topic or the cluster default, one request at a time,
-retrying a request that timed out or met NOT_CONTROLLER.
+**The admin client** is a client actor (it holds no node): it creates and deletes topics and
+changes ``min.insync.replicas`` on a topic or the cluster default, one request at a time, either
+straight at the active controller or through a running broker's listener (which forwards it, as
+Kafka's brokers do). It learns topics from a broker's Metadata answer and finds the active
+controller as a Kafka admin client does: it asks a controller for Metadata (ControllerId), tries
+the next controller on a failure, and follows NOT_CONTROLLER. It never reads a node's state.
 
-Nothing here calls into a node: actors read controllers' committed images (a broker's metadata
-view) and send envelopes; all randomness is the actor's own seeded ``random.Random``. Every start
-records whether it followed a clean or an unclean stop (``start_kinds``): the invariant checker
-takes that as the ground truth about unclean shutdowns (``NoCleanReplicaLost``).
+All randomness is the drivers' own seeded ``random.Random``s.
 """
 
 from __future__ import annotations
@@ -40,51 +40,284 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kraft.broker.broker import Broker
+from kraft.broker.lifecycle import BrokerState, LifecycleConfig, Listener
 from kraft.common.uuids import random_uuid
-from kraft.metadata.image import MetadataImage
-from kraft.metadata.partition import LeaderRecoveryState
-from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
+from kraft.controller.features import SUPPORTED_FEATURES
+from kraft.node.build import BrokerConfig
+from kraft.protocol.envelope import ApiRequest, ApiResponse, ClientEnvelope, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
-from kraft.protocol.messages import (
-    alter_partition,
-    broker_heartbeat,
-    broker_registration,
-    create_topics,
-    delete_topics,
-    incremental_alter_configs,
-)
+from kraft.protocol.error_responses import response_error_codes
+from kraft.protocol.messages import create_topics, delete_topics, incremental_alter_configs, metadata
 
 if TYPE_CHECKING:
-    from kraft.sim.world import World
+    from kraft.sim.world import SimNode, World
 
 BROKER_ID_BASE = 100  # broker ids are 101, 102, ...: apart from the controllers' node ids
 ADMIN_ID = 900
+BROKER_LISTENER = "PLAINTEXT"
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
-_NOT_CONTROLLER = int(ErrorCode.NOT_CONTROLLER)
 
 # Start kinds (``SimBroker.start_kinds``): the ground truth about how the previous process ended.
 FIRST_START = "first"
 AFTER_CLEAN_STOP = "clean"
 AFTER_UNCLEAN_STOP = "unclean"
 
+# What the driver calls the broker's state (the checker's view): a ``BrokerState`` folded in four.
+STOPPED = "STOPPED"
+REGISTERING = "REGISTERING"  # STARTING or RECOVERY: not registered and unfenced yet
+RUNNING = "RUNNING"
+SHUTTING_DOWN = "SHUTTING_DOWN"  # controlled shutdown under way
+
 
 @dataclass(frozen=True, slots=True)
 class ClientTiming:
-    """Timing of the simulated clients (scaled down from Kafka's defaults, like the quorum's)."""
+    """Timing of the simulated brokers and admin (scaled down from Kafka's defaults, like the quorum's)."""
 
     heartbeat_interval_ms: int = 500  # broker.heartbeat.interval.ms
     request_timeout_ms: int = 1000
     retry_backoff_ms: int = 100
     shutdown_timeout_ms: int = 6000  # give up on controlled shutdown and stop (still cleanly)
-    isr_interval_ms: tuple[int, int] = (300, 1500)  # between a leader's ISR changes
-    shrink_bias: float = 0.5  # chance a leader's ISR change is a shrink (when both are possible)
+    isr_interval_ms: tuple[int, int] = (300, 1500)  # between a broker's ISR workload ticks
+    shrink_bias: float = 0.5  # chance a tick makes a follower of a partition it leads lag
+    lag_ms: tuple[int, int] = (300, 2500)  # how long a lagging follower stays out of sync
     admin_interval_ms: tuple[int, int] = (300, 1200)
     # Relative weights of the admin's operations: create, delete, change min.insync.replicas.
     admin_weights: tuple[int, int, int] = (5, 2, 2)
+    admin_via_broker: float = 0.5  # chance a write goes through a broker listener
     max_topics: int = 8
     min_isr_range: tuple[int, int] = (1, 3)
     replication_range: tuple[int, int] = (2, 3)
+
+
+@dataclass(slots=True)
+class BrokerStats:
+    starts: int = 0
+    clean_stops: int = 0
+    unclean_stops: int = 0
+    controlled_shutdowns: int = 0  # ShouldShutDown received while shutting down
+    shutdown_timeouts: int = 0
+    followers_lagged: int = 0
+    silences: int = 0
+    # Summed over the broker's finished processes (the running one is added when read).
+    alter_partitions_before: int = 0
+
+
+class SimBroker:
+    """The driver of one broker id across its processes (see the module docstring)."""
+
+    def __init__(self, world: World, broker_id: int, timing: ClientTiming) -> None:
+        self.world = world
+        self.broker_id = broker_id
+        self.timing = timing
+        self.rng = random.Random(f"{world.seed}:broker:{broker_id}")
+        self.clean_epoch = -1  # the clean-shutdown marker: the epoch written at the last clean stop
+        self.log_dir = uuid.UUID(int=(broker_id << 64) | 7)
+        self.start_kinds: dict[uuid.UUID, str] = {}
+        self.incarnation_id: uuid.UUID | None = None
+        self.silent_until_ms = -1
+        self.bstats = BrokerStats()
+        self._started_once = False
+        self._shutdown_deadline_ms: int | None = None
+        self._run = 0  # counts starts: timers of an earlier process do nothing
+
+    # -- what the checker and the scenarios read ----------------------------------------------------
+
+    @property
+    def node(self) -> SimNode:
+        return self.world.nodes[self.broker_id]
+
+    @property
+    def up(self) -> bool:
+        return self.node.up
+
+    @property
+    def broker(self) -> Broker | None:
+        process = self.node.process
+        return None if process is None else process.broker
+
+    @property
+    def state(self) -> str:
+        broker = self.broker
+        if broker is None:
+            return STOPPED
+        state = broker.lifecycle.state
+        if state in (BrokerState.PENDING_CONTROLLED_SHUTDOWN, BrokerState.SHUTTING_DOWN):
+            return SHUTTING_DOWN
+        return RUNNING if state == BrokerState.RUNNING else REGISTERING
+
+    @property
+    def epoch(self) -> int:
+        broker = self.broker
+        return -1 if broker is None else broker.lifecycle.broker_epoch
+
+    @property
+    def silent(self) -> bool:
+        return self.world.now_ms < self.silent_until_ms
+
+    @property
+    def alter_partitions(self) -> int:
+        broker = self.broker
+        return self.bstats.alter_partitions_before + (0 if broker is None else broker.isr.requests_sent)
+
+    def broker_config(self) -> BrokerConfig:
+        """The broker part's settings for the process being started (``build_node``)."""
+        assert self.incarnation_id is not None
+        config = getattr(self.world, "controller_config")  # noqa: B009  (a ControllerWorld's)
+        return BrokerConfig(
+            lifecycle=LifecycleConfig(
+                node_id=self.broker_id,
+                cluster_id=_cluster_id(),
+                incarnation_id=self.incarnation_id,
+                listeners=(Listener(name=BROKER_LISTENER, host=f"broker{self.broker_id}.sim", port=9092),),
+                supported_features=dict(SUPPORTED_FEATURES),
+                rack=None,
+                log_dirs=(self.log_dir,),
+                previous_broker_epoch=self.clean_epoch,
+                heartbeat_interval_ms=config.heartbeat_interval_ms,
+                request_timeout_ms=self.timing.request_timeout_ms,
+                retry_backoff_ms=self.timing.retry_backoff_ms,
+            ),
+            client_listeners=(BROKER_LISTENER,),
+            request_timeout_ms=5000,
+        )
+
+    # -- faults ----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start a new process (a no-op while one runs)."""
+        if self.up:
+            return
+        self.incarnation_id = random_uuid(self.rng)
+        if not self._started_once:
+            kind = FIRST_START
+        elif self.clean_epoch >= 0:
+            kind = AFTER_CLEAN_STOP
+        else:
+            kind = AFTER_UNCLEAN_STOP
+        self._started_once = True
+        self.start_kinds[self.incarnation_id] = kind
+        self.bstats.starts += 1
+        self.silent_until_ms = -1
+        self._shutdown_deadline_ms = None
+        self._run += 1
+        self.world.trace(f"B+|{self.broker_id}|{kind}")
+        self.world.restart(self.broker_id)
+        low, high = self.timing.isr_interval_ms
+        self._after(self.rng.randint(low, high), f"isr:{self.broker_id}", self._isr_tick)
+
+    def stop_uncleanly(self) -> None:
+        """The process dies: unflushed bytes are lost and no clean-shutdown marker is left, so the
+        next start is unclean."""
+        if not self.up:
+            return
+        self.world.trace(f"B-|{self.broker_id}|unclean")
+        self.clean_epoch = -1
+        self.bstats.unclean_stops += 1
+        self._forget_process()
+        self.world.crash(self.broker_id, counted=False)
+
+    def shut_down(self) -> None:
+        """Controlled shutdown: WantShutDown until ShouldShutDown (or the deadline), then a clean stop."""
+        broker = self.broker
+        if broker is None:
+            return
+        if self.state != RUNNING:
+            self._stop_cleanly()  # not registered and unfenced yet: nothing to hand over
+            return
+        if self._shutdown_deadline_ms is not None:
+            return
+        self._shutdown_deadline_ms = self.world.now_ms + self.timing.shutdown_timeout_ms
+        broker.begin_controlled_shutdown(self.world.now_ms)
+        self.world.request_poll(self.node, self.world.now_ms)
+        self._after(20, f"shutdown:{self.broker_id}", self._watch_shutdown)
+
+    def go_silent(self, duration_ms: int) -> None:
+        """Stay alive but do nothing (a long pause: SIGSTOP) for ``duration_ms``."""
+        if not self.up:
+            return
+        self.bstats.silences += 1
+        self.silent_until_ms = self.world.now_ms + duration_ms
+        self.world.trace(f"B~|{self.broker_id}|{duration_ms}")
+        self.world.pause(self.broker_id, self.silent_until_ms)
+
+    def _watch_shutdown(self) -> None:
+        broker = self.broker
+        if broker is None:
+            return
+        deadline = self._shutdown_deadline_ms
+        if broker.lifecycle.controlled_shutdown_done:
+            self.bstats.controlled_shutdowns += 1
+            self._stop_cleanly()
+        elif deadline is not None and self.world.now_ms >= deadline:
+            self.bstats.shutdown_timeouts += 1
+            self._stop_cleanly()
+        else:
+            self._after(20, f"shutdown:{self.broker_id}", self._watch_shutdown)
+
+    def _stop_cleanly(self) -> None:
+        """The server's clean stop: the log closes (flushed) and the marker records the epoch."""
+        self.world.trace(f"B-|{self.broker_id}|clean")
+        self.clean_epoch = self.epoch
+        self.bstats.clean_stops += 1
+        self._forget_process()
+        self.node.log.flush()
+        self.world.crash(self.broker_id, counted=False)  # nothing unflushed is left to lose
+
+    def _forget_process(self) -> None:
+        broker = self.broker
+        if broker is not None:
+            self.bstats.alter_partitions_before += broker.isr.requests_sent
+        self._shutdown_deadline_ms = None
+        self._run += 1
+
+    # -- ISR workload ----------------------------------------------------------------------------
+
+    def _isr_tick(self) -> None:
+        low, high = self.timing.isr_interval_ms
+        self._after(self.rng.randint(low, high), f"isr:{self.broker_id}", self._isr_tick)
+        broker = self.broker
+        if broker is None or self.silent or self.state != RUNNING:
+            return
+        if self.rng.random() >= self.timing.shrink_bias:
+            return
+        image = broker.image
+        led = image.partitions_led_by(self.broker_id)
+        if not led:
+            return
+        tp = led[self.rng.randrange(len(led))]
+        part = image.partition(tp.topic_id, tp.partition_id)
+        followers = [] if part is None else [r for r in part.isr if r != self.broker_id]
+        if not followers:
+            return
+        follower = followers[self.rng.randrange(len(followers))]
+        lag_low, lag_high = self.timing.lag_ms
+        broker.isr.set_out_of_sync(
+            tp.topic_id, tp.partition_id, follower, self.world.now_ms + self.rng.randint(lag_low, lag_high)
+        )
+        self.bstats.followers_lagged += 1
+        self.world.trace(f"B<|{self.broker_id}|{tp.partition_id}|{follower}")
+        self.world.request_poll(self.node, self.world.now_ms)
+
+    def _after(self, delay_ms: int, label: str, action: Callable[[], None]) -> None:
+        """Run ``action`` in ``delay_ms`` unless this process ended by then."""
+        run = self._run
+
+        def step() -> None:
+            if self._run == run and self.up:
+                action()
+
+        self.world.schedule(self.world.now_ms + delay_ms, label, step)
+
+
+def _cluster_id() -> str:
+    from kraft.sim.world import CLUSTER_ID
+
+    return CLUSTER_ID
+
+
+# -- the admin client -----------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -92,6 +325,17 @@ class ClientStats:
     requests: int = 0
     timeouts: int = 0
     not_controller: int = 0
+    no_answer: int = 0  # the connection failed (refused or reset)
+
+
+@dataclass(slots=True)
+class AdminStats:
+    topics_created: int = 0
+    topics_deleted: int = 0
+    min_isr_changes: int = 0
+    via_broker: int = 0
+    errors: int = 0
+    retries: int = 0
 
 
 @dataclass(slots=True)
@@ -101,21 +345,10 @@ class _Call:
     on_failure: Callable[[], None]
 
 
-def _not_controller(api_key: int, body: Any) -> bool:
-    """Whether a response is NOT_CONTROLLER, wherever its API puts the error code."""
-    if api_key == create_topics.API.key:
-        return any(t.error_code == _NOT_CONTROLLER for t in body.topics)
-    if api_key == delete_topics.API.key:
-        return any(t.error_code == _NOT_CONTROLLER for t in body.responses)
-    if api_key == incremental_alter_configs.API.key:
-        return any(r.error_code == _NOT_CONTROLLER for r in body.responses)
-    return bool(getattr(body, "error_code", 0) == _NOT_CONTROLLER)
+class SimAdmin:
+    """Creates and deletes topics and changes ``min.insync.replicas`` (see the module docstring)."""
 
-
-class ControllerClientActor:
-    """Request plumbing shared by brokers and the admin: targets, timeouts, NOT_CONTROLLER."""
-
-    def __init__(self, world: World, actor_id: int, timing: ClientTiming) -> None:
+    def __init__(self, world: World, timing: ClientTiming, actor_id: int = ADMIN_ID) -> None:
         self.world = world
         self._id = actor_id
         self.timing = timing
@@ -127,6 +360,10 @@ class ControllerClientActor:
         self._calls: dict[int, _Call] = {}
         self._correlation = 0  # never reset: a late answer to an earlier incarnation matches nothing
         self.stats = ClientStats()
+        self.astats = AdminStats()
+        self.cluster_default_changes = True
+        self._next_topic = 0
+        self._busy = False
 
     # -- world.Actor -----------------------------------------------------------------------------
 
@@ -144,25 +381,40 @@ class ControllerClientActor:
 
     def receive(self, envelope: Any) -> None:
         call = self._calls.pop(envelope.correlation_id, None)
-        body = envelope.body
-        if call is None or not isinstance(body, ApiResponse):
+        answer = envelope.body
+        if call is None or not isinstance(answer, ApiResponse):
             return  # timed out already, or not ours
-        if _not_controller(body.api.key, body.body):
-            self.stats.not_controller += 1
-            self._retarget(envelope.source)
+        if answer.body is None:
+            self.stats.no_answer += 1
+            self._find_controller(call.target)
             call.on_failure()
             return
-        call.on_response(body.body)
+        if type(envelope) is ControllerEnvelope and ErrorCode.NOT_CONTROLLER in response_error_codes(
+            answer.api.key, answer.body
+        ):
+            self.stats.not_controller += 1
+            self._find_controller(call.target)
+            call.on_failure()
+            return
+        call.on_response(answer.body)
 
-    # -- helpers ---------------------------------------------------------------------------------
-
-    def _new_incarnation(self, up: bool) -> None:
+    def start(self) -> None:
+        if self._up:
+            return
         self._incarnation += 1
-        self._up = up
+        self._up = True
+        self._calls.clear()
+        low, high = self.timing.admin_interval_ms
+        self._after(self.rng.randint(low, high), "admin", self._tick)
+
+    def stop(self) -> None:
+        self._incarnation += 1
+        self._up = False
         self._calls.clear()
 
-    def after(self, delay_ms: int, label: str, action: Callable[[], None]) -> None:
-        """Run ``action`` in ``delay_ms`` unless this incarnation ended by then."""
+    # -- requests --------------------------------------------------------------------------------
+
+    def _after(self, delay_ms: int, label: str, action: Callable[[], None]) -> None:
         incarnation = self._incarnation
 
         def step() -> None:
@@ -171,376 +423,96 @@ class ControllerClientActor:
 
         self.world.schedule_actor(self.world.now_ms + delay_ms, label, step)
 
-    def request(
+    def _request(
         self,
         api: Any,
         version: int,
         body: Any,
         on_response: Callable[[Any], None],
         on_failure: Callable[[], None],
+        *,
+        broker: int | None = None,
+        timeout_ms: int | None = None,
     ) -> None:
-        """Send ``body`` to the believed-active controller; exactly one callback runs (none if
-        this incarnation ends first)."""
+        """Send ``body`` to the believed-active controller (or to ``broker``'s listener); exactly
+        one callback runs (none if this incarnation ends first)."""
         self._correlation += 1
         correlation = self._correlation
-        target = self.target
+        request = ApiRequest(api.API, version, body)
+        if broker is None:
+            target = self.target
+            envelope: Any = ControllerEnvelope(self._id, target, correlation, request)
+        else:
+            target = broker
+            envelope = ClientEnvelope(self._id, broker, correlation, BROKER_LISTENER, request)
         self._calls[correlation] = _Call(target, on_response, on_failure)
         self.stats.requests += 1
-        envelope = ControllerEnvelope(self._id, target, correlation, ApiRequest(api.API, version, body))
         self.world.send(envelope, self.world.now_ms)
 
         def timeout() -> None:
             call = self._calls.pop(correlation, None)
             if call is not None:
                 self.stats.timeouts += 1
-                self._retarget(call.target)
+                if broker is None:
+                    self._find_controller(call.target)
                 call.on_failure()
 
-        self.after(self.timing.request_timeout_ms, f"timeout:{self._id}", timeout)
+        self._after(timeout_ms or self.timing.request_timeout_ms, f"timeout:{self._id}", timeout)
 
-    def _retarget(self, asked: int) -> None:
-        """After a failure at controller ``asked``: the leader the quorum names, else the next one."""
-        node = self.world.nodes.get(asked)
-        hint = node.raft.leader_id if node is not None and node.up else None
-        if hint is not None and hint != asked and hint in self.controller_ids:
-            self.target = hint
+    def _find_controller(self, failed: int) -> None:
+        """After a failure at controller ``failed``: try the next one, and ask it for Metadata to
+        learn the active controller (ControllerId), as Kafka's admin client does."""
+        if failed not in self.controller_ids:
             return
         ids = self.controller_ids
-        self.target = ids[(ids.index(asked) + 1) % len(ids)] if asked in ids else ids[0]
+        self.target = ids[(ids.index(failed) + 1) % len(ids)]
+        asked = self.target
 
-    def view(self) -> MetadataImage | None:
-        """The committed image of the controller this actor talks to (any up controller if that
-        one is down): what a broker's metadata replica would show."""
-        order = [self.target, *(c for c in self.controller_ids if c != self.target)]
-        for c in order:
-            node = self.world.nodes[c]
-            if node.process is not None and node.process.controller is not None:
-                return node.process.controller.image
-        return None
+        def learned(response: Any) -> None:
+            controller = int(response.controller_id)
+            if controller in self.controller_ids and self.target == asked:
+                self.target = controller
 
+        body = metadata.REQUEST.cls(topics=[], allow_auto_topic_creation=False)
+        self._correlation += 1
+        correlation = self._correlation
+        self._calls[correlation] = _Call(asked, learned, lambda: None)
+        request = ApiRequest(metadata.API, 12, body)
+        self.world.send(ControllerEnvelope(self._id, asked, correlation, request), self.world.now_ms)
 
-# Broker states
-STOPPED = "STOPPED"
-REGISTERING = "REGISTERING"
-RUNNING = "RUNNING"
-SHUTTING_DOWN = "SHUTTING_DOWN"
+        def forget() -> None:
+            self._calls.pop(correlation, None)
 
+        self._after(self.timing.request_timeout_ms, f"timeout:{self._id}", forget)
 
-@dataclass(slots=True)
-class BrokerStats:
-    starts: int = 0
-    clean_stops: int = 0
-    unclean_stops: int = 0
-    controlled_shutdowns: int = 0  # stops after ShouldShutDown
-    shutdown_timeouts: int = 0  # stops after the deadline without ShouldShutDown
-    fenced_answers: int = 0  # heartbeat answers saying fenced while running
-    alter_partitions: int = 0
-    alter_partition_errors: int = 0
-    silences: int = 0
+    def _running_brokers(self) -> list[int]:
+        brokers = getattr(self.world, "brokers", {})
+        return [b for b in sorted(brokers) if brokers[b].up]
 
-
-class SimBroker(ControllerClientActor):
-    """One broker id across its incarnations (see the module docstring)."""
-
-    def __init__(self, world: World, broker_id: int, timing: ClientTiming) -> None:
-        super().__init__(world, broker_id, timing)
-        self.broker_id = broker_id
-        self.state = STOPPED
-        self.epoch = -1
-        self.clean_epoch = -1  # the epoch written at the last clean stop (-1: none)
-        self.incarnation_id: uuid.UUID | None = None
-        self.log_dir = uuid.UUID(int=(broker_id << 64) | 7)
-        self.start_kinds: dict[uuid.UUID, str] = {}
-        self.silent_until_ms = -1
-        self.fenced = True
-        self.reported_offset = -1
-        self._alter_in_flight = False
-        self._heartbeat_in_flight = False
-        self._shutdown_deadline_ms: int | None = None
-        self._started_once = False
-        self.isr_changes = True
-        self.bstats = BrokerStats()
-
-    # -- lifecycle -------------------------------------------------------------------------------
-
-    def start(self) -> None:
-        if self._up:
-            return
-        self._new_incarnation(up=True)
-        self.incarnation_id = random_uuid(self.rng)
-        if not self._started_once:
-            kind = FIRST_START
-        elif self.clean_epoch >= 0:
-            kind = AFTER_CLEAN_STOP
-        else:
-            kind = AFTER_UNCLEAN_STOP
-        self._started_once = True
-        self.start_kinds[self.incarnation_id] = kind
-        self.bstats.starts += 1
-        self.state = REGISTERING
-        self.epoch = -1
-        self.fenced = True
-        self.reported_offset = -1
-        self.silent_until_ms = -1
-        self._alter_in_flight = False
-        self._heartbeat_in_flight = False
-        self._shutdown_deadline_ms = None
-        self.world.trace(f"B+|{self.broker_id}|{kind}")
-        self._register()
-        low, high = self.timing.isr_interval_ms
-        self.after(self.rng.randint(low, high), f"isr:{self.broker_id}", self._isr_tick)
-
-    def stop_uncleanly(self) -> None:
-        """The process dies: no clean-shutdown marker, so the next start is unclean."""
-        if not self._up:
-            return
-        self.world.trace(f"B-|{self.broker_id}|unclean")
-        self.clean_epoch = -1
-        self.bstats.unclean_stops += 1
-        self.state = STOPPED
-        self._new_incarnation(up=False)
-
-    def _stop_cleanly(self) -> None:
-        self.world.trace(f"B-|{self.broker_id}|clean")
-        self.clean_epoch = self.epoch
-        self.bstats.clean_stops += 1
-        self.state = STOPPED
-        self._new_incarnation(up=False)
-
-    def shut_down(self) -> None:
-        """Controlled shutdown: heartbeat WantShutDown until ShouldShutDown (or the deadline)."""
-        if not self._up:
-            return
-        if self.state != RUNNING:
-            self._stop_cleanly()  # not registered yet: nothing to hand over
-            return
-        self.state = SHUTTING_DOWN
-        # The heartbeat chain carries WantShutDown from its next beat on.
-        self._shutdown_deadline_ms = self.world.now_ms + self.timing.shutdown_timeout_ms
-
-    def go_silent(self, duration_ms: int) -> None:
-        """Stay alive but send nothing (a long pause) for ``duration_ms``."""
-        if not self._up:
-            return
-        self.bstats.silences += 1
-        self.silent_until_ms = self.world.now_ms + duration_ms
-        self.world.trace(f"B~|{self.broker_id}|{duration_ms}")
-
-    @property
-    def silent(self) -> bool:
-        return self.world.now_ms < self.silent_until_ms
-
-    def _metadata_offset(self) -> int:
-        node = self.world.nodes[self.target]
-        if node.process is not None and node.process.controller is not None:
-            offset = int(node.process.controller.image.provenance.last_offset)
-            # The broker's own replica only moves forward within an incarnation.
-            self.reported_offset = max(self.reported_offset, offset)
-        return self.reported_offset
-
-    # -- registration and heartbeats -------------------------------------------------------------
-
-    def _register(self) -> None:
-        if self.silent:
-            self.after(self.timing.retry_backoff_ms, f"register:{self.broker_id}", self._register)
-            return
-        cls: Any = broker_registration.REQUEST.cls
-        body = cls(
-            broker_id=self.broker_id,
-            cluster_id=self._cluster_id(),
-            incarnation_id=self.incarnation_id,
-            listeners=[
-                cls.Listener(
-                    name="PLAINTEXT", host=f"broker{self.broker_id}.sim", port=9092, security_protocol=0
-                )
-            ],
-            features=[
-                cls.Feature(name="metadata.version", min_supported_version=1, max_supported_version=25),
-                cls.Feature(
-                    name="eligible.leader.replicas.version", min_supported_version=0, max_supported_version=1
-                ),
-            ],
-            rack=None,
-            log_dirs=[self.log_dir],
-            previous_broker_epoch=self.clean_epoch,
-        )
-        self.request(broker_registration, 4, body, self._on_registered, self._registration_failed)
-
-    def _cluster_id(self) -> str:
-        from kraft.sim.world import CLUSTER_ID
-
-        return CLUSTER_ID
-
-    def _on_registered(self, response: Any) -> None:
-        if response.error_code != 0:
-            # DUPLICATE_BROKER_REGISTRATION: the previous incarnation's session is still live.
-            self.after(self.timing.heartbeat_interval_ms, f"register:{self.broker_id}", self._register)
-            return
-        self.epoch = int(response.broker_epoch)
-        self.state = RUNNING
-        self.fenced = True
-        self.world.trace(f"B=|{self.broker_id}|{self.epoch}")
-        self._heartbeat()
-
-    def _registration_failed(self) -> None:
-        self.after(self.timing.retry_backoff_ms, f"register:{self.broker_id}", self._register)
-
-    def _heartbeat(self) -> None:
-        if self.state not in (RUNNING, SHUTTING_DOWN):
-            return
-        deadline = self._shutdown_deadline_ms
-        if self.state == SHUTTING_DOWN and deadline is not None and self.world.now_ms >= deadline:
-            self.bstats.shutdown_timeouts += 1
-            self._stop_cleanly()
-            return
-        if self.silent:
-            self.after(
-                max(1, self.silent_until_ms - self.world.now_ms), f"hb:{self.broker_id}", self._heartbeat
-            )
-            return
-        body = broker_heartbeat.REQUEST.cls(
-            broker_id=self.broker_id,
-            broker_epoch=self.epoch,
-            current_metadata_offset=self._metadata_offset(),
-            want_fence=False,
-            want_shut_down=self.state == SHUTTING_DOWN,
-        )
-        self._heartbeat_in_flight = True
-        self.request(broker_heartbeat, 1, body, self._on_heartbeat, self._heartbeat_failed)
-
-    def _on_heartbeat(self, response: Any) -> None:
-        self._heartbeat_in_flight = False
-        if response.error_code == int(ErrorCode.STALE_BROKER_EPOCH):
-            # Our registration is not the current one: register again (same incarnation).
-            self.state = REGISTERING
-            self._register()
-            return
-        if response.error_code != 0:
-            self._heartbeat_failed()
-            return
-        if response.is_fenced and not self.fenced and self.state == RUNNING:
-            self.bstats.fenced_answers += 1
-        self.fenced = bool(response.is_fenced)
-        if response.should_shut_down:
-            if self.state == SHUTTING_DOWN:
-                self.bstats.controlled_shutdowns += 1
-            self._stop_cleanly()
-            return
-        self.after(self.timing.heartbeat_interval_ms, f"hb:{self.broker_id}", self._heartbeat)
-
-    def _heartbeat_failed(self) -> None:
-        self._heartbeat_in_flight = False
-        self.after(self.timing.retry_backoff_ms, f"hb:{self.broker_id}", self._heartbeat)
-
-    # -- ISR changes -----------------------------------------------------------------------------
-
-    def _isr_tick(self) -> None:
-        low, high = self.timing.isr_interval_ms
-        self.after(self.rng.randint(low, high), f"isr:{self.broker_id}", self._isr_tick)
-        if not self.isr_changes or self.state != RUNNING or self._alter_in_flight or self.silent:
-            return
-        image = self.view()
-        if image is None:
-            return
-        me = image.brokers.get(self.broker_id)
-        if me is None or me.epoch != self.epoch:
-            return  # this view does not know our current registration yet
-        led = image.partitions_led_by(self.broker_id)
-        if not led:
-            return
-        tp = led[self.rng.randrange(len(led))]
-        part = image.partition(tp.topic_id, tp.partition_id)
-        if part is None:
-            return
-        isr = list(part.isr)
-        lrs = int(LeaderRecoveryState.RECOVERED)
-        if part.leader_recovery_state == LeaderRecoveryState.RECOVERING:
-            new_isr = [self.broker_id]  # recovered: report it, alone in the ISR
-        else:
-            followers = [r for r in isr if r != self.broker_id]
-            candidates = [
-                r
-                for r in part.replicas
-                if r not in isr and (b := image.brokers.get(r)) is not None and b.is_active
-            ]
-            shrink = bool(followers) and (not candidates or self.rng.random() < self.timing.shrink_bias)
-            if shrink:
-                drop = followers[self.rng.randrange(len(followers))]
-                new_isr = [r for r in isr if r != drop]
-            elif candidates:
-                new_isr = [*isr, candidates[self.rng.randrange(len(candidates))]]
-            else:
-                return
-        cls: Any = alter_partition.REQUEST.cls
-        data = cls.TopicData.PartitionData(
-            partition_index=tp.partition_id,
-            leader_epoch=part.leader_epoch,
-            partition_epoch=part.partition_epoch,
-            leader_recovery_state=lrs,
-        )
-        states = []
-        for r in new_isr:
-            reg = image.brokers.get(r)
-            # Sometimes name the member's broker epoch (KIP-903), sometimes not (-1).
-            epoch = reg.epoch if reg is not None and self.rng.random() < 0.5 else -1
-            states.append(cls.TopicData.PartitionData.BrokerState(broker_id=r, broker_epoch=epoch))
-        data.new_isr_with_epochs = states
-        body = cls(
-            broker_id=self.broker_id,
-            broker_epoch=self.epoch,
-            topics=[cls.TopicData(topic_id=tp.topic_id, partitions=[data])],
-        )
-        self._alter_in_flight = True
-        self.bstats.alter_partitions += 1
-        self.request(alter_partition, 3, body, self._on_altered, self._alter_failed)
-
-    def _on_altered(self, response: Any) -> None:
-        self._alter_in_flight = False
-        if response.error_code != 0 or any(p.error_code != 0 for t in response.topics for p in t.partitions):
-            self.bstats.alter_partition_errors += 1
-
-    def _alter_failed(self) -> None:
-        self._alter_in_flight = False
-
-
-@dataclass(slots=True)
-class AdminStats:
-    topics_created: int = 0
-    topics_deleted: int = 0
-    min_isr_changes: int = 0
-    errors: int = 0
-    retries: int = 0
-
-
-class SimAdmin(ControllerClientActor):
-    """Creates and deletes topics and changes ``min.insync.replicas`` (see the module docstring)."""
-
-    def __init__(self, world: World, timing: ClientTiming, actor_id: int = ADMIN_ID) -> None:
-        super().__init__(world, actor_id, timing)
-        self._next_topic = 0
-        self._busy = False
-        self.astats = AdminStats()
-        self.cluster_default_changes = True
-
-    def start(self) -> None:
-        if self._up:
-            return
-        self._new_incarnation(up=True)
-        low, high = self.timing.admin_interval_ms
-        self.after(self.rng.randint(low, high), "admin", self._tick)
-
-    def stop(self) -> None:
-        self._new_incarnation(up=False)
+    # -- the workload ----------------------------------------------------------------------------
 
     def _tick(self) -> None:
         low, high = self.timing.admin_interval_ms
-        self.after(self.rng.randint(low, high), "admin", self._tick)
+        self._after(self.rng.randint(low, high), "admin", self._tick)
         if self._busy:
             return
-        image = self.view()
-        if image is None:
+        brokers = self._running_brokers()
+        if not brokers:
             return
-        topics = sorted(image.topics_by_name)
+        self._busy = True
+        body = metadata.REQUEST.cls(topics=None, allow_auto_topic_creation=False)
+        broker = brokers[self.rng.randrange(len(brokers))]
+
+        def listed(response: Any) -> None:
+            self._busy = False
+            self._act(sorted(t.name for t in response.topics if t.error_code == 0))
+
+        def failed() -> None:
+            self._busy = False
+
+        self._request(metadata, 12, body, listed, failed, broker=broker)
+
+    def _act(self, topics: list[str]) -> None:
         create_w, delete_w, alter_w = self.timing.admin_weights
         if len(topics) >= self.timing.max_topics:
             create_w = 0
@@ -561,8 +533,16 @@ class SimAdmin(ControllerClientActor):
         self, api: Any, version: int, body: Any, on_done: Callable[[Any], None], tries: int = 4
     ) -> None:
         self._busy = True
+        brokers = self._running_brokers()
+        via = None
+        if brokers and self.rng.random() < self.timing.admin_via_broker:
+            via = brokers[self.rng.randrange(len(brokers))]
+            self.astats.via_broker += 1
 
         def on_response(response: Any) -> None:
+            if via is not None and ErrorCode.REQUEST_TIMED_OUT in response_error_codes(api.API.key, response):
+                on_failure()  # the broker found no controller in time: try again
+                return
             self._busy = False
             on_done(response)
 
@@ -572,13 +552,15 @@ class SimAdmin(ControllerClientActor):
                 self.astats.errors += 1
                 return
             self.astats.retries += 1
-            self.after(
+            self._after(
                 self.timing.retry_backoff_ms,
                 "admin-retry",
                 lambda: self._send(api, version, body, on_done, tries - 1),
             )
 
-        self.request(api, version, body, on_response, on_failure)
+        # Through a broker the answer may wait for the forwarded request's own timeout (5 s).
+        timeout_ms = None if via is None else 6000
+        self._request(api, version, body, on_response, on_failure, broker=via, timeout_ms=timeout_ms)
 
     def _create(self) -> None:
         self._next_topic += 1

@@ -286,13 +286,15 @@ class ControllerChecker(InvariantChecker):
         figures["broker_controlled_shutdowns_done"] = sum(
             b.bstats.controlled_shutdowns for b in brokers.values()
         )
-        figures["broker_request_timeouts"] = sum(b.stats.timeouts for b in brokers.values())
-        figures["broker_not_controller"] = sum(b.stats.not_controller for b in brokers.values())
-        figures["alter_partitions"] = sum(b.bstats.alter_partitions for b in brokers.values())
+        figures["broker_shutdown_timeouts"] = sum(b.bstats.shutdown_timeouts for b in brokers.values())
+        figures["followers_lagged"] = sum(b.bstats.followers_lagged for b in brokers.values())
+        figures["alter_partitions"] = sum(b.alter_partitions for b in brokers.values())
         figures["brokers"] = len(brokers)
         admin = getattr(self.world, "admin", None)
         if admin is not None:
             figures["admin_min_isr_changes"] = admin.astats.min_isr_changes
+            figures["admin_via_broker"] = admin.astats.via_broker
+            figures["admin_timeouts"] = admin.stats.timeouts
         return figures
 
     def _collect(self, memory: _ControllerMemory) -> None:

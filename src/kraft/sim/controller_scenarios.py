@@ -173,7 +173,7 @@ def _partition(world: World) -> None:
         everyone = cw.rng.random() < 0.5
         others = [n for n in cw.voter_ids if n != node.node_id]
         if everyone:
-            others += list(cw.actors)
+            others += [*cw.brokers, *cw.actors]
         cw.network.isolate(node.node_id, others)
         cw.trace(f"isolate|{node.node_id}|{'all' if everyone else 'controllers'}")
         cuts[0] += 1
@@ -295,15 +295,17 @@ def _topic_churn(world: World) -> None:
 
 
 def _flaky_network(world: World) -> None:
-    """Loss, duplication, reordering, one-way and transient partitions between every participant;
-    slow disks on two controllers."""
+    """Loss (retransmitted, as TCP: the raft ``flaky-network``'s links), duplication, reordering,
+    one-way and transient partitions between every participant; slow disks on two controllers."""
     cw = _cw(world)
     _start_checks(cw)
     faults_end = cw.end_ms - 9000
-    ids = [*cw.voter_ids, *cw.actors]
+    ids = [*cw.voter_ids, *cw.brokers, *cw.actors]
 
     def degrade() -> None:
-        cw.network.set_default(LinkProfile(min_delay_ms=1, max_delay_ms=40, loss=0.05, duplicate=0.03))
+        cw.network.set_default(
+            LinkProfile(min_delay_ms=1, max_delay_ms=40, loss=0.05, duplicate=0.03, retransmit_ms=200)
+        )
         for node_id in cw.rng.sample(cw.voter_ids, k=2):
             cw.set_disk(node_id, DiskProfile(2, 30))
 
@@ -479,7 +481,8 @@ CONTROLLER_SCENARIOS: dict[str, Scenario] = {
         ),
         _scenario(
             "controller-flaky-network",
-            "loss, duplication, reordering, one-way and transient partitions everywhere; slow disks",
+            "loss (retransmitted, as TCP), duplication, reordering, one-way and transient partitions "
+            "everywhere; slow disks",
             26_000,
             _flaky_network,
         ),

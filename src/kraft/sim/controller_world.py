@@ -34,9 +34,13 @@ SIM_CONTROLLER_CONFIG = ControllerConfig(
 
 
 def controller_node_factory(world: World, node: SimNode) -> Node:
-    """A controller node (raft core, quorum controller, quorum APIs) on the node's log and store,
-    built by ``build_node`` as a process builds it (``World(node_factory=...)``)."""
+    """A node on its log and store, built by ``build_node`` as a process builds it
+    (``World(node_factory=...)``): a controller (raft core, quorum controller, quorum APIs) for a
+    voter id, a broker (raft observer and broker part) for a broker id."""
     assert isinstance(world, ControllerWorld)
+    broker = world.brokers.get(node.node_id)
+    if broker is not None:
+        return default_node_factory(world, node, broker=broker.broker_config())
     process = default_node_factory(world, node, controller=world.controller_config, quorum_apis=True)
     world.controller_checker.attach_controller(node, process)
     return process
@@ -80,8 +84,6 @@ class ControllerWorld(World):
             full_checks=full_checks,
             client_workload=False,
         )
-        self.controller_checker = ControllerChecker(self, deep_every=deep_every)
-        self.checker = self.controller_checker
         count = brokers if isinstance(brokers, int) else self.rng.randint(*brokers)
         # Brokers heartbeat at the controllers' broker.heartbeat.interval.ms.
         self.client_timing = dataclasses.replace(
@@ -90,24 +92,32 @@ class ControllerWorld(World):
         )
         self.brokers: dict[int, SimBroker] = {}
         for i in range(1, count + 1):
-            broker = SimBroker(self, BROKER_ID_BASE + i, self.client_timing)
-            self.brokers[broker.broker_id] = broker
-            self.add_actor(broker)
+            broker_id = BROKER_ID_BASE + i
+            # A broker is a node of the world (a raft observer), started by its driver.
+            self.nodes[broker_id] = self._make_node(broker_id, False)
+            self.observer_ids.append(broker_id)
+            self.brokers[broker_id] = SimBroker(self, broker_id, self.client_timing)
         self.admin = SimAdmin(self, self.client_timing)
         self.add_actor(self.admin)
+        # Built once every node exists (brokers included): it keeps a memory per node.
+        self.controller_checker = ControllerChecker(self, deep_every=deep_every)
+        self.checker = self.controller_checker
+
+    def boots_at_start(self, node: SimNode) -> bool:
+        return node.node_id not in self.brokers  # each broker's driver starts it
 
     def start(self) -> None:
         """Boot the controllers, then start every broker within 500 ms and the admin client."""
         super().start()
         for broker in self.brokers.values():
-            self.schedule_actor(self.rng.randint(0, 500), f"start:{broker.broker_id}", broker.start)
+            self.schedule(self.rng.randint(0, 500), f"start:{broker.broker_id}", broker.start)
         self.schedule_actor(self.rng.randint(500, 1500), "start:admin", self.admin.start)
 
-    def crash(self, node_id: int) -> None:
+    def crash(self, node_id: int, *, counted: bool = True) -> None:
         node = self.nodes[node_id]
-        if node.up:
+        if node.up and node_id not in self.brokers:
             self.controller_checker.before_crash(node)
-        super().crash(node_id)
+        super().crash(node_id, counted=counted)
 
     # -- observation ---------------------------------------------------------------------------
 
@@ -120,7 +130,7 @@ class ControllerWorld(World):
         """The up node whose controller is active and whose core leads, highest epoch first."""
         best: SimNode | None = None
         for node in self.nodes.values():
-            if not node.up or role_name(node.raft) != "LEADER":
+            if not node.up or not node.is_voter or role_name(node.raft) != "LEADER":
                 continue
             controller = node.process.controller if node.process is not None else None
             if controller is None or not controller.is_active:

@@ -48,13 +48,14 @@ import random
 import traceback
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
 from kraft.net import raft_codec
 from kraft.node.build import NodeConfig, NodeStorage, build_node
 from kraft.node.node import Node, NodeEnvelope
+from kraft.protocol.envelope import ClientEnvelope, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.config import QuorumConfig
 from kraft.raft.listener import CommittedBatchCache
@@ -175,6 +176,7 @@ class SimNode:
     busy_until_ms: int = 0
     shutting_down: bool = False
     restarts: int = 0
+    paused_until_ms: int = -1  # ``World.pause``: not polled before this time
 
     @property
     def up(self) -> bool:
@@ -197,15 +199,26 @@ def bootstrap_endpoint_of(node_id: int) -> Endpoint:
 
 
 def _error_answer(request: Any) -> RaftResponse | None:
-    """The body ``kraft.net``'s channel hands the core when ``request`` cannot reach its
-    destination, or None if the shell has none for it (a response, a broker's controller request,
-    a KIP-853 voter change)."""
+    """The body ``kraft.net``'s channel hands the core when the raft ``request`` cannot reach its
+    destination, or None if the shell has none for it (a response, a KIP-853 voter change)."""
     if not isinstance(request, Envelope) or not request.is_request:
         return None
     try:
         return raft_codec.error_response_for(request.body, ErrorCode.BROKER_NOT_AVAILABLE)  # type: ignore[arg-type]
     except TypeError:  # a raft request the codec has no error answer for
         return None
+
+
+def _failure_answer(request: Any, address: int) -> Any:
+    """What the sender of ``request`` gets when its connection to ``address`` fails, as the server's
+    shell hands it to the node: for a raft request, its error answer (``_error_answer``); for a
+    request to a controller (``ControllerEnvelope``), an answer without a body. None: nothing."""
+    if type(request) is ControllerEnvelope or type(request) is ClientEnvelope:
+        if not request.is_request:
+            return None
+        return replace(request.reply(None), source=address)
+    error = _error_answer(request)
+    return None if error is None else Envelope(address, request.source, request.correlation_id, error)
 
 
 def node_config(world: World, node: SimNode, **parts: Any) -> NodeConfig:
@@ -319,6 +332,11 @@ class World:
         # address it sent to: node or bootstrap id) -> (the request as delivered, the responder's
         # incarnation). When the responder stops they fail (``_reset_connections``).
         self._pending: dict[tuple[int, int, int], tuple[Envelope, int]] = {}
+        # Controller requests delivered and not answered yet: (requester, its incarnation,
+        # responder, correlation id) -> (the request, the responder's incarnation).
+        self._pending_api: dict[
+            tuple[int, int, int, int], tuple[ControllerEnvelope | ClientEnvelope, int]
+        ] = {}
         self.nodes: dict[int, SimNode] = {}
         for node_id in self.voter_ids + self.observer_ids:
             self.nodes[node_id] = self._make_node(node_id, node_id in self.voter_ids)
@@ -373,13 +391,19 @@ class World:
         )
 
     def start(self) -> None:
-        """Boot every node at time 0 and start the client workload."""
+        """Boot every node at time 0 (but those ``boots_at_start`` keeps down) and start the client
+        workload."""
         for node in self.nodes.values():
-            self._boot(node)
+            if self.boots_at_start(node):
+                self._boot(node)
         if self.client_workload:
             self.schedule(
                 self.rng.randint(0, self.timing.append_interval_max_ms), "client", self._client_tick
             )
+
+    def boots_at_start(self, node: SimNode) -> bool:
+        """Whether ``start`` boots ``node`` (a subclass may start some later itself)."""
+        return True
 
     def add_poll_watcher(self, watcher: PollWatcher) -> None:
         """Let a scenario expectation see every poll: the node, its outbound envelopes and its
@@ -429,7 +453,7 @@ class World:
         """Make sure ``node`` is polled no later than ``at_ms`` (and not before its disk is idle)."""
         if node.process is None:  # not up
             return
-        at_ms = max(at_ms, node.busy_until_ms, self.now_ms)
+        at_ms = max(at_ms, node.busy_until_ms, node.paused_until_ms, self.now_ms)
         next_poll_at = node.next_poll_at
         if next_poll_at is not None and next_poll_at <= at_ms:
             return
@@ -532,6 +556,10 @@ class World:
         process = node.process
         if process is None or node.incarnation != incarnation or node.next_poll_at != now_ms:
             return False  # superseded by an earlier poll, or the node died
+        if node.paused_until_ms > now_ms:
+            node.next_poll_at = None
+            self.request_poll(node, node.paused_until_ms)
+            return False
         raft = process.raft
         node.next_poll_at = None
         sm = node.sm
@@ -612,11 +640,11 @@ class World:
                 real_source, envelope.destination
             ):
                 # A refused connect: the refusal comes back after a round trip.
-                body = _error_answer(envelope)
-                if body is not None:
+                answer = _failure_answer(envelope, envelope.destination)
+                if answer is not None:
                     there_ms = depart_ms + network.draw_delay_ms(real_source, envelope.destination)
                     network.stats.refused += 1
-                    self._send_error(envelope, body, src_inc, envelope.destination, there_ms)
+                    self._send_error(envelope, answer, src_inc, there_ms)
             return
         for arrival in self.network.route(real_source, envelope.destination, depart_ms):
             self._push(arrival, EV_DELIVER, envelope, (src_inc, dst_inc, via))
@@ -655,6 +683,8 @@ class World:
                 self._pending[(envelope.source, src_inc, address)] = (envelope, incarnations[1])
             elif self._pending:
                 self._answered(envelope, incarnations[1])
+        elif type(envelope) is ControllerEnvelope or type(envelope) is ClientEnvelope:
+            self._note_controller_request(envelope, incarnations)
         if via is not None and src_inc is not None:  # (an error answer never comes via bootstrap)
             key = (
                 destination.node_id,
@@ -691,6 +721,8 @@ class World:
         self.network.stats.delivered += 1
         if self._pending and isinstance(envelope, Envelope) and not envelope.is_request:
             self._answered(envelope, incarnations[1])
+        elif type(envelope) is ControllerEnvelope or type(envelope) is ClientEnvelope:
+            self._note_controller_request(envelope, incarnations)
         self._trace_event(
             f"D|{envelope.source}>{envelope.destination}|{type(envelope.body).__name__}|{envelope.correlation_id}"
         )
@@ -705,17 +737,17 @@ class World:
         """``envelope`` reached a stopped or restarted destination: a request is refused (unless the
         path there is cut: then nothing comes back) and the sender gets the error a round trip after
         it sent the request."""
-        body = _error_answer(envelope)
+        via = incarnations[2]
+        address = envelope.destination if via is None else via
+        answer = _failure_answer(envelope, address)
         if (
-            body is None
+            answer is None
             or incarnations[0] is None
             or self.network.is_blocked(real_source, envelope.destination)
         ):
             return
-        via = incarnations[2]
         self.network.stats.refused += 1
-        address = envelope.destination if via is None else via
-        self._send_error(envelope, body, incarnations[0], address, self.now_ms)
+        self._send_error(envelope, answer, incarnations[0], self.now_ms)
 
     def _answered(self, response: Envelope, requester_inc: int) -> None:
         """A response reached its requester: its request no longer waits on the connection."""
@@ -724,21 +756,45 @@ class World:
         if pending is not None and pending[0].correlation_id == response.correlation_id:
             del self._pending[key]
 
+    def _note_controller_request(
+        self, envelope: ControllerEnvelope | ClientEnvelope, incarnations: tuple[int | None, int, int | None]
+    ) -> None:
+        """Track a delivered Kafka API request (to a controller or a broker listener) until its
+        answer is delivered: a crash of the node that took it fails it, as a lost connection fails
+        a request in flight."""
+        if envelope.is_request:
+            if incarnations[0] is not None:
+                key = (envelope.source, incarnations[0], envelope.destination, envelope.correlation_id)
+                self._pending_api[key] = (envelope, incarnations[1])
+        elif self._pending_api:
+            key = (envelope.destination, incarnations[1], envelope.source, envelope.correlation_id)
+            self._pending_api.pop(key, None)
+
     def _reset_connections(self, node: SimNode) -> None:
         """``node``'s process is gone (called before its incarnation ends): its connections break.
         Each request it received and had not answered, or whose answer is still in flight (such
         messages are dropped on arrival), fails as ``kraft.net``'s channel fails a request whose
         connection closed; the requests it sent die with it."""
+        for api_key, (api_request, responder_inc) in list(self._pending_api.items()):
+            requester, requester_inc, responder, _ = api_key
+            if responder == node.node_id and responder_inc == node.incarnation:
+                del self._pending_api[api_key]
+                answer = _failure_answer(api_request, responder)
+                if answer is not None and self._is_current(requester, requester_inc):
+                    self.network.stats.reset += 1
+                    self._send_error(api_request, answer, requester_inc, self.now_ms)
+            elif requester == node.node_id:
+                del self._pending_api[api_key]
         if not self._pending:
             return
         for key, (request, responder_inc) in list(self._pending.items()):
             requester, requester_inc, address = key
             if request.destination == node.node_id and responder_inc == node.incarnation:
                 del self._pending[key]
-                body = _error_answer(request)
-                if body is not None and self._is_current(requester, requester_inc):
+                answer = _failure_answer(request, address)
+                if answer is not None and self._is_current(requester, requester_inc):
                     self.network.stats.reset += 1
-                    self._send_error(request, body, requester_inc, address, self.now_ms)
+                    self._send_error(request, answer, requester_inc, self.now_ms)
             elif requester == node.node_id:
                 del self._pending[key]
 
@@ -749,13 +805,10 @@ class World:
         actor = self.actors.get(participant)
         return actor is not None and actor.up and actor.incarnation == incarnation
 
-    def _send_error(
-        self, request: Envelope, body: RaftResponse, requester_inc: int, address: int, at_ms: int
-    ) -> None:
-        """Send ``body``, the error answer to ``request``, from the request's destination (seen by
-        the requester as ``address``, the address it used) back to the requester, leaving at
-        ``at_ms``: the reverse link's delay, loss and partitions apply."""
-        answer = Envelope(address, request.source, request.correlation_id, body)
+    def _send_error(self, request: Any, answer: Any, requester_inc: int, at_ms: int) -> None:
+        """Send ``answer`` (``_failure_answer``: from the address the requester used) back from the
+        request's destination to the requester, leaving at ``at_ms``: the reverse link's delay, loss
+        and partitions apply."""
         for arrival in self.network.route(request.destination, request.source, at_ms):
             self._push(arrival, EV_DELIVER, answer, (None, requester_inc, None))
 
@@ -818,18 +871,29 @@ class World:
 
     # -- faults --------------------------------------------------------------------------------
 
-    def crash(self, node_id: int) -> None:
-        """Kill the process: unflushed log bytes are lost, in-flight messages to/from it vanish."""
+    def crash(self, node_id: int, *, counted: bool = True) -> None:
+        """Kill the process: unflushed log bytes are lost, in-flight messages to/from it vanish.
+        ``counted``: include it in ``crashes`` (the quorum's crashes; a broker's are its own)."""
         node = self.nodes[node_id]
         if not node.up:
             return
         self._trace_event(f"C|{node_id}")
         node.log.crash()
         self._stop(node)
-        self.crashes += 1
+        if counted:
+            self.crashes += 1
+
+    def pause(self, node_id: int, until_ms: int) -> None:
+        """Stop polling ``node_id`` until ``until_ms`` (SIGSTOP: alive, its messages wait in its
+        inbox, its timers fire late)."""
+        node = self.nodes[node_id]
+        if node.up:
+            node.paused_until_ms = max(node.paused_until_ms, until_ms)
+            self._trace_event(f"Z|{node_id}|{until_ms}")
 
     def _stop(self, node: SimNode) -> None:
         self._reset_connections(node)
+        node.paused_until_ms = -1
         node.process = None
         node.sm = None
         node.inbox = []
