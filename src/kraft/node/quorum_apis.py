@@ -77,7 +77,9 @@ class QuorumApis:
         self.local_endpoint = local_endpoint
         self._next_bridge = RAFT_BRIDGE_BASE
         self._bridged: dict[int, ControllerEnvelope] = {}  # pseudo source -> the request it carries
-        self._forwarded: dict[int, ControllerEnvelope] = {}  # our correlation id -> client request
+        # Our correlation id -> the client request a forwarded DescribeQuorum answers. Negative: apart
+        # from the ids of the broker part's own controller requests (a combined node has both).
+        self._forwarded: dict[int, ControllerEnvelope] = {}
         self._next_correlation = 0
         self._outbound: list[ControllerEnvelope] = []
         self._to_raft: list[Envelope] = []
@@ -100,7 +102,7 @@ class QuorumApis:
 
     def handle_answer(self, envelope: ControllerEnvelope) -> bool:
         """The leader's answer to a DescribeQuorum we forwarded (returns whether it was ours)."""
-        if envelope.destination != self.raft.source_id:
+        if envelope.destination != self.raft.source_id or envelope.correlation_id >= 0:
             return False
         request = self._forwarded.pop(envelope.correlation_id, None)
         if request is None:
@@ -166,7 +168,7 @@ class QuorumApis:
                 )
             )
         else:
-            self._next_correlation += 1
+            self._next_correlation -= 1
             self._forwarded[self._next_correlation] = envelope
             request = ApiRequest(describe_quorum.API, _version(envelope), DescribeQuorumRequest())
             self._outbound.append(
