@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from prometheus_client import generate_latest
 
 from kraft.common.errors import FatalError
 from kraft.raft.messages import DescribeQuorumRequest, DescribeQuorumResponse, Envelope
+from kraft.raft.states import Role
 from kraft.raft.types import LeaderAndEpoch
 from kraft.server import driver as driver_module
 from kraft.server.driver import LoopDriver, NodeView, RaftDriver, WallClock
@@ -39,7 +41,10 @@ class FakeMetrics:
 
 @dataclass
 class FakeNode:
-    """Answers every inbound request with a DescribeQuorumResponse; raises when told to."""
+    """Answers every inbound request with a DescribeQuorumResponse; raises when told to.
+
+    Both the node and its raft part (``raft`` is the node itself): what the driver reads after
+    each poll (leader, role, high watermark, metrics, voter set) and the parts it looks for."""
 
     node_id: int = 1
     polls: int = 0
@@ -48,6 +53,16 @@ class FakeNode:
     shutdown_at: int | None = None
     metrics: FakeMetrics = field(default_factory=FakeMetrics)
     thread_names: set[str] = field(default_factory=set)
+    role: Role = Role.LEADER
+    quorum: Any = field(default_factory=lambda: SimpleNamespace(state=None))
+    controller: None = None
+    broker: None = None
+    voter_set: Any = None
+    kraft_version: int = 0
+
+    @property
+    def raft(self) -> FakeNode:
+        return self
 
     def leader_and_epoch(self) -> LeaderAndEpoch:
         return LeaderAndEpoch(1, 4)
