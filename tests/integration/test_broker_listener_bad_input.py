@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 from conftest import LocalCluster
-from kraft.net.broker_apis import broker_served_apis
 
+from kraft.node.listeners import BROKER_LISTENER_APIS
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.framing import FrameDecoder, frame
@@ -158,7 +158,7 @@ def test_unknown_api_key_closes_the_connection(node: LocalCluster, connect: Call
 def test_an_api_not_served_on_the_broker_listener_closes_the_connection(
     node: LocalCluster, connect: Callable[[], Conn]
 ) -> None:
-    assert vote.API.key not in broker_served_apis()  # a controller API: not on this listener
+    assert vote.API.key not in BROKER_LISTENER_APIS  # a controller API: not on this listener
     conn = connect()
     conn.send(vote.API, 1, vote.REQUEST.cls())
     assert_closed_for(node, conn, f"unknown API key {vote.API.key}")
@@ -185,7 +185,7 @@ def test_unsupported_api_versions_version_gets_a_v0_answer_with_the_broker_range
     assert correlation_id == 42
     assert body.error_code == ErrorCode.UNSUPPORTED_VERSION
     advertised = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
-    assert advertised == {a.key: (a.served.low, a.served.high) for a in broker_served_apis().values()}
+    assert advertised == {a.key: (a.served.low, a.served.high) for a in BROKER_LISTENER_APIS.values()}
     assert vote.API.key not in advertised and advertised[metadata.API.key] == (0, 13)
     # KIP-511: the client retries on the same connection with a version both sides know.
     request: Any = api_versions.REQUEST.cls(client_software_name="t", client_software_version="1")

@@ -1,119 +1,98 @@
-"""``kraft metadata-quorum --bootstrap-server`` against a real broker listener (``KafkaServer`` with
-``BrokerApis``) whose forwarder is scripted: the tool reaches AddRaftVoter/RemoveRaftVoter through
-the broker's ApiVersions, the broker forwards them to the leader it follows, and the leader's answer,
-or the broker's REQUEST_TIMED_OUT, is what the tool prints. The tool talks to the broker only."""
+"""``kraft metadata-quorum --bootstrap-server`` against a real broker listener: a broker-only ``Node``
+(``served_node``: ``KafkaServer`` -> gateway -> ``LoopDriver``) following leader 2, whose controller
+requests are answered by a scripted leader. The tool reaches AddRaftVoter/RemoveRaftVoter through the
+broker's ApiVersions, the broker forwards them to the leader it follows, and the leader's answer, or
+the broker's REQUEST_TIMED_OUT, is what the tool prints. The tool talks to the broker only."""
 
 from __future__ import annotations
 
-import asyncio
 import io
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kraft.net.broker_apis import BrokerApis, broker_served_apis
+from served_node import BROKER_LISTENER, CONTROLLER_LISTENER, ServedNode, directory
 
-from kraft.broker.apis import BrokerApiContext
+from kraft.broker.lifecycle import LifecycleConfig, Listener
 from kraft.cli import metadata_quorum
 from kraft.common.uuids import uuid_to_base64
-from kraft.controller.quorum_controller import ControllerRequest, ControllerResponse
-from kraft.metadata.image import MetadataImage
-from kraft.net.channel import ChannelError
-from kraft.net.server import InboundRequest, KafkaServer
-from kraft.protocol.api import Api
+from kraft.controller.features import SUPPORTED_FEATURES
+from kraft.node.build import BrokerConfig, NodeConfig
+from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import add_raft_voter, remove_raft_voter
-from kraft.raft.types import LeaderAndEpoch
+from kraft.raft.messages import AddRaftVoterResponse, RemoveRaftVoterResponse
+from kraft.raft.node import QuorumConfig
+from kraft.raft.store import ElectionState, MemoryElectionStore
+from kraft.raft.types import Endpoint
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties
+
+pytestmark = pytest.mark.timeout(60)
 
 DIR = uuid.UUID(int=0xABCDEF)
 DIR_TEXT = uuid_to_base64(DIR)
 
 
-class Core:
-    node_id = 4
-
-    def __init__(self) -> None:
-        self.leader = LeaderAndEpoch(2, 7)
-
-    def image(self) -> MetadataImage:
-        return MetadataImage.EMPTY
-
-    def leader_and_epoch(self) -> LeaderAndEpoch:
-        return self.leader
-
-    async def submit_controller(self, source: int, request: ControllerRequest) -> ControllerResponse:
-        raise AssertionError("not a combined node")
-
-
 class Leader:
-    """The forwarder: plays the raft leader with ``answer(api key, body)`` (a response body or an
-    exception), recording what reached it."""
+    """Plays the raft leader (node 2) with ``answer(api key, body)``: a response body, or None (the
+    broker's call failed); records the voter changes that reached it. Other controller requests (the
+    broker's registration) are never answered."""
 
     def __init__(self, answer: Callable[[int, Any], Any]) -> None:
         self.answer = answer
         self.received: list[tuple[int, int, Any]] = []
 
-    async def call(
-        self,
-        destination: int,
-        api: Api,
-        build_body: Callable[[int], Any],
-        *,
-        version: int | None = None,
-        timeout_ms: int | None = None,
-    ) -> tuple[int, Any]:
-        body = build_body(version or 0)
-        self.received.append((destination, api.key, body))
-        outcome = self.answer(api.key, body)
-        if isinstance(outcome, Exception):
-            raise outcome
-        return version or 0, outcome
+    def __call__(self, envelope: ControllerEnvelope) -> Any:
+        request = envelope.body
+        assert isinstance(request, ApiRequest)
+        if request.api not in (add_raft_voter.API, remove_raft_voter.API):
+            return None
+        self.received.append((envelope.destination, request.api.key, request.body))
+        return self.answer(request.api.key, request.body)
+
+
+def broker_config(ports: dict[str, int], request_timeout_ms: int = 30_000) -> NodeConfig:
+    lifecycle = LifecycleConfig(
+        node_id=4,
+        cluster_id="c",
+        incarnation_id=uuid.UUID(int=4),
+        listeners=(Listener(name=BROKER_LISTENER, host="127.0.0.1", port=ports[BROKER_LISTENER]),),
+        supported_features=dict(SUPPORTED_FEATURES),
+        rack=None,
+        log_dirs=(directory(44),),
+    )
+    return NodeConfig(
+        node_id=4,
+        cluster_id="c",
+        directory_id=directory(4),
+        quorum=QuorumConfig(
+            voters={n: (Endpoint(CONTROLLER_LISTENER, "127.0.0.1", 1000 + n),) for n in (1, 2, 3)},
+            fetch_timeout_ms=600_000,  # it never hears from leader 2: keep following it
+        ),
+        raft_listener_name=CONTROLLER_LISTENER,
+        broker=BrokerConfig(
+            lifecycle=lifecycle, client_listeners=(BROKER_LISTENER,), request_timeout_ms=request_timeout_ms
+        ),
+    )
 
 
 class Broker:
-    """A broker listener on 127.0.0.1, served from a background event loop."""
+    """Broker 4 on 127.0.0.1, following leader 2 (epoch 7)."""
 
     def __init__(self, leader: Leader, request_timeout_ms: int = 30_000) -> None:
-        self.core = Core()
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self._thread.start()
-
-        async def describe_quorum(_request: InboundRequest) -> Any:
-            raise AssertionError("unused")
-
-        async def start() -> tuple[KafkaServer, int]:
-            handler = BrokerApis(
-                core=self.core,
-                forwarder=leader,
-                contexts={
-                    "PLAINTEXT": BrokerApiContext(node_id=4, cluster_id="c", listener_name="PLAINTEXT")
-                },
-                describe_quorum=describe_quorum,
-                colocated_controller=False,
-                request_timeout_ms=request_timeout_ms,
-            )
-            server = KafkaServer(apis=broker_served_apis(), handler=handler, max_request_bytes=1 << 20)
-            return server, await server.listen("PLAINTEXT", "127.0.0.1", 0)
-
-        self.server, self.port = asyncio.run_coroutine_threadsafe(start(), self.loop).result(10)
+        self.served = ServedNode(
+            lambda ports: broker_config(ports, request_timeout_ms),
+            controller_listener=False,
+            broker_listener=True,
+            store=MemoryElectionStore(ElectionState(7, leader_id=2)),
+            controller_peer=leader,
+        )
+        self.port = self.served.ports[BROKER_LISTENER]
 
     def close(self) -> None:
-        async def stop() -> None:
-            await self.server.close()
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
-        self.loop.close()
+        self.served.close()
 
 
 @pytest.fixture
@@ -144,8 +123,7 @@ def controller_config(tmp_path: Path) -> Path:
 
 
 def ok(key: int, _body: Any) -> Any:
-    module = add_raft_voter if key == add_raft_voter.API.key else remove_raft_voter
-    return module.RESPONSE(error_code=0)
+    return AddRaftVoterResponse() if key == add_raft_voter.API.key else RemoveRaftVoterResponse()
 
 
 def test_add_controller_through_a_broker_reaches_the_leader_it_follows(
@@ -160,14 +138,14 @@ def test_add_controller_through_a_broker_reaches_the_leader_it_follows(
     )
     ((destination, key, body),) = leader.received
     assert (destination, key) == (2, add_raft_voter.API.key)
-    assert (body.voter_id, body.voter_directory_id) == (5, DIR)
+    assert (body.voter_key.id, body.voter_key.directory_id) == (5, DIR)
     assert [(x.name, x.host, x.port) for x in body.listeners] == [("CONTROLLER", "127.0.0.1", 9097)]
 
 
 def test_remove_controller_through_a_broker_prints_the_leaders_refusal(brokers: list[Broker]) -> None:
     leader = Leader(
-        lambda _key, body: remove_raft_voter.RESPONSE(
-            error_code=ErrorCode.VOTER_NOT_FOUND, error_message=f"no voter {body.voter_id}"
+        lambda _key, body: RemoveRaftVoterResponse(
+            error_code=ErrorCode.VOTER_NOT_FOUND, error_message=f"no voter {body.voter_key.id}"
         )
     )
     brokers.append(Broker(leader))
@@ -182,7 +160,7 @@ def test_remove_controller_through_a_broker_prints_the_leaders_refusal(brokers: 
 def test_an_unreachable_leader_is_the_brokers_request_timed_out(
     brokers: list[Broker], tmp_path: Path
 ) -> None:
-    leader = Leader(lambda _key, _body: ChannelError("connection refused"))
+    leader = Leader(lambda _key, _body: None)  # every call fails
     brokers.append(Broker(leader))
     config = controller_config(tmp_path)
     code, out, err = run(brokers[0], "add-controller", "--config", str(config), timeout_ms=1_000)
@@ -190,5 +168,5 @@ def test_an_unreachable_leader_is_the_brokers_request_timed_out(
     # The broker retried until AddRaftVoter's TimeoutMs, then answered as Kafka's broker does.
     assert "timed out after 1000 ms waiting for AddRaftVoter" in err
     assert f"127.0.0.1:{brokers[0].port}: REQUEST_TIMED_OUT: The request timed out. Broker 4" in err
-    assert "node 2, did not answer: connection refused" in err
+    assert "the active controller, node 2, did not answer" in err
     assert len(leader.received) >= 2 and {d for d, _, _ in leader.received} == {2}

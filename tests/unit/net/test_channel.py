@@ -6,10 +6,10 @@ import asyncio
 from typing import Any
 
 import pytest
-from kraft.net.controller_apis import served_apis
 
 from kraft.net.channel import PeerAddress, PeerChannel
 from kraft.net.server import InboundRequest, KafkaServer
+from kraft.node.listeners import CONTROLLER_LISTENER_APIS
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import describe_quorum
 from kraft.protocol.schema import Versions
@@ -79,7 +79,7 @@ class PeerHandler:
 
 
 async def start_peer(handler: Any, vote_max: int = 2) -> tuple[KafkaServer, int]:
-    apis = served_apis()
+    apis = dict(CONTROLLER_LISTENER_APIS)
     vote_api = apis[52]
     # An older peer: narrow its served Vote versions.
     apis[52] = type(vote_api)(
@@ -107,7 +107,7 @@ async def exchange(port: int, envelopes: list[Envelope], timeout_ms: int = 2000)
     channel = PeerChannel(
         local_id=1,
         addresses={2: PeerAddress("127.0.0.1", port)},
-        apis=served_apis(),
+        apis=dict(CONTROLLER_LISTENER_APIS),
         deliver=deliver,
         listener_name="CONTROLLER",
         cluster_id="c",
@@ -174,7 +174,7 @@ def test_unknown_destination_fails_fast() -> None:
         channel = PeerChannel(
             local_id=1,
             addresses={},
-            apis=served_apis(),
+            apis=dict(CONTROLLER_LISTENER_APIS),
             deliver=got.append,
             listener_name="CONTROLLER",
             cluster_id="c",
@@ -198,7 +198,7 @@ def test_reconnects_after_the_peer_comes_back() -> None:
         channel = PeerChannel(
             local_id=1,
             addresses={2: PeerAddress("127.0.0.1", port)},
-            apis=served_apis(),
+            apis=dict(CONTROLLER_LISTENER_APIS),
             deliver=got.append,
             listener_name="CONTROLLER",
             cluster_id="c",
@@ -208,7 +208,9 @@ def test_reconnects_after_the_peer_comes_back() -> None:
         while not got:
             await asyncio.sleep(0.01)
         assert got[0].body.error_code == ErrorCode.BROKER_NOT_AVAILABLE
-        server = KafkaServer(apis=served_apis(), handler=PeerHandler(), max_request_bytes=1 << 20)
+        server = KafkaServer(
+            apis=dict(CONTROLLER_LISTENER_APIS), handler=PeerHandler(), max_request_bytes=1 << 20
+        )
         await server.listen("CONTROLLER", "127.0.0.1", port)
         deadline = asyncio.get_running_loop().time() + 5
         while asyncio.get_running_loop().time() < deadline:
@@ -264,7 +266,7 @@ def test_forwarded_admin_request_does_not_wait_behind_a_parked_fetch() -> None:
         channel = PeerChannel(
             local_id=1,
             addresses={2: PeerAddress("127.0.0.1", port)},
-            apis=served_apis(),
+            apis=dict(CONTROLLER_LISTENER_APIS),
             deliver=got.append,
             listener_name="CONTROLLER",
             cluster_id="c",
@@ -305,7 +307,7 @@ def test_refused_since_reports_a_peer_gone_only_after_a_failed_attempt_since_the
         channel = PeerChannel(
             local_id=1,
             addresses={2: PeerAddress("127.0.0.1", port)},
-            apis=served_apis(),
+            apis=dict(CONTROLLER_LISTENER_APIS),
             deliver=lambda _: None,
             listener_name="CONTROLLER",
             cluster_id="c",
@@ -362,7 +364,7 @@ def test_an_answer_that_arrived_while_the_loop_was_held_is_not_declared_timed_ou
         channel = PeerChannel(
             local_id=1,
             addresses={2: PeerAddress("127.0.0.1", ports[0])},
-            apis=served_apis(),
+            apis=dict(CONTROLLER_LISTENER_APIS),
             deliver=got.append,
             listener_name="CONTROLLER",
             cluster_id="c",

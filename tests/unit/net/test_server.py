@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from kraft.net.controller_apis import served_apis
 
 from kraft.net.server import InboundRequest, KafkaServer
+from kraft.node.listeners import CONTROLLER_LISTENER_APIS
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.framing import FrameDecoder, frame
@@ -97,7 +97,7 @@ def with_servers(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
 
             async def serve(handler: Any, **options: Any) -> tuple[KafkaServer, int]:
                 server = KafkaServer(
-                    apis=served_apis(),
+                    apis=dict(CONTROLLER_LISTENER_APIS),
                     handler=handler,
                     max_request_bytes=options.pop("max_bytes", 4096),
                     **options,
@@ -138,7 +138,7 @@ async def test_api_versions_advertises_exactly_the_served_apis(serve: Serve, ver
     correlation_id, body = await client.response(api_versions.API, version)
     assert correlation_id == 7 and body.error_code == 0
     advertised = {k.api_key: (k.min_version, k.max_version) for k in body.api_keys}
-    assert advertised == {a.key: (a.served.low, a.served.high) for a in served_apis().values()}
+    assert advertised == {a.key: (a.served.low, a.served.high) for a in CONTROLLER_LISTENER_APIS.values()}
     assert advertised[1] == (13, 17)  # Fetch by topic id only
 
 
