@@ -268,6 +268,8 @@ class ClientApis:
             elif op.phase == _Phase.VISIBLE:
                 self._finish(op, op.response)  # the deadline passed: answer what the controller said
             else:
+                if op.phase == _Phase.IN_FLIGHT:
+                    op.why = f"the active controller, node {op.leader}, did not answer before the deadline"
                 self._give_up(op)
         return self._waiting.next_deadline_ms()
 

@@ -509,6 +509,17 @@ def test_an_unreachable_leader_is_request_timed_out_naming_the_failure() -> None
     assert len(broker.sent) >= 2 and {dest for _, dest, _, _ in broker.sends()} == {2}
 
 
+def test_a_leader_that_never_answers_is_request_timed_out_saying_so() -> None:
+    broker = Broker([SILENT], timeout_ms=2_000)
+    cid = broker.request(remove_raft_voter, 0, remove_voter())
+    broker.advance(2_000)
+    response = broker.answer(cid)
+    assert isinstance(response, RemoveRaftVoterResponse) and response.error_message is not None
+    assert response.error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert "did not answer before the deadline" in response.error_message
+    assert "could be forwarded" not in response.error_message and len(broker.sent) == 1
+
+
 # -------------------------------------------------------------------------------------------------
 # DescribeQuorum through a broker
 
