@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kraft.records.batch import SimpleRecord, build_batch
 from kraft.storage.file_log import FileLog
+from kraft.storage.log_dir import metadata_partition_dir
 
 BATCH_BYTES = 16 * 1024
 
@@ -45,7 +46,7 @@ def bench_bare_append(directory: Path, count: int, payload: bytes) -> float:
 
 
 def bench_log_append(directory: Path, count: int, batch: bytes) -> tuple[float, FileLog]:
-    log = FileLog(directory / "__cluster_metadata-0")
+    log = FileLog(metadata_partition_dir(directory))
     log.append_as_leader(batch, epoch=1)  # the first append also creates the epoch checkpoint
     log.flush()
     start = time.perf_counter()
@@ -102,7 +103,7 @@ def main() -> None:
             bare_rates.append(args.count / bench_bare_append(base, args.count, _BATCH))
             if log is not None:
                 log.close()
-                shutil.rmtree(base / "__cluster_metadata-0")
+                shutil.rmtree(metadata_partition_dir(base))
             log_s, log = bench_log_append(base, args.count, _BATCH)
             log_rates.append(args.count / log_s)
         assert log is not None

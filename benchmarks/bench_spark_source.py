@@ -92,6 +92,7 @@ from kraft.records.control import ControlType, build_control_batch, leader_chang
 from kraft.spark import arrow_log
 from kraft.spark.arrow_log import RowFilter, plan_units, read_unit
 from kraft.storage.file_log import FileLog
+from kraft.storage.log_dir import metadata_partition_dir
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties
 from kraft.storage.uuids import random_uuid, uuid_to_base64
 from kraft.tools import processes
@@ -99,7 +100,6 @@ from kraft.tools.admin import AdminClient, AdminError
 from kraft.tools.write_stats import percentile
 
 RECORD_SIZE = 100
-PARTITION_DIR = "__cluster_metadata-0"
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
 # tests/integration/conftest.py's FAST_TIMEOUTS: quick elections, linger 5 ms.
 QUORUM_OVERRIDES = {
@@ -130,7 +130,7 @@ def _new_log(log_dir: Path) -> FileLog:
     write_meta_properties(
         log_dir, MetaProperties(cluster_id=CLUSTER_ID, node_id=1, directory_id=uuid.uuid4())
     )
-    return FileLog(log_dir / PARTITION_DIR)
+    return FileLog(metadata_partition_dir(log_dir))
 
 
 def _leader_change(timestamp_ms: int) -> bytes:

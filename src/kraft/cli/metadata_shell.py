@@ -53,7 +53,7 @@ from kraft.metadata.image import MetadataImage, MetadataLoader, ReplayError
 from kraft.raft.listener import CommittedBatch
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import decode_batch, next_batch_size
-from kraft.storage.log_dir import PARTITION_DIR_NAME
+from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME, metadata_partition_dir
 from kraft.storage.snapshots import (
     FileRawSnapshotReader,
     list_snapshots,
@@ -119,7 +119,7 @@ def _load_snapshot(path: Path, snapshot_id: OffsetAndEpoch, loader: MetadataLoad
         raise LoadError(f"cannot load snapshot {path}: {e}") from None
 
 
-def metadata_partition_dir(directory: str | os.PathLike[str]) -> Path:
+def find_partition_dir(directory: str | os.PathLike[str]) -> Path:
     """``DIR/__cluster_metadata-0`` when it exists, else ``DIR`` itself.
 
     Raises:
@@ -128,7 +128,7 @@ def metadata_partition_dir(directory: str | os.PathLike[str]) -> Path:
     d = Path(directory)
     if not d.is_dir():
         raise LoadError(f"{d}: no such directory")
-    nested = d / PARTITION_DIR_NAME
+    nested = metadata_partition_dir(d)
     return nested if nested.is_dir() else d
 
 
@@ -147,7 +147,7 @@ def load_log_dir(directory: str | os.PathLike[str]) -> LoadedImage:
     Raises:
         LoadError: nothing to load, missing offsets, a corrupt batch, or a replay error.
     """
-    partition = metadata_partition_dir(directory)
+    partition = find_partition_dir(directory)
     try:
         snapshots = list_snapshots(partition)
         segments = _segments(partition)
@@ -156,7 +156,7 @@ def load_log_dir(directory: str | os.PathLike[str]) -> LoadedImage:
     if not snapshots and not segments:
         raise LoadError(
             f"{partition} holds no snapshot (*.checkpoint) and no log segment (*.log); "
-            f"pass a metadata.log.dir or its {PARTITION_DIR_NAME} directory"
+            f"pass a metadata.log.dir or its {METADATA_PARTITION_DIR_NAME} directory"
         )
     loader = MetadataLoader()
     notes: list[str] = []
@@ -561,7 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument(
         "--log-dir",
         metavar="DIR",
-        help=f"a metadata log directory (metadata.log.dir or its {PARTITION_DIR_NAME})",
+        help=f"a metadata log directory (metadata.log.dir or its {METADATA_PARTITION_DIR_NAME})",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (one value per line) instead of text")
     parser.add_argument("command", nargs="*", metavar="COMMAND", help="a command to run, then exit")

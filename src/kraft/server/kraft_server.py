@@ -224,7 +224,8 @@ class KraftServer:
 
     async def _start(self, with_controller: bool) -> None:
         from kraft.raft.node import RaftNode
-        from kraft.storage.file_log import FileLog, metadata_partition_dir
+        from kraft.storage.file_log import FileLog
+        from kraft.storage.log_dir import metadata_partition_dir
         from kraft.storage.quorum_state_file import QUORUM_STATE_FILE, FileQuorumStateStore
 
         config = self.config

@@ -80,6 +80,7 @@ from kraft.records.batch import (
 )
 from kraft.records.control import control_type_of, decode_control_record, to_kafka_json
 from kraft.spark.columns import RECORD_SCHEMA
+from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME, metadata_partition_dir
 from kraft.storage.meta_properties import read_meta_properties
 
 _NativeBuilder: type[ColumnBuilder] | None
@@ -90,7 +91,6 @@ try:
 except ImportError:  # installed where it could not be compiled: every batch takes the Python path
     _NativeBuilder = None
 
-PARTITION_DIR = "__cluster_metadata-0"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
 SEGMENT = "segment"
 SNAPSHOT = "snapshot"
@@ -297,15 +297,15 @@ def locate(path: str | os.PathLike[str]) -> LogFiles:
     """
     p = Path(os.path.abspath(os.fspath(path)))
     if p.is_dir():
-        if (p / PARTITION_DIR).is_dir():
-            partition_dir = p / PARTITION_DIR
-        else:
+        partition_dir = metadata_partition_dir(p)
+        if not partition_dir.is_dir():
             partition_dir = p
         segments, snapshots = _list_dir(partition_dir)
-        if partition_dir.name != PARTITION_DIR and not segments and not snapshots:
+        if partition_dir.name != METADATA_PARTITION_DIR_NAME and not segments and not snapshots:
             raise StorageError(
-                f"{p} holds no {PARTITION_DIR} directory and no segment or snapshot file: pass a "
-                f"node's metadata.log.dir, its {PARTITION_DIR} directory, or one .log/.checkpoint file"
+                f"{p} holds no {METADATA_PARTITION_DIR_NAME} directory and no segment or snapshot file: "
+                f"pass a node's metadata.log.dir, its {METADATA_PARTITION_DIR_NAME} directory, or one "
+                ".log/.checkpoint file"
             )
         return LogFiles(
             segments=tuple(segments),

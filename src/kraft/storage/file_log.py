@@ -1,6 +1,6 @@
 """``FileLog``: the replicated log of ``__cluster_metadata-0`` on segment files (``ReplicatedLog``).
 
-Directory layout (the partition directory, ``<metadata.log.dir>/__cluster_metadata-0``)::
+Directory layout (the partition directory, ``kraft.storage.log_dir.metadata_partition_dir``)::
 
     00000000000000000000.log                  segment: RecordBatch v2 bytes, named by base offset
     00000000000000004096.log                  the last segment is the active one (appends go here)
@@ -890,8 +890,3 @@ class FileLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def metadata_partition_dir(log_dir: str | os.PathLike[str]) -> Path:
-    """``<log dir>/__cluster_metadata-0``."""
-    return Path(log_dir) / "__cluster_metadata-0"

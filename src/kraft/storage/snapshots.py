@@ -44,7 +44,7 @@ from kraft.raft.voters import KRAFT_VERSION_1, VoterSet
 from kraft.records.batch import Record, iter_batches
 from kraft.records.control import ControlType, control_records
 from kraft.storage.fsutil import fsync_dir, write_all
-from kraft.storage.log_dir import partition_dir
+from kraft.storage.log_dir import metadata_partition_dir
 
 SUFFIX = ".checkpoint"
 PART_SUFFIX = ".checkpoint.part"
@@ -299,7 +299,7 @@ class BootstrapVoters:
 
 def bootstrap_voters_path(log_dir: str | os.PathLike[str]) -> Path:
     """``<metadata log dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``."""
-    return snapshot_path(partition_dir(log_dir), BOOTSTRAP_SNAPSHOT_ID)
+    return snapshot_path(metadata_partition_dir(log_dir), BOOTSTRAP_SNAPSHOT_ID)
 
 
 def write_bootstrap_voters(

@@ -53,7 +53,6 @@ from kraft.records.batch import (  # noqa: E402
 from kraft.spark.arrow_log import (  # noqa: E402
     ALL_ROWS,
     DEFAULT_MAX_BYTES_PER_UNIT,
-    PARTITION_DIR,
     LogReadError,
     RowFilter,
     locate,
@@ -61,6 +60,7 @@ from kraft.spark.arrow_log import (  # noqa: E402
     read_unit,
 )
 from kraft.storage.file_log import FileLog  # noqa: E402
+from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME as PARTITION_DIR  # noqa: E402
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties  # noqa: E402
 from kraft.storage.uuids import uuid_to_base64  # noqa: E402
 
