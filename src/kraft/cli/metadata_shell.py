@@ -54,6 +54,7 @@ from kraft.raft.listener import CommittedBatch
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import decode_batch, next_batch_size
 from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME, metadata_partition_dir
+from kraft.storage.segment_log import SEGMENT_SUFFIX, parse_segment_file_name
 from kraft.storage.snapshots import (
     FileRawSnapshotReader,
     list_snapshots,
@@ -64,7 +65,6 @@ from kraft.storage.snapshots import (
 from kraft.tools import metadata_tree as mt
 
 PROG = "kraft metadata-shell"
-_SEGMENT_SUFFIX = ".log"
 
 
 class LoadError(KraftError):
@@ -94,7 +94,7 @@ def load_snapshot_file(path: str | os.PathLike[str]) -> LoadedImage:
     if not p.exists():
         raise LoadError(f"{p}: no such file")
     loader = MetadataLoader()
-    if p.name.endswith(_SEGMENT_SUFFIX):
+    if p.name.endswith(SEGMENT_SUFFIX):
         notes: list[str] = []
         count = _replay_segments([p], loader, None, notes)
         return LoadedImage(loader.image, f"{count} batch(es) of {p}", notes)
@@ -135,9 +135,9 @@ def find_partition_dir(directory: str | os.PathLike[str]) -> Path:
 def _segments(directory: Path) -> list[Path]:
     found = []
     for name in os.listdir(directory):
-        stem = name[: -len(_SEGMENT_SUFFIX)]
-        if name.endswith(_SEGMENT_SUFFIX) and len(stem) == 20 and stem.isdigit():
-            found.append((int(stem), directory / name))
+        base = parse_segment_file_name(name)
+        if base is not None:
+            found.append((base, directory / name))
     return [p for _, p in sorted(found)]
 
 
@@ -207,7 +207,7 @@ def _replay_segments(
                             except CorruptRecordError as e:
                                 problem = str(e)
                         if batch is None:
-                            # As the server's recovery (FileLog): only the last batch of the last
+                            # As the server's recovery (SegmentLog): only the last batch of the last
                             # segment may be invalid (a torn write, truncated at start).
                             torn = is_last and (batch_size is None or pos + batch_size == size)
                             if not torn:

@@ -19,11 +19,11 @@ test-raft-server's payloads) gets nulls and stays in ``value``. A snapshot's row
 snapshot's end offset - 1 as ``offset`` (``batch_base_offset`` stays the batch's own, as in the
 file).
 
-Integrity, as ``FileLog`` recovery judges it: every batch read is checked (header, length, magic,
+Integrity, as ``SegmentLog`` recovery judges it: every batch read is checked (header, length, magic,
 CRC-32C, dense offsets from the file name's base offset, non-decreasing epochs), and a batch that
 fails is a ``LogReadError`` naming the file, the byte position and the offset, except for a torn
 tail: an invalid batch in the log's *last* segment with no valid batch after it, which ends the
-read there (the segment is being written, or a crash cut it; ``FileLog`` would truncate it at open).
+read there (the segment is being written, or a crash cut it; ``SegmentLog`` would truncate it at open).
 A snapshot file is complete once published, so any invalid batch in it is an error. A batch with
 a valid CRC whose records do not parse is an error too. Batches outside the row filter's offsets
 are checked but not decoded; nothing after the filter's end offset is read.
@@ -564,7 +564,7 @@ def _unit_bytes(path: str, start: int, end: int) -> Iterator[memoryview]:
 
 def _valid_batch_after(unit: ReadUnit, position: int, next_offset: int) -> int | None:
     """File position of a CRC-valid batch at or after ``next_offset`` anywhere after
-    ``position`` (up to the planned file size): the test ``FileLog`` recovery applies before it
+    ``position`` (up to the planned file size): the test ``SegmentLog`` recovery applies before it
     calls an invalid batch a torn tail."""
     found = find_valid_batch(_read_range(unit.path, position, unit.file_size), next_offset)
     return None if found is None else position + found

@@ -3,9 +3,9 @@
 <log dir>/meta.properties                      kraft.storage.meta_properties
 <log dir>/<topic>-<partition>/                 a partition directory: partition_dir()
 <log dir>/__cluster_metadata-0/                the metadata partition: metadata_partition_dir()
-    00000000000000000000.log ...               kraft.storage.file_log (no .index/.timeindex)
-    leader-epoch-checkpoint
-    <offset>-<epoch>.checkpoint                kraft.storage.snapshots
+    00000000000000000000.log ...               kraft.storage.segment_log (no .index/.timeindex)
+    leader-epoch-checkpoint                    kraft.storage.segment_log
+    <offset>-<epoch>.checkpoint                kraft.storage.snapshots (through metadata_log)
     quorum-state                               kraft.storage.quorum_state_file
 
 ``partition_dir_name`` is the one place that names a partition directory; everything else (the

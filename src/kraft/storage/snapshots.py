@@ -4,7 +4,7 @@ Files live in the partition directory:
 
 * ``<end offset, 20 digits>-<epoch, 10 digits>.checkpoint``: a frozen (complete, immutable) snapshot.
 * ``<same stem>-<random>.checkpoint.part``: being written; never listed as a snapshot. A crash
-  leaves it behind and ``FileLog`` removes it at open.
+  leaves it behind and ``MetadataLog`` removes it at open.
 * ``<same stem>.checkpoint.deleted``: renamed before unlinking, so a crash mid-delete never leaves a
   half-deleted snapshot that still looks valid. Also removed at open.
 
