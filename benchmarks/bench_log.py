@@ -1,4 +1,4 @@
-"""FileLog throughput against the bare system calls on the same disk.
+"""MetadataLog throughput against the bare system calls on the same disk.
 
 (a) durable appends: ``append_as_leader`` of a 16 KiB batch + ``flush()`` per batch, versus a loop
     of ``os.write`` + ``os.fdatasync`` of 16 KiB in the same directory (target: >= 0.8 of bare);
@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from kraft.records.batch import SimpleRecord, build_batch
-from kraft.storage.file_log import FileLog
+from kraft.storage.log_dir import metadata_partition_dir
+from kraft.storage.metadata_log import MetadataLog
 
 BATCH_BYTES = 16 * 1024
 
@@ -44,8 +45,8 @@ def bench_bare_append(directory: Path, count: int, payload: bytes) -> float:
         os.unlink(path)
 
 
-def bench_log_append(directory: Path, count: int, batch: bytes) -> tuple[float, FileLog]:
-    log = FileLog(directory / "__cluster_metadata-0")
+def bench_log_append(directory: Path, count: int, batch: bytes) -> tuple[float, MetadataLog]:
+    log = MetadataLog(metadata_partition_dir(directory))
     log.append_as_leader(batch, epoch=1)  # the first append also creates the epoch checkpoint
     log.flush()
     start = time.perf_counter()
@@ -55,7 +56,7 @@ def bench_log_append(directory: Path, count: int, batch: bytes) -> tuple[float, 
     return time.perf_counter() - start, log
 
 
-def bench_log_read(log: FileLog, max_bytes: int) -> tuple[float, int]:
+def bench_log_read(log: MetadataLog, max_bytes: int) -> tuple[float, int]:
     start = time.perf_counter()
     offset, total = log.start_offset(), 0
     end = log.end_offset()
@@ -67,7 +68,7 @@ def bench_log_read(log: FileLog, max_bytes: int) -> tuple[float, int]:
     return time.perf_counter() - start, total
 
 
-def bench_bare_read(log: FileLog, chunk: int) -> tuple[float, int]:
+def bench_bare_read(log: MetadataLog, chunk: int) -> tuple[float, int]:
     start = time.perf_counter()
     total = 0
     for path in log.segment_paths():
@@ -102,14 +103,14 @@ def main() -> None:
             bare_rates.append(args.count / bench_bare_append(base, args.count, _BATCH))
             if log is not None:
                 log.close()
-                shutil.rmtree(base / "__cluster_metadata-0")
+                shutil.rmtree(metadata_partition_dir(base))
             log_s, log = bench_log_append(base, args.count, _BATCH)
             log_rates.append(args.count / log_s)
         assert log is not None
         bare_rate, log_rate = statistics.median(bare_rates), statistics.median(log_rates)
         print(f"durable append, {BATCH_BYTES} B batches, fsync per batch")
         print(f"  ({args.count} batches x {args.rounds} alternating rounds, medians; in {base}):")
-        for name, rate in (("bare os.write+fdatasync", bare_rate), ("FileLog append+flush", log_rate)):
+        for name, rate in (("bare os.write+fdatasync", bare_rate), ("MetadataLog append+flush", log_rate)):
             print(f"  {name:<24}: {rate:10.0f} batches/s  {rate * BATCH_BYTES / 1e6:8.1f} MB/s")
         print(f"  ratio                   : {log_rate / bare_rate:10.2f}  (target >= 0.8)")
         ratios = " ".join(f"{lr / br:.2f}" for br, lr in zip(bare_rates, log_rates))
@@ -128,7 +129,7 @@ def main() -> None:
         print(f"sequential read of {raw_total / 1e6:.1f} MB (page cache), {args.read_chunk} B per call,")
         print(f"  {args.rounds} alternating rounds, medians:")
         print(f"  bare file read          : {raw_mbs:10.1f} MB/s")
-        print(f"  FileLog.read            : {log_mbs:10.1f} MB/s")
+        print(f"  MetadataLog.read        : {log_mbs:10.1f} MB/s")
         print(f"  ratio                   : {log_mbs / raw_mbs:10.2f}")
         log.close()
     finally:

@@ -11,7 +11,7 @@ Prints, next to the baseline:
 * batch read of a *data* log: ``--records`` (default 5,000,000; ``--quick`` 200,000) records of
   100-byte values like ``kraft test-raft-server``'s (``<node>:<epoch>:<seq>:`` padded with dots,
   ``--records-per-batch`` per RecordBatch v2, after a LeaderChange control batch), written with
-  the project's own ``FileLog`` (Kafka's 1 GiB segments) under a ``meta.properties``:
+  the project's own ``MetadataLog`` (Kafka's 1 GiB segments) under a ``meta.properties``:
 
   - kraft: rows/s of ``spark.read.format("kraft").load(DIR).write.format("noop")`` (every column
     materialised), on a session whose Python workers already ran one small read of the source;
@@ -92,14 +92,14 @@ from kraft.records.batch import SimpleRecord, build_batch
 from kraft.records.control import ControlType, build_control_batch, leader_change_message
 from kraft.spark import arrow_log
 from kraft.spark.arrow_log import RowFilter, plan_units, read_unit
-from kraft.storage.file_log import FileLog
+from kraft.storage.log_dir import metadata_partition_dir
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties
+from kraft.storage.metadata_log import MetadataLog
 from kraft.tools import processes
 from kraft.tools.admin import AdminClient, AdminError
 from kraft.tools.write_stats import percentile
 
 RECORD_SIZE = 100
-PARTITION_DIR = "__cluster_metadata-0"
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
 # tests/integration/conftest.py's FAST_TIMEOUTS: quick elections, linger 5 ms.
 QUORUM_OVERRIDES = {
@@ -125,12 +125,12 @@ def progress(msg: str) -> None:
 # The logs
 
 
-def _new_log(log_dir: Path) -> FileLog:
+def _new_log(log_dir: Path) -> MetadataLog:
     log_dir.mkdir(parents=True, exist_ok=True)
     write_meta_properties(
         log_dir, MetaProperties(cluster_id=CLUSTER_ID, node_id=1, directory_id=uuid.uuid4())
     )
-    return FileLog(log_dir / PARTITION_DIR)
+    return MetadataLog(metadata_partition_dir(log_dir))
 
 
 def _leader_change(timestamp_ms: int) -> bytes:

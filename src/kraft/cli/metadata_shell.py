@@ -53,7 +53,8 @@ from kraft.metadata.image import MetadataImage, MetadataLoader, ReplayError
 from kraft.raft.listener import CommittedBatch
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import decode_batch, next_batch_size
-from kraft.storage.log_dir import PARTITION_DIR_NAME
+from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME, metadata_partition_dir
+from kraft.storage.segment_log import SEGMENT_SUFFIX, parse_segment_file_name
 from kraft.storage.snapshots import (
     FileRawSnapshotReader,
     list_snapshots,
@@ -64,7 +65,6 @@ from kraft.storage.snapshots import (
 from kraft.tools import metadata_tree as mt
 
 PROG = "kraft metadata-shell"
-_SEGMENT_SUFFIX = ".log"
 
 
 class LoadError(KraftError):
@@ -94,7 +94,7 @@ def load_snapshot_file(path: str | os.PathLike[str]) -> LoadedImage:
     if not p.exists():
         raise LoadError(f"{p}: no such file")
     loader = MetadataLoader()
-    if p.name.endswith(_SEGMENT_SUFFIX):
+    if p.name.endswith(SEGMENT_SUFFIX):
         notes: list[str] = []
         count = _replay_segments([p], loader, None, notes)
         return LoadedImage(loader.image, f"{count} batch(es) of {p}", notes)
@@ -119,7 +119,7 @@ def _load_snapshot(path: Path, snapshot_id: OffsetAndEpoch, loader: MetadataLoad
         raise LoadError(f"cannot load snapshot {path}: {e}") from None
 
 
-def metadata_partition_dir(directory: str | os.PathLike[str]) -> Path:
+def find_partition_dir(directory: str | os.PathLike[str]) -> Path:
     """``DIR/__cluster_metadata-0`` when it exists, else ``DIR`` itself.
 
     Raises:
@@ -128,16 +128,16 @@ def metadata_partition_dir(directory: str | os.PathLike[str]) -> Path:
     d = Path(directory)
     if not d.is_dir():
         raise LoadError(f"{d}: no such directory")
-    nested = d / PARTITION_DIR_NAME
+    nested = metadata_partition_dir(d)
     return nested if nested.is_dir() else d
 
 
 def _segments(directory: Path) -> list[Path]:
     found = []
     for name in os.listdir(directory):
-        stem = name[: -len(_SEGMENT_SUFFIX)]
-        if name.endswith(_SEGMENT_SUFFIX) and len(stem) == 20 and stem.isdigit():
-            found.append((int(stem), directory / name))
+        base = parse_segment_file_name(name)
+        if base is not None:
+            found.append((base, directory / name))
     return [p for _, p in sorted(found)]
 
 
@@ -147,7 +147,7 @@ def load_log_dir(directory: str | os.PathLike[str]) -> LoadedImage:
     Raises:
         LoadError: nothing to load, missing offsets, a corrupt batch, or a replay error.
     """
-    partition = metadata_partition_dir(directory)
+    partition = find_partition_dir(directory)
     try:
         snapshots = list_snapshots(partition)
         segments = _segments(partition)
@@ -156,7 +156,7 @@ def load_log_dir(directory: str | os.PathLike[str]) -> LoadedImage:
     if not snapshots and not segments:
         raise LoadError(
             f"{partition} holds no snapshot (*.checkpoint) and no log segment (*.log); "
-            f"pass a metadata.log.dir or its {PARTITION_DIR_NAME} directory"
+            f"pass a metadata.log.dir or its {METADATA_PARTITION_DIR_NAME} directory"
         )
     loader = MetadataLoader()
     notes: list[str] = []
@@ -207,7 +207,7 @@ def _replay_segments(
                             except CorruptRecordError as e:
                                 problem = str(e)
                         if batch is None:
-                            # As the server's recovery (FileLog): only the last batch of the last
+                            # As the server's recovery (SegmentLog): only the last batch of the last
                             # segment may be invalid (a torn write, truncated at start).
                             torn = is_last and (batch_size is None or pos + batch_size == size)
                             if not torn:
@@ -561,7 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument(
         "--log-dir",
         metavar="DIR",
-        help=f"a metadata log directory (metadata.log.dir or its {PARTITION_DIR_NAME})",
+        help=f"a metadata log directory (metadata.log.dir or its {METADATA_PARTITION_DIR_NAME})",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (one value per line) instead of text")
     parser.add_argument("command", nargs="*", metavar="COMMAND", help="a command to run, then exit")

@@ -1,7 +1,7 @@
 """The replicated log as the consensus core sees it: ``ReplicatedLog`` and its in-memory twin.
 
-``kraft.storage.file_log.FileLog`` implements the same Protocol on real files; one contract test suite
-(``tests/unit/raft/log_contract.py``) runs against both. The unit is whole RecordBatch v2 bytes.
+``kraft.storage.metadata_log.MetadataLog`` implements the same Protocol on real files; one contract test
+suite (``tests/unit/raft/log_contract.py``) runs against both. The unit is whole RecordBatch v2 bytes.
 
 Invariants every implementation keeps:
 * ``start_offset() <= last_flushed_offset() <= end_offset()``; flushed bytes survive ``crash()``.

@@ -162,7 +162,8 @@ class KraftServer:
         return server
 
     async def _start(self, with_controller: bool) -> None:
-        from kraft.storage.file_log import FileLog, metadata_partition_dir
+        from kraft.storage.log_dir import metadata_partition_dir
+        from kraft.storage.metadata_log import MetadataLog
         from kraft.storage.quorum_state_file import QUORUM_STATE_FILE, FileQuorumStateStore
 
         config = self.config
@@ -221,7 +222,7 @@ class KraftServer:
             directory_ids = await loop.run_in_executor(None, self._check_log_dirs, meta)
         partition_dir = metadata_partition_dir(config.metadata_log_dir)
         self._log = await loop.run_in_executor(
-            None, lambda: FileLog(partition_dir, segment_bytes=config.segment_bytes)
+            None, lambda: MetadataLog(partition_dir, segment_bytes=config.segment_bytes)
         )
         # Static voters: quorum-state v0 listing them; a dynamic quorum (KIP-853, voters in the
         # log) writes v1, with the voted directory id.

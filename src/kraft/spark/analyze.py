@@ -54,6 +54,7 @@ from kraft.metadata.partition import (
     PartitionChange,
     PartitionRegistration,
 )
+from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME, metadata_partition_dir
 
 # -------------------------------------------------------------------------------------------------
 # Record types and their payload JSON (dump-log's ``payload.data``: camelCase, tagged defaults
@@ -1149,7 +1150,7 @@ def locate_logs(directory: str | Path) -> LogSource:
             for node_id, roles, log_dir in _cluster_nodes(cluster_file):
                 local = root / f"node-{node_id}" / "metadata"
                 path = local if local.is_dir() else Path(log_dir)
-                if (path / "__cluster_metadata-0").is_dir():
+                if metadata_partition_dir(path).is_dir():
                     paths[node_id] = path
                 else:
                     skipped.append(f"node {node_id}: no metadata log in {path}")
@@ -1158,17 +1159,17 @@ def locate_logs(directory: str | Path) -> LogSource:
         else:
             for d in node_dirs:
                 suffix = d.parent.name.removeprefix("node-")
-                if suffix.isdigit() and (d / "__cluster_metadata-0").is_dir():
+                if suffix.isdigit() and metadata_partition_dir(d).is_dir():
                     paths[int(suffix)] = d
                 else:
                     skipped.append(f"{d}: not a node's metadata log")
         if not paths:
             raise FileNotFoundError(f"{root}: no node of the cluster has a metadata log")
         return LogSource(root, paths, True, voters, tuple(skipped))
-    if root.name == "__cluster_metadata-0" or (root / "__cluster_metadata-0").is_dir():
+    if root.name == METADATA_PARTITION_DIR_NAME or metadata_partition_dir(root).is_dir():
         return LogSource(root, {None: root}, False)
     raise FileNotFoundError(
-        f"{root} is neither a metadata log dir (with __cluster_metadata-0) nor a kraft cluster dir "
+        f"{root} is neither a metadata log dir (with {METADATA_PARTITION_DIR_NAME}) nor a kraft cluster dir "
         "(cluster.json, node-*/metadata)"
     )
 

@@ -19,11 +19,11 @@ test-raft-server's payloads) gets nulls and stays in ``value``. A snapshot's row
 snapshot's end offset - 1 as ``offset`` (``batch_base_offset`` stays the batch's own, as in the
 file).
 
-Integrity, as ``FileLog`` recovery judges it: every batch read is checked (header, length, magic,
+Integrity, as ``SegmentLog`` recovery judges it: every batch read is checked (header, length, magic,
 CRC-32C, dense offsets from the file name's base offset, non-decreasing epochs), and a batch that
 fails is a ``LogReadError`` naming the file, the byte position and the offset, except for a torn
 tail: an invalid batch in the log's *last* segment with no valid batch after it, which ends the
-read there (the segment is being written, or a crash cut it; ``FileLog`` would truncate it at open).
+read there (the segment is being written, or a crash cut it; ``SegmentLog`` would truncate it at open).
 A snapshot file is complete once published, so any invalid batch in it is an error. A batch with
 a valid CRC whose records do not parse is an error too. Batches outside the row filter's offsets
 are checked but not decoded; nothing after the filter's end offset is read.
@@ -80,6 +80,7 @@ from kraft.records.batch import (
 )
 from kraft.records.control import control_type_of, decode_control_record, to_kafka_json
 from kraft.spark.columns import RECORD_SCHEMA
+from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME, metadata_partition_dir
 from kraft.storage.meta_properties import read_meta_properties
 
 _NativeBuilder: type[ColumnBuilder] | None
@@ -90,7 +91,6 @@ try:
 except ImportError:  # installed where it could not be compiled: every batch takes the Python path
     _NativeBuilder = None
 
-PARTITION_DIR = "__cluster_metadata-0"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
 SEGMENT = "segment"
 SNAPSHOT = "snapshot"
@@ -297,15 +297,15 @@ def locate(path: str | os.PathLike[str]) -> LogFiles:
     """
     p = Path(os.path.abspath(os.fspath(path)))
     if p.is_dir():
-        if (p / PARTITION_DIR).is_dir():
-            partition_dir = p / PARTITION_DIR
-        else:
+        partition_dir = metadata_partition_dir(p)
+        if not partition_dir.is_dir():
             partition_dir = p
         segments, snapshots = _list_dir(partition_dir)
-        if partition_dir.name != PARTITION_DIR and not segments and not snapshots:
+        if partition_dir.name != METADATA_PARTITION_DIR_NAME and not segments and not snapshots:
             raise StorageError(
-                f"{p} holds no {PARTITION_DIR} directory and no segment or snapshot file: pass a "
-                f"node's metadata.log.dir, its {PARTITION_DIR} directory, or one .log/.checkpoint file"
+                f"{p} holds no {METADATA_PARTITION_DIR_NAME} directory and no segment or snapshot file: "
+                f"pass a node's metadata.log.dir, its {METADATA_PARTITION_DIR_NAME} directory, or one "
+                ".log/.checkpoint file"
             )
         return LogFiles(
             segments=tuple(segments),
@@ -564,7 +564,7 @@ def _unit_bytes(path: str, start: int, end: int) -> Iterator[memoryview]:
 
 def _valid_batch_after(unit: ReadUnit, position: int, next_offset: int) -> int | None:
     """File position of a CRC-valid batch at or after ``next_offset`` anywhere after
-    ``position`` (up to the planned file size): the test ``FileLog`` recovery applies before it
+    ``position`` (up to the planned file size): the test ``SegmentLog`` recovery applies before it
     calls an invalid batch a torn tail."""
     found = find_valid_batch(_read_range(unit.path, position, unit.file_size), next_offset)
     return None if found is None else position + found

@@ -1,13 +1,17 @@
 """Durable storage: the only package that touches files and fsync.
 
-* ``file_log.FileLog``: the replicated log on segment files (``ReplicatedLog``), with its epoch cache
-  checkpoint and crash recovery.
+* ``segment_log.SegmentLog``: one partition's log on segment files (offset indexes, epoch cache and
+  its checkpoint, crash recovery, truncation, roll); it knows no topic, snapshot or raft rule.
+* ``metadata_log.MetadataLog``: the replicated log of ``__cluster_metadata-0`` (``ReplicatedLog``): a
+  ``SegmentLog`` plus snapshots. A data partition's log will be a ``SegmentLog`` plus its
+  high-watermark checkpoint and retention.
 * ``snapshots``: snapshot file naming, raw writers/readers (``.part`` then atomic rename), the
   record-level snapshot writer/reader, and the KIP-853 bootstrap checkpoint (0-0) holding
   kraft.version and the initial voters (``write_bootstrap_voters``/``read_bootstrap_voters``).
+* ``epoch_cache``: the leader epoch cache and its ``leader-epoch-checkpoint`` file.
 * ``quorum_state_file.FileQuorumStateStore``: the ``quorum-state`` JSON file (``ElectionStore``).
 * ``meta_properties``: ``meta.properties`` of a log directory.
-* ``log_dir``: the layout of a metadata log directory.
+* ``log_dir``: the layout of a log directory; ``partition_dir`` names a partition's directory.
 
 Nothing here is imported by the consensus core; the server wires these into it.
 """

@@ -1,7 +1,7 @@
 """The leader epoch cache: which epoch's entries start at which offset, and its checkpoint file.
 
 The cache is an ordered list of ``(epoch, start_offset)`` strictly increasing in both fields (Kafka's
-``LeaderEpochFileCache``). It is kept in memory by ``FileLog``; the on-disk ``leader-epoch-checkpoint``
+``LeaderEpochFileCache``). It is kept in memory by ``SegmentLog``; the on-disk ``leader-epoch-checkpoint``
 is Kafka's text format::
 
     0            <- version
@@ -9,8 +9,8 @@ is Kafka's text format::
     1 0          <- "epoch start_offset", one per line
     3 120
 
-The checkpoint is only an accelerator and a Kafka-compatible artifact: ``FileLog`` derives the same
-cache from the batches at open and trusts the file only when it agrees (see ``FileLog`` recovery).
+The checkpoint is only an accelerator and a Kafka-compatible artifact: ``SegmentLog`` derives the same
+cache from the batches at open and trusts the file only when it agrees (see ``SegmentLog`` recovery).
 """
 
 from __future__ import annotations

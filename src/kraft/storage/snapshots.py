@@ -4,7 +4,7 @@ Files live in the partition directory:
 
 * ``<end offset, 20 digits>-<epoch, 10 digits>.checkpoint``: a frozen (complete, immutable) snapshot.
 * ``<same stem>-<random>.checkpoint.part``: being written; never listed as a snapshot. A crash
-  leaves it behind and ``FileLog`` removes it at open.
+  leaves it behind and ``MetadataLog`` removes it at open.
 * ``<same stem>.checkpoint.deleted``: renamed before unlinking, so a crash mid-delete never leaves a
   half-deleted snapshot that still looks valid. Also removed at open.
 
@@ -44,7 +44,7 @@ from kraft.raft.voters import KRAFT_VERSION_1, VoterSet
 from kraft.records.batch import Record, iter_batches
 from kraft.records.control import ControlType, control_records
 from kraft.storage.fsutil import fsync_dir, write_all
-from kraft.storage.log_dir import partition_dir
+from kraft.storage.log_dir import metadata_partition_dir
 
 SUFFIX = ".checkpoint"
 PART_SUFFIX = ".checkpoint.part"
@@ -299,7 +299,7 @@ class BootstrapVoters:
 
 def bootstrap_voters_path(log_dir: str | os.PathLike[str]) -> Path:
     """``<metadata log dir>/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint``."""
-    return snapshot_path(partition_dir(log_dir), BOOTSTRAP_SNAPSHOT_ID)
+    return snapshot_path(metadata_partition_dir(log_dir), BOOTSTRAP_SNAPSHOT_ID)
 
 
 def write_bootstrap_voters(

@@ -29,7 +29,7 @@ from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import SimpleRecord, assign_offsets_and_epoch, build_batch
 from kraft.records.control import ControlType, build_control_batch, leader_change_message
 from kraft.storage.bootstrap_file import write_bootstrap_checkpoint
-from kraft.storage.file_log import FileLog
+from kraft.storage.metadata_log import MetadataLog
 from kraft.storage.snapshots import FileRawSnapshotWriter
 from kraft.tools import metadata_tree as mt
 
@@ -184,8 +184,8 @@ def leader_change() -> bytes:
 
 
 def write_log(partition_dir: Path, batches: list[bytes]) -> None:
-    """Appends with the server's own log writer (offsets and epochs assigned by ``FileLog``)."""
-    with FileLog(partition_dir) as log:
+    """Appends with the server's own log writer (offsets and epochs assigned by ``MetadataLog``)."""
+    with MetadataLog(partition_dir) as log:
         for batch in batches:
             log.append_as_leader(batch, EPOCH)
         log.flush()

@@ -1,4 +1,4 @@
-"""The ``ReplicatedLog`` contract: one suite run against every implementation (MemoryLog, FileLog).
+"""The ``ReplicatedLog`` contract: one suite run against every implementation (MemoryLog, MetadataLog).
 
 Written against the Protocol only. An implementation's test module supplies a ``LogFactory`` and
 runs every check, e.g.::

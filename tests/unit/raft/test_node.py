@@ -20,7 +20,7 @@ from kraft.raft.states import FollowerState, LeaderState, Role
 from kraft.raft.types import OffsetAndEpoch, ReplicaKey
 from kraft.records.batch import SimpleRecord, build_batch, iter_batches
 from kraft.records.control import ControlType, control_type_of
-from kraft.storage.file_log import FileLog
+from kraft.storage.metadata_log import MetadataLog
 
 
 def elect_local_leader(ctx: RaftTestContext) -> None:
@@ -451,7 +451,7 @@ def _follower_of_2(log: object | None = None) -> RaftTestContext:
 def test_follower_appends_the_whole_batches_of_a_fetch_cut_inside_a_batch(kind: str, tmp_path) -> None:
     # A Kafka leader reads its log by bytes (LogSegment.read), so a Fetch answer can end inside a
     # batch; Kafka's follower appends the whole batches and fetches the rest next time.
-    log = FileLog(tmp_path / "__cluster_metadata-0") if kind == "file" else None
+    log = MetadataLog(tmp_path / "__cluster_metadata-0") if kind == "file" else None
     ctx = _follower_of_2(log)
     fetch = ctx.sent_of(FetchRequest)[0]
     first = build_batch(
@@ -474,7 +474,7 @@ def test_follower_appends_the_whole_batches_of_a_fetch_cut_inside_a_batch(kind: 
 
 @pytest.mark.parametrize("kind", ["memory", "file"])
 def test_follower_refuses_a_fetch_that_holds_no_whole_batch(kind: str, tmp_path) -> None:
-    log = FileLog(tmp_path / "__cluster_metadata-0") if kind == "file" else None
+    log = MetadataLog(tmp_path / "__cluster_metadata-0") if kind == "file" else None
     ctx = _follower_of_2(log)
     fetch = ctx.sent_of(FetchRequest)[0]
     batch = build_batch([SimpleRecord(value=b"a")], base_offset=0, partition_leader_epoch=6)

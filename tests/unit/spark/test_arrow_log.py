@@ -1,6 +1,6 @@
 """``kraft.spark.arrow_log`` without Spark: planning read units and decoding them into Arrow
 batches that equal ``kraft dump-log --cluster-metadata-decoder --json`` record for record, with
-the integrity rules of ``FileLog`` recovery (corruption fails naming file and offset; a torn tail
+the integrity rules of ``MetadataLog`` recovery (corruption fails naming file and offset; a torn tail
 of the last segment ends the read)."""
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ from kraft.spark.arrow_log import (  # noqa: E402
     read_unit,
 )
 from kraft.spark.columns import RECORD_SCHEMA  # noqa: E402
-from kraft.storage.file_log import FileLog  # noqa: E402
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties  # noqa: E402
+from kraft.storage.metadata_log import MetadataLog  # noqa: E402
 
 NODE = 3
 TOPIC_ID = uuid.UUID("6c1a0b52-3b8e-4d55-9a0e-8f3f2c1d4e5f")
@@ -101,7 +101,7 @@ def write_log(
     """A metadata log dir with meta.properties, several segments, two epochs and a snapshot."""
     log_dir.mkdir(parents=True, exist_ok=True)
     write_meta_properties(log_dir, MetaProperties(cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=NODE))
-    log = FileLog(log_dir / "__cluster_metadata-0", segment_bytes=segment_bytes)
+    log = MetadataLog(log_dir / "__cluster_metadata-0", segment_bytes=segment_bytes)
     log.append_as_leader(_leader_change(1, 1), 1)
     for i in range(batches):
         epoch = 1 if i < batches // 2 else 2
@@ -472,7 +472,7 @@ def write_data_log(log_dir: Path, *, segment_bytes: int = 2000) -> Path:
     """A data log (and a snapshot of plain values) in several segments and two epochs."""
     log_dir.mkdir(parents=True, exist_ok=True)
     write_meta_properties(log_dir, MetaProperties(cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=NODE))
-    log = FileLog(log_dir / "__cluster_metadata-0", segment_bytes=segment_bytes)
+    log = MetadataLog(log_dir / "__cluster_metadata-0", segment_bytes=segment_bytes)
     batches = data_batches()
     for i, batch in enumerate(batches):
         log.append_as_leader(batch, 1 if i < len(batches) // 2 else 2)

@@ -14,8 +14,8 @@ from kraft.raft.types import Endpoint, OffsetAndEpoch, ReplicaKey
 from kraft.raft.voters import KRAFT_VERSION_1, VoterNode, VoterSet
 from kraft.records.batch import iter_batches
 from kraft.records.control import ControlType, control_records, voter_infos
-from kraft.storage.file_log import FileLog
-from kraft.storage.log_dir import partition_dir
+from kraft.storage.log_dir import metadata_partition_dir
+from kraft.storage.metadata_log import MetadataLog
 from kraft.storage.snapshots import (
     BOOTSTRAP_SNAPSHOT_ID,
     bootstrap_voters_path,
@@ -69,9 +69,9 @@ def test_layout_is_kafkas_header_kraft_version_voters_then_footer(tmp_path: Path
     assert [(v.voter_id, v.directory_id) for v in voter_infos(voters[1])] == [(1, DIR_1), (2, DIR_2)]
 
 
-def test_the_core_reads_it_through_the_file_log(tmp_path: Path) -> None:
+def test_the_core_reads_it_through_the_metadata_log(tmp_path: Path) -> None:
     write_bootstrap_voters(tmp_path, VOTERS)
-    log = FileLog(partition_dir(tmp_path))
+    log = MetadataLog(metadata_partition_dir(tmp_path))
     try:
         assert log.latest_snapshot_id() == OffsetAndEpoch(0, 0)
         assert (log.start_offset(), log.end_offset()) == (0, 0)

@@ -1,4 +1,7 @@
-"""Snapshot files and record-level snapshots; segment roll and deletion; the epoch checkpoint."""
+"""Snapshot files and record-level snapshots; segment deletion behind snapshots; the epoch cache.
+
+Roll, truncation and the epoch checkpoint file of the segments themselves: test_segment_log.py.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from kraft.storage.epoch_cache import (
     decode_checkpoint,
     encode_checkpoint,
 )
-from kraft.storage.file_log import FileLog, segment_file_name
+from kraft.storage.metadata_log import MetadataLog
+from kraft.storage.segment_log import segment_file_name
 from kraft.storage.snapshots import (
     FileRawSnapshotReader,
     FileRawSnapshotWriter,
@@ -79,7 +83,7 @@ def test_a_failed_rename_leaves_no_snapshot_and_no_part(
 
 
 def test_record_snapshot_has_header_data_and_footer(tmp_path: Path) -> None:
-    log = FileLog(tmp_path / "p")
+    log = MetadataLog(tmp_path / "p")
     log.append_as_leader(_batch(), epoch=3)
     log.flush()
     raw = log.create_new_snapshot(OffsetAndEpoch(1, 3))
@@ -132,24 +136,9 @@ def test_a_snapshot_without_footer_is_rejected(tmp_path: Path) -> None:
         read_snapshot_contents(reader)
 
 
-def test_segments_roll_by_size_and_are_named_by_base_offset(tmp_path: Path) -> None:
-    size = len(_batch())
-    log = FileLog(tmp_path / "p", segment_bytes=3 * size)
-    for _ in range(10):
-        log.append_as_leader(_batch(), epoch=1)
-    names = [p.name for p in log.segment_paths()]
-    assert names == [segment_file_name(o) for o in (0, 3, 6, 9)]
-    assert all(p.stat().st_size <= 3 * size for p in log.segment_paths())
-    # A batch bigger than a segment still goes in, alone.
-    big = _batch(b"x" * (4 * size))
-    log.append_as_leader(big, epoch=1)
-    assert log.segment_paths()[-1].stat().st_size == len(big)
-    assert log.segment_paths()[-1].name == segment_file_name(10)
-
-
 def test_delete_before_snapshot_removes_only_segments_wholly_below(tmp_path: Path) -> None:
     size = len(_batch())
-    log = FileLog(tmp_path / "p", segment_bytes=3 * size)
+    log = MetadataLog(tmp_path / "p", segment_bytes=3 * size)
     for _ in range(10):
         log.append_as_leader(_batch(), epoch=1)
     log.flush()
@@ -166,12 +155,12 @@ def test_delete_before_snapshot_removes_only_segments_wholly_below(tmp_path: Pat
     ]
     assert log.epoch_entries() == (EpochEntry(1, 7),)
     log.close()
-    reopened = FileLog(tmp_path / "p", segment_bytes=3 * size)
+    reopened = MetadataLog(tmp_path / "p", segment_bytes=3 * size)
     assert (reopened.start_offset(), reopened.end_offset()) == (7, 10)
 
 
 def test_delete_before_snapshot_at_the_log_end_leaves_one_empty_segment(tmp_path: Path) -> None:
-    log = FileLog(tmp_path / "p")
+    log = MetadataLog(tmp_path / "p")
     for _ in range(3):
         log.append_as_leader(_batch(), epoch=2)
     log.flush()
@@ -186,7 +175,7 @@ def test_delete_before_snapshot_at_the_log_end_leaves_one_empty_segment(tmp_path
 
 
 def test_read_below_the_start_offset_is_refused(tmp_path: Path) -> None:
-    log = FileLog(tmp_path / "p")
+    log = MetadataLog(tmp_path / "p")
     log.append_as_leader(_batch(), epoch=1)
     log.append_as_leader(_batch(), epoch=1)
     log.flush()
@@ -196,14 +185,6 @@ def test_read_below_the_start_offset_is_refused(tmp_path: Path) -> None:
     log.delete_before_snapshot(OffsetAndEpoch(1, 1))
     with pytest.raises(Exception, match="below the log start offset"):
         log.read(0, 100)
-
-
-def test_flush_writes_the_epoch_checkpoint_in_kafka_format(tmp_path: Path) -> None:
-    log = FileLog(tmp_path / "p")
-    log.append_as_leader(_batch(), epoch=1)
-    log.append_as_leader(_batch(), epoch=4)
-    log.flush()
-    assert (tmp_path / "p" / "leader-epoch-checkpoint").read_bytes() == b"0\n2\n1 0\n4 1\n"
 
 
 def test_epoch_cache_assign_and_truncation() -> None:

@@ -54,15 +54,15 @@ from kraft.records.batch import (  # noqa: E402
 from kraft.spark.arrow_log import (  # noqa: E402
     ALL_ROWS,
     DEFAULT_MAX_BYTES_PER_UNIT,
-    PARTITION_DIR,
     LogReadError,
     RowFilter,
     locate,
     plan_units,
     read_unit,
 )
-from kraft.storage.file_log import FileLog  # noqa: E402
+from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME as PARTITION_DIR  # noqa: E402
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties  # noqa: E402
+from kraft.storage.metadata_log import MetadataLog  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import test_arrow_log as ta  # noqa: E402  (its log builders)
@@ -594,7 +594,7 @@ def write_corrupt_log(log_dir: Path) -> Path:
 def write_codec_log(log_dir: Path) -> Path:
     log_dir.mkdir(parents=True)
     write_meta_properties(log_dir, MetaProperties(cluster_id="MkU3OEVBNTcwNTJENDM2Qg", node_id=NODE))
-    log = FileLog(log_dir / PARTITION_DIR, segment_bytes=30_000)
+    log = MetadataLog(log_dir / PARTITION_DIR, segment_bytes=30_000)
     log.append_as_leader(ta._leader_change(1, 1), 1)
     for batch in compressed_batches():
         log.append_as_leader(batch, 1)

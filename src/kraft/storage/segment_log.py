@@ -1,15 +1,21 @@
-"""``FileLog``: the replicated log of ``__cluster_metadata-0`` on segment files (``ReplicatedLog``).
+"""``SegmentLog``: one partition's log of RecordBatch v2 bytes on segment files, with crash recovery.
 
-Directory layout (the partition directory, ``<metadata.log.dir>/__cluster_metadata-0``)::
+This is the one log on disk. The metadata log (``kraft.storage.metadata_log.MetadataLog``) is a
+``SegmentLog`` plus snapshots; a data partition's log will be a ``SegmentLog`` plus a high-watermark
+checkpoint and retention (Kafka keeps both per log directory: ``replication-offset-checkpoint`` and
+``log-start-offset-checkpoint``; that layer will read its start offset back through the
+``log_start_offset`` hook of the constructor, and retention will call ``advance_start_offset``).
+This module knows nothing of snapshots, of raft, or of which topic it holds: the layer above names
+the directory (``kraft.storage.log_dir.partition_dir``) and owns every other file in it.
 
-    00000000000000000000.log                  segment: RecordBatch v2 bytes, named by base offset
-    00000000000000004096.log                  the last segment is the active one (appends go here)
-    leader-epoch-checkpoint                   Kafka's text epoch cache (version, count, "epoch offset")
-    00000000000000003000-0000000004.checkpoint   snapshots (see ``kraft.storage.snapshots``)
-    quorum-state                              owned by ``FileQuorumStateStore``, ignored here
+Files this log owns in its directory::
+
+    00000000000000000000.log        segment: RecordBatch v2 bytes, named by its base offset
+    00000000000000004096.log        the last segment is the active one (appends go here)
+    leader-epoch-checkpoint         Kafka's text epoch cache (version, count, "epoch offset")
 
 Kafka also keeps ``.index``/``.timeindex`` files per segment; we do not write them (and ignore them):
-the offset -> position index is built in memory at open, one entry per batch.
+each segment's ``OffsetIndex`` is built in memory by the scan at open, one entry per batch.
 
 Durability: appends go to the OS; ``flush()`` fdatasyncs unsynced segments, fsyncs the directory if
 files were created or deleted, and rewrites the epoch checkpoint if it changed. The caller decides
@@ -20,25 +26,23 @@ half-persisted truncation followed by new appends could otherwise look like mid-
 Recovery at open (main invariant: nothing flushed is lost, nothing corrupt is served):
 
 * every segment is scanned batch by batch: header, length, magic, CRC-32C, dense offsets and
-  non-decreasing epochs are checked;
+  non-decreasing epochs are checked, and consecutive segments must meet (each begins where the one
+  before ends);
 * an invalid batch in the *last* segment with no valid batch after it is a torn tail: the file is
   truncated there and the drop is recorded in ``recovery_report`` (and logged);
 * an invalid batch anywhere else (a non-last segment, or followed by a valid batch) is corruption of
   data that may have been acknowledged: open refuses with a ``StorageError`` naming file and
   position. (Kafka truncates from the first invalid batch after its recovery point; we have no
   recovery-point file, so we only drop what can be a torn write.)
-* the epoch cache is derived from the batches; the checkpoint is used as-is only when it agrees, and
-  is otherwise rewritten (missing, unparsable, or ahead of the log after a crash);
-* leftover ``.part`` snapshots, ``.deleted`` files and checkpoint temp files are removed;
-* if the latest snapshot is ahead of the log (a follower crashed between downloading a snapshot and
-  truncating), the log is replaced by it, as ``truncate_to_latest_snapshot`` does.
+* the log start offset comes from the layer above (``log_start_offset``), else it is the first
+  segment's base offset; it must lie within the offsets the segments hold;
+* the epoch cache is derived from the batches (from the start offset on); the checkpoint is used
+  as-is only when it agrees, and is otherwise rewritten (missing, unparsable, or ahead of the log
+  after a crash);
+* leftover ``.log.deleted`` files and checkpoint temp files are removed.
 
 Not covered by any checksum in the v2 format: baseOffset (checked by density) and
 partitionLeaderEpoch (checked only for monotonicity), so a flipped bit in the latter can go unnoticed.
-
-Log start offset: 0, or the end offset of the earliest snapshot, which ``delete_before_snapshot``
-makes the start by deleting older snapshots *before* older segments; at open the start is again the
-earliest snapshot's offset (segments below it may survive until they are wholly below it).
 
 Truncation to an offset inside a batch removes the whole batch (the log end becomes its base offset):
 the log's unit is the batch.
@@ -50,17 +54,11 @@ import bisect
 import logging
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from kraft.common.errors import CorruptRecordError, FatalError, KraftError, StorageError
-from kraft.raft.log import (
-    LogAppendInfo,
-    ValidationKind,
-    ValidOffsetAndEpoch,
-    snapshot_supersedes_log,
-    validate_offset_and_epoch,
-)
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import (
     HEADER_SIZE,
@@ -70,12 +68,11 @@ from kraft.records.batch import (
     find_valid_batch,
     read_batch_header,
 )
-from kraft.storage import snapshots as snap
 from kraft.storage.epoch_cache import CHECKPOINT_FILE, EpochEntry, LeaderEpochCache, read_checkpoint
 from kraft.storage.epoch_cache import write_checkpoint as write_epoch_checkpoint
 from kraft.storage.fsutil import fsync_dir, pwrite_all
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 SEGMENT_SUFFIX = ".log"
 DELETED_SEGMENT_SUFFIX = ".log.deleted"
@@ -91,6 +88,12 @@ def segment_file_name(base_offset: int) -> str:
     return f"{base_offset:020d}{SEGMENT_SUFFIX}"
 
 
+def parse_segment_file_name(name: str) -> int | None:
+    """The base offset of a segment file name; ``None`` for any other name."""
+    m = _SEGMENT_NAME.match(name)
+    return None if m is None else int(m.group(1))
+
+
 @dataclass(frozen=True, slots=True)
 class TruncatedTail:
     """A torn or corrupt tail cut off the last segment at open."""
@@ -103,38 +106,93 @@ class TruncatedTail:
 
 @dataclass(slots=True)
 class RecoveryReport:
-    """What open had to repair. Empty after a clean shutdown."""
+    """What open had to repair. Empty after a clean shutdown.
+
+    A layer above may pass a subclass to the ``SegmentLog`` constructor to record its own repairs
+    in the same report (``MetadataRecoveryReport``); every field is falsy until a repair is recorded.
+    """
 
     truncated_tails: list[TruncatedTail] = field(default_factory=list)
     removed_files: list[Path] = field(default_factory=list)
     epoch_cache_rebuilt: bool = False
     epoch_cache_reason: str | None = None
-    truncated_to_snapshot: OffsetAndEpoch | None = None
 
     @property
     def clean(self) -> bool:
-        return not (
-            self.truncated_tails
-            or self.removed_files
-            or self.epoch_cache_rebuilt
-            or self.truncated_to_snapshot
-        )
+        return not any(getattr(self, f.name) for f in fields(self))
+
+
+class OffsetIndex:
+    """Where each batch of one segment begins: (base offset, file position) per batch, both ascending.
+
+    Dense (one entry per batch, so a lookup lands on a batch boundary) and in memory: the scan at
+    open builds it and appends extend it. Kafka's ``.index`` file is sparse (an entry every
+    ``index.interval.bytes``) and memory-mapped; such a file could back these methods (a sparse one
+    would scan batch headers forward from the entry found), so that open need not rescan segments
+    that a recovery point covers. Entries are addressed by *slot*, 0 for the first batch.
+    """
+
+    __slots__ = ("_bases", "_positions")
+
+    def __init__(self) -> None:
+        self._bases: list[int] = []
+        self._positions: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._bases)
+
+    def append(self, base_offset: int, position: int) -> None:
+        self._bases.append(base_offset)
+        self._positions.append(position)
+
+    def base_offset(self, slot: int) -> int:
+        return self._bases[slot]
+
+    def position(self, slot: int) -> int:
+        return self._positions[slot]
+
+    def slot_of(self, offset: int) -> int:
+        """The last batch that begins at or before ``offset`` (-1 if ``offset`` is before them all)."""
+        return bisect.bisect_right(self._bases, offset) - 1
+
+    def first_slot_from(self, offset: int) -> int:
+        """The first batch that begins at or after ``offset`` (``len(self)`` if none does)."""
+        return bisect.bisect_left(self._bases, offset)
+
+    def lookup(self, offset: int) -> tuple[int, int]:
+        """(slot, position) of the batch that holds ``offset``: the last one that begins at or before
+        it, or the first one if ``offset`` is before them all (Kafka's ``OffsetIndex.lookup``)."""
+        slot = bisect.bisect_right(self._bases, offset) - 1
+        if slot < 0:
+            slot = 0
+        return slot, self._positions[slot]
+
+    def span(self, slot: int, budget: int, end_position: int, at_least_one: bool) -> tuple[int, int]:
+        """The run of whole batches from ``slot`` on whose bytes fit in ``budget``: returns (its last
+        slot, the file position where it ends). ``end_position`` is where the segment's last batch
+        ends (its size). With ``at_least_one`` the run holds batch ``slot`` even when that batch alone
+        is over the budget; without, a run that holds nothing ends at slot ``slot - 1``.
+
+        One call per segment a read visits: the read path is hot, and this is its whole index work.
+        """
+        positions = self._positions
+        limit = positions[slot] + (budget if budget > 0 else 0)
+        last = bisect.bisect_right(positions, limit, lo=slot) - 1
+        end = positions[last + 1] if last + 1 < len(positions) else end_position
+        if end > limit and not (at_least_one and last == slot):
+            end = positions[last]
+            last -= 1
+        return last, end
+
+    def truncate(self, slot: int) -> None:
+        """Forget batch ``slot`` and every later one."""
+        del self._bases[slot:], self._positions[slot:]
 
 
 class _Segment:
-    """One segment file, open read-write, with its in-memory batch index."""
+    """One segment file, open read-write, with its offset index."""
 
-    __slots__ = (
-        "base_offset",
-        "bases",
-        "epochs",
-        "fd",
-        "next_offset",
-        "path",
-        "positions",
-        "size",
-        "synced_size",
-    )
+    __slots__ = ("base_offset", "fd", "index", "next_offset", "path", "size", "synced_size")
 
     def __init__(self, path: Path, base_offset: int, fd: int) -> None:
         self.path = path
@@ -143,26 +201,15 @@ class _Segment:
         self.size = 0
         self.synced_size = 0
         self.next_offset = base_offset
-        # One entry per batch: base offset, file position, partition leader epoch.
-        self.bases: list[int] = []
-        self.positions: list[int] = []
-        self.epochs: list[int] = []
+        self.index = OffsetIndex()
 
-    def add_batch(self, header: BatchHeader, position: int) -> None:
-        self.bases.append(header.base_offset)
-        self.positions.append(position)
-        self.epochs.append(header.partition_leader_epoch)
-        self.next_offset = header.next_offset
-
-    def batch_end(self, i: int) -> int:
-        return self.positions[i + 1] if i + 1 < len(self.positions) else self.size
-
-    def truncate_index(self, i: int) -> None:
-        """Forget batches ``i`` and later (the file is cut separately)."""
-        if i < len(self.bases):
-            self.size = self.positions[i]
-            self.next_offset = self.bases[i]
-            del self.bases[i:], self.positions[i:], self.epochs[i:]
+    def forget_from(self, slot: int) -> None:
+        """Forget batches ``slot`` and later (the file is cut separately)."""
+        index = self.index
+        if slot < len(index):
+            self.size = index.position(slot)
+            self.next_offset = index.base_offset(slot)
+            index.truncate(slot)
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -170,17 +217,24 @@ class _Segment:
             self.fd = -1
 
 
-class _InvalidBatch(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+class SegmentLog:
+    """A log of whole RecordBatch v2 batches on segment files. Single-threaded: the caller serializes
+    all calls.
 
-
-class FileLog:
-    """A ``ReplicatedLog`` on files. Single-threaded: the caller serializes all calls.
-
-    Lifecycle: ``FileLog(dir)`` opens (and recovers) the log; ``close()`` releases the files;
+    Lifecycle: ``SegmentLog(dir)`` opens (and recovers) the log; ``close()`` releases the files;
     ``crash()`` models a power loss for tests (unflushed bytes are discarded from the files).
+
+    Args:
+        directory: the partition directory (created if missing and ``create``).
+        segment_bytes: roll to a new segment when the active one would grow past this.
+        verify_crc_on_read: check every batch ``read`` returns against its CRC.
+        initial_offset: base offset of the first segment when the directory holds none (where the
+            layer above says its log resumes, e.g. after the metadata log's latest snapshot).
+        log_start_offset: called once at open, after the segments are recovered and the epoch cache
+            derived, before the checkpoint is reconciled; returns the log start offset (default: the
+            first segment's base offset). It may replace the log with
+            ``truncate_fully_and_start_at``; the offset it returns must lie within the segments.
+        recovery_report: where open records its repairs (default: a new ``RecoveryReport``).
     """
 
     def __init__(
@@ -190,6 +244,9 @@ class FileLog:
         segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         create: bool = True,
         verify_crc_on_read: bool = False,
+        initial_offset: int = 0,
+        log_start_offset: Callable[[SegmentLog], int] | None = None,
+        recovery_report: RecoveryReport | None = None,
     ) -> None:
         if segment_bytes < 1:
             raise KraftError(f"segment_bytes must be positive, got {segment_bytes}")
@@ -201,45 +258,40 @@ class FileLog:
         self._cache = LeaderEpochCache()
         self._checkpoint_dirty = False
         self._dir_dirty = False
-        self._snapshots: list[OffsetAndEpoch] = []
         self._start_offset = 0
         self._flushed_offset = 0
         self._closed = False
-        self.recovery_report = RecoveryReport()
+        self.recovery_report = RecoveryReport() if recovery_report is None else recovery_report
         if not self._dir.is_dir():
             if not create:
                 raise StorageError(f"log directory {self._dir} does not exist")
             self._dir.mkdir(parents=True, exist_ok=True)
             fsync_dir(self._dir.parent)
         try:
-            self._open()
+            self._open(initial_offset, log_start_offset)
         except BaseException:
             self._close_files()
             raise
 
     # ------------------------------------------------------------------ open and recovery
 
-    def _open(self) -> None:
+    def _open(self, initial_offset: int, log_start_offset: Callable[[SegmentLog], int] | None) -> None:
         report = self.recovery_report
         for name in sorted(os.listdir(self._dir)):
-            if name.endswith(
-                (snap.PART_SUFFIX, snap.DELETED_SUFFIX, DELETED_SEGMENT_SUFFIX, CHECKPOINT_FILE + ".tmp")
-            ):
+            if name.endswith((DELETED_SEGMENT_SUFFIX, CHECKPOINT_FILE + ".tmp")):
                 path = self._dir / name
                 os.unlink(path)
                 report.removed_files.append(path)
-                log.warning("%s: removed leftover file %s", self._dir, name)
-        if report.removed_files:
-            self._dir_dirty = True
-        self._snapshots = snap.list_snapshots(self._dir)
+                self._dir_dirty = True
+                logger.warning("%s: removed leftover file %s", self._dir, name)
 
         seg_files: list[tuple[int, Path]] = []
         for name in os.listdir(self._dir):
-            m = _SEGMENT_NAME.match(name)
-            if m is not None:
-                seg_files.append((int(m.group(1)), self._dir / name))
+            base = parse_segment_file_name(name)
+            if base is not None:
+                seg_files.append((base, self._dir / name))
         seg_files.sort()
-        expected_epoch = -1
+        last_epoch = -1
         for i, (base, path) in enumerate(seg_files):
             if self._segments and base != self._segments[-1].next_offset:
                 prev = self._segments[-1]
@@ -247,60 +299,28 @@ class FileLog:
                     f"segment {path} starts at offset {base} but {prev.path} "
                     f"ends before offset {prev.next_offset}"
                 )
-            segment = self._load_segment(
-                path, base, is_last=i == len(seg_files) - 1, min_epoch=expected_epoch
+            segment, last_epoch = self._load_segment(
+                path, base, is_last=i == len(seg_files) - 1, last_epoch=last_epoch
             )
-            if segment.epochs:
-                expected_epoch = segment.epochs[-1]
             self._append_segment(segment)
         if not self._segments:
-            base = self._snapshots[-1].offset if self._snapshots else 0
-            self._append_segment(self._create_segment(base))
+            self._append_segment(self._create_segment(initial_offset))
 
-        for segment in self._segments:
-            for epoch, base in zip(segment.epochs, segment.bases):
-                latest = self._cache.latest_epoch()
-                if latest is None or epoch > latest:
-                    self._cache.assign(epoch, base)
-
-        latest_snapshot = self._snapshots[-1] if self._snapshots else None
-        if latest_snapshot is not None and self._snapshot_is_ahead(latest_snapshot):
-            log.warning(
-                "%s: latest snapshot %s is ahead of the log; replacing the log by it",
-                self._dir,
-                latest_snapshot,
+        start = self._segments[0].base_offset if log_start_offset is None else log_start_offset(self)
+        first_base = self._segments[0].base_offset
+        if not first_base <= start <= self.end_offset():
+            raise StorageError(
+                f"{self._dir}: log start offset {start} is outside the offsets the segments hold "
+                f"[{first_base}, {self.end_offset()}]"
             )
-            self._replace_log_by_snapshot(latest_snapshot)
-            report.truncated_to_snapshot = latest_snapshot
-        else:
-            first_base = self._segments[0].base_offset
-            start = self._snapshots[0].offset if self._snapshots else first_base
-            if start < first_base or (not self._snapshots and start != 0):
-                raise StorageError(
-                    f"{self._dir}: log segments begin at offset {first_base} but the earliest snapshot is "
-                    f"{self._snapshots[0] if self._snapshots else 'missing'}: the log is missing data"
-                )
-            if start > self.end_offset():
-                raise StorageError(
-                    f"{self._dir}: earliest snapshot {self._snapshots[0]} ends beyond the log end offset "
-                    f"{self.end_offset()} but is not ahead of the log's epochs"
-                )
-            self._start_offset = start
-            self._cache.truncate_from_start(start)
+        self._start_offset = start
+        self._cache.truncate_from_start(start)
         self._reconcile_checkpoint()
 
         # Whatever survived in the page cache from before a process crash is made durable now, so
         # that last_flushed_offset() is truthful from the start.
-        for segment in self._segments:
-            if segment.synced_size < segment.size or segment is self._segments[-1]:
-                _fdatasync(segment.fd)
-                segment.synced_size = segment.size
-        if self._dir_dirty:
-            fsync_dir(self._dir)
-            self._dir_dirty = False
-        if self._checkpoint_dirty:
-            self._write_checkpoint()
-        self._flushed_offset = self.end_offset()
+        _fdatasync(self._segments[-1].fd)
+        self.flush()
 
     def _reconcile_checkpoint(self) -> None:
         path = self._dir / CHECKPOINT_FILE
@@ -326,21 +346,24 @@ class FileLog:
             self.recovery_report.epoch_cache_rebuilt = True
             self.recovery_report.epoch_cache_reason = reason
             self._checkpoint_dirty = True
-            log.warning("%s: rebuilt the epoch cache from the log batches (%s)", self._dir, reason)
+            logger.warning("%s: rebuilt the epoch cache from the log batches (%s)", self._dir, reason)
 
-    def _load_segment(self, path: Path, base_offset: int, *, is_last: bool, min_epoch: int) -> _Segment:
+    def _load_segment(
+        self, path: Path, base_offset: int, *, is_last: bool, last_epoch: int
+    ) -> tuple[_Segment, int]:
+        """Open and scan one segment; returns it and the epoch of its last batch (else ``last_epoch``)."""
         fd = os.open(path, os.O_RDWR)
         segment = _Segment(path, base_offset, fd)
         try:
             file_size = os.fstat(fd).st_size
-            position, reason = self._scan(segment, file_size, min_epoch)
+            position, reason, last_epoch = self._scan(segment, file_size, last_epoch)
         except BaseException:
             segment.close()
             raise
         segment.size = position
         segment.synced_size = position
         if reason is None:
-            return segment
+            return segment, last_epoch
         where = f"{path} at position {position} (offset {segment.next_offset})"
         if not is_last:
             segment.close()
@@ -356,18 +379,23 @@ class FileLog:
         os.ftruncate(fd, position)
         _fdatasync(fd)
         self.recovery_report.truncated_tails.append(TruncatedTail(path, position, dropped, reason))
-        log.warning(
+        logger.warning(
             "%s: truncated a torn tail of %d bytes at position %d (%s)", path, dropped, position, reason
         )
-        return segment
+        return segment, last_epoch
 
-    def _scan(self, segment: _Segment, file_size: int, min_epoch: int) -> tuple[int, str | None]:
-        """Index the valid batches of ``segment``; returns (end of the valid prefix, why it stopped)."""
+    def _scan(self, segment: _Segment, file_size: int, last_epoch: int) -> tuple[int, str | None, int]:
+        """Index the valid batches of ``segment`` and enter their epochs in the epoch cache.
+
+        Returns (end of the valid prefix, why it stopped or None, epoch of the last valid batch).
+        """
         fd = segment.fd
+        index = segment.index
+        cache = self._cache
+        cached_epoch = cache.latest_epoch()
         buf = b""
         buf_start = 0  # file position of buf[0]
         position = 0
-        last_epoch = min_epoch
         while position < file_size:
             rel = position - buf_start
             if len(buf) - rel < HEADER_SIZE and buf_start + len(buf) < file_size:
@@ -376,32 +404,45 @@ class FileLog:
             try:
                 header = read_batch_header(buf, rel)
             except CorruptRecordError as e:
-                return position, "invalid batch header: " + str(e).replace(
-                    f"position {rel}", f"position {position}"
-                )
+                reason = "invalid batch header: " + str(e).replace(f"position {rel}", f"position {position}")
+                return position, reason, last_epoch
             if header is None:
-                return position, f"short batch header ({file_size - position} bytes before end of file)"
+                return (
+                    position,
+                    f"short batch header ({file_size - position} bytes before end of file)",
+                    last_epoch,
+                )
             size = header.size_in_bytes
             if position + size > file_size:
-                return position, f"batch length {header.batch_length} runs past the end of the file"
+                return (
+                    position,
+                    f"batch length {header.batch_length} runs past the end of the file",
+                    last_epoch,
+                )
             if len(buf) - rel < size:
                 buf = buf[rel:] + os.pread(
                     fd, max(_SCAN_CHUNK, size - (len(buf) - rel)), buf_start + len(buf)
                 )
                 buf_start, rel = position, 0
             if not batch_crc_valid(buf, rel, header):
-                return position, f"CRC mismatch in batch at offset {header.base_offset}"
+                return position, f"CRC mismatch in batch at offset {header.base_offset}", last_epoch
             if header.base_offset != segment.next_offset:
-                return position, f"batch has base offset {header.base_offset}, expected {segment.next_offset}"
-            if header.partition_leader_epoch < last_epoch:
                 return (
                     position,
-                    f"batch epoch {header.partition_leader_epoch} is below the previous {last_epoch}",
+                    f"batch has base offset {header.base_offset}, expected {segment.next_offset}",
+                    last_epoch,
                 )
-            last_epoch = header.partition_leader_epoch
-            segment.add_batch(header, position)
+            epoch = header.partition_leader_epoch
+            if epoch < last_epoch:
+                return position, f"batch epoch {epoch} is below the previous {last_epoch}", last_epoch
+            last_epoch = epoch
+            if cached_epoch is None or epoch > cached_epoch:
+                cache.assign(epoch, header.base_offset)
+                cached_epoch = epoch
+            index.append(header.base_offset, position)
+            segment.next_offset = header.next_offset
             position += size
-        return position, None
+        return position, None, last_epoch
 
     @staticmethod
     def _find_valid_batch_after(fd: int, position: int, file_size: int, next_offset: int) -> int | None:
@@ -447,11 +488,15 @@ class FileLog:
         write_epoch_checkpoint(self._dir / CHECKPOINT_FILE, self._cache.entries)
         self._checkpoint_dirty = False
 
-    # ------------------------------------------------------------------ ReplicatedLog: positions
+    # ------------------------------------------------------------------ positions
 
     @property
     def directory(self) -> Path:
         return self._dir
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def start_offset(self) -> int:
         return self._start_offset
@@ -462,23 +507,42 @@ class FileLog:
     def last_flushed_offset(self) -> int:
         return self._flushed_offset
 
-    def last_fetched_epoch(self) -> int:
-        latest = self._cache.latest_epoch()
-        if latest is not None:
-            return latest
-        snapshot = self.latest_snapshot_id()
-        if snapshot is not None and snapshot.offset == self._start_offset == self.end_offset():
-            return snapshot.epoch
-        return 0
+    def segment_paths(self) -> list[Path]:
+        return [s.path for s in self._segments]
+
+    def segment_base_offsets(self) -> list[int]:
+        return list(self._segment_bases)
+
+    # ------------------------------------------------------------------ epochs
+
+    def latest_epoch(self) -> int | None:
+        """The epoch of the last entry of the epoch cache; ``None`` when it is empty."""
+        return self._cache.latest_epoch()
 
     def epoch_entries(self) -> tuple[EpochEntry, ...]:
         """The epoch cache, oldest first (for tools and tests)."""
         return self._cache.entries
 
-    def segment_paths(self) -> list[Path]:
-        return [s.path for s in self._segments]
+    def initialize_leader_epoch(self, epoch: int) -> None:
+        """A new leader's ``epoch`` starts at ``end_offset()`` (Kafka's ``assignEpochStartOffset``).
 
-    # ------------------------------------------------------------------ ReplicatedLog: appends
+        Raises:
+            FatalError: ``epoch`` is below the latest epoch of the log.
+        """
+        self._check_open()
+        latest = self._cache.latest_epoch()
+        if latest is not None and epoch < latest:
+            raise FatalError(f"cannot start leader epoch {epoch}: the log is already at epoch {latest}")
+        if self._cache.assign(epoch, self.end_offset()):
+            self._checkpoint_dirty = True
+
+    def end_offset_for_epoch(self, epoch: int, floor_epoch: int) -> OffsetAndEpoch:
+        """(start of the first epoch above ``epoch``, largest epoch <= ``epoch``), or (end offset,
+        latest epoch); ``floor_epoch`` stands for the largest epoch when the cache holds none at or
+        below ``epoch`` (see ``LeaderEpochCache.end_offset_for``)."""
+        return self._cache.end_offset_for(epoch, self.end_offset(), floor_epoch)
+
+    # ------------------------------------------------------------------ appends
 
     def _parse(self, batches: bytes) -> list[tuple[int, BatchHeader]]:
         """Validate a run of whole batches; raises ``CorruptRecordError`` and changes nothing."""
@@ -496,7 +560,14 @@ class FileLog:
             pos += header.size_in_bytes
         return out
 
-    def append_as_leader(self, batches: bytes, epoch: int) -> LogAppendInfo:
+    def append_as_leader(self, batches: bytes, epoch: int) -> int:
+        """Append whole batches, giving them offsets from ``end_offset()`` and ``epoch`` as their
+        partitionLeaderEpoch; returns the first offset appended (the last is ``end_offset() - 1``).
+
+        Raises:
+            CorruptRecordError: a partial batch or a CRC mismatch (nothing is written).
+            FatalError: ``epoch`` is below the latest epoch of the log, or the write failed.
+        """
         self._check_open()
         parsed = self._parse(batches)
         latest = self._cache.latest_epoch()
@@ -504,22 +575,29 @@ class FileLog:
             raise FatalError(f"leader append in epoch {epoch} but the log is already at epoch {latest}")
         first = self.end_offset()
         next_offset = first
-        rewritten: list[tuple[bytes, BatchHeader, int]] = []
+        rewritten: list[tuple[bytes, int, int]] = []
         for pos, header in parsed:
             raw = batches[pos : pos + header.size_in_bytes]
             if header.base_offset != next_offset or header.partition_leader_epoch != epoch:
                 raw = assign_offsets_and_epoch(raw, next_offset, epoch)
             # else: built with the offsets it gets (the accumulator assigns them): no copy
-            rewritten.append((raw, header, next_offset))
+            rewritten.append((raw, next_offset, header.last_offset_delta))
             next_offset += header.last_offset_delta + 1
         if latest is None or epoch > latest:
             self._cache.assign(epoch, first)
             self._checkpoint_dirty = True
-        self._write_batches([(data, base, h.last_offset_delta, epoch) for data, h, base in rewritten])
-        return LogAppendInfo(first_offset=first, last_offset=next_offset - 1)
+        self._write_batches(rewritten)
+        return first
 
-    def append_as_follower(self, batches: bytes, epoch: int) -> LogAppendInfo:
-        """Append fetched batches as they are. ``epoch`` (the fetching node's epoch) bounds their epochs."""
+    def append_as_follower(self, batches: bytes, epoch: int) -> int:
+        """Append fetched batches as they are; returns the first offset appended. ``epoch`` (the
+        fetching replica's epoch) bounds their epochs; new batch epochs enter the epoch cache.
+
+        Raises:
+            CorruptRecordError: a partial batch or a CRC mismatch (nothing is written).
+            FatalError: a batch does not start at the log end, or its epoch is above ``epoch`` or
+                below an epoch that already holds batches (nothing is written), or the write failed.
+        """
         self._check_open()
         parsed = self._parse(batches)
         expected = self.end_offset()
@@ -559,25 +637,17 @@ class FileLog:
             self._cache = cache
             self._checkpoint_dirty = True
         self._write_batches(
-            [
-                (
-                    batches[pos : pos + h.size_in_bytes],
-                    h.base_offset,
-                    h.last_offset_delta,
-                    h.partition_leader_epoch,
-                )
-                for pos, h in parsed
-            ]
+            [(batches[pos : pos + h.size_in_bytes], h.base_offset, h.last_offset_delta) for pos, h in parsed]
         )
-        return LogAppendInfo(first_offset=first, last_offset=expected - 1)
+        return first
 
-    def _write_batches(self, batches: list[tuple[bytes, int, int, int]]) -> None:
-        """Write (bytes, base offset, last offset delta, epoch) runs, rolling segments by size.
+    def _write_batches(self, batches: list[tuple[bytes, int, int]]) -> None:
+        """Write (bytes, base offset, last offset delta) runs, rolling segments by size.
 
         The index is updated only after the bytes are written; a failed write is a ``FatalError``.
         """
         segment = self._segments[-1]
-        group: list[tuple[bytes, int, int, int]] = []
+        group: list[tuple[bytes, int, int]] = []
         group_size = 0
         for item in batches:
             used = segment.size + group_size
@@ -591,24 +661,32 @@ class FileLog:
         if group:
             self._commit(segment, group)
 
-    def _commit(self, segment: _Segment, group: list[tuple[bytes, int, int, int]]) -> None:
+    @staticmethod
+    def _commit(segment: _Segment, group: list[tuple[bytes, int, int]]) -> None:
         data = group[0][0] if len(group) == 1 else b"".join(item[0] for item in group)
         try:
             pwrite_all(segment.fd, data, segment.size)
         except OSError as e:
             raise FatalError(f"write to {segment.path} at position {segment.size} failed: {e}") from e
         position = segment.size
-        for chunk, base, last_delta, epoch in group:
-            segment.bases.append(base)
-            segment.positions.append(position)
-            segment.epochs.append(epoch)
+        index = segment.index
+        for chunk, base, last_delta in group:
+            index.append(base, position)
             segment.next_offset = base + last_delta + 1
             position += len(chunk)
         segment.size = position
 
-    # ------------------------------------------------------------------ ReplicatedLog: reads
+    # ------------------------------------------------------------------ reads
 
     def read(self, start_offset: int, max_bytes: int) -> bytes:
+        """Whole batches from the batch that contains ``start_offset``: at least one batch if any
+        exists at or after it, then more while the total stays within ``max_bytes``.
+
+        Raises:
+            KraftError: ``start_offset`` is below the log start offset.
+            StorageError: a file is shorter than its index, or (with ``verify_crc_on_read``) a batch
+                read fails its CRC.
+        """
         self._check_open()
         if start_offset >= self.end_offset():
             return b""
@@ -622,23 +700,18 @@ class FileLog:
         while s < len(self._segments):
             segment = self._segments[s]
             s += 1
-            if not segment.bases:
-                continue
-            i = max(bisect.bisect_right(segment.bases, start_offset) - 1, 0) if not parts else 0
-            begin = segment.positions[i]
+            size = segment.size
+            if not size:
+                continue  # an empty segment (the active one after a roll, or after truncation)
+            # A later segment is read from its first batch, which begins at position 0.
+            i, begin = segment.index.lookup(start_offset) if not parts else (0, 0)
             # Whole batches ending within the byte budget: at least one for the first batch read.
-            limit = begin + max(max_bytes - total, 0)
-            j = bisect.bisect_right(segment.positions, limit, lo=i) - 1
-            if segment.batch_end(j) > limit:
-                j -= 1
+            j, end = segment.index.span(i, max_bytes - total, size, not parts)
             if j < i:
-                if parts:
-                    break
-                j = i
-            end = segment.batch_end(j)
+                break
             parts.append(self._pread(segment, begin, end - begin))
             total += end - begin
-            if j + 1 < len(segment.bases) or total >= max_bytes:
+            if end < size or total >= max_bytes:
                 break
         data = parts[0] if len(parts) == 1 else b"".join(parts)
         if self._verify_crc_on_read:
@@ -671,9 +744,15 @@ class FileLog:
                 )
             pos += header.size_in_bytes
 
-    # ------------------------------------------------------------------ ReplicatedLog: truncation
+    # ------------------------------------------------------------------ truncation and the start
 
     def truncate_to(self, offset: int) -> None:
+        """Drop every batch that holds an offset at or after ``offset`` (and the epoch cache beyond
+        the new end); durable on return.
+
+        Raises:
+            KraftError: ``offset`` is below the log start offset.
+        """
         self._check_open()
         if offset < self._start_offset:
             raise KraftError(
@@ -688,10 +767,11 @@ class FileLog:
             self._delete_segment_file(self._segments.pop())
             self._segment_bases.pop()
         segment = self._segments[-1]
+        index = segment.index
         # The first batch to drop is the one containing ``offset`` (a batch is atomic), if any.
-        j = bisect.bisect_right(segment.bases, offset) - 1
-        batch_next = segment.bases[j + 1] if j + 1 < len(segment.bases) else segment.next_offset
-        segment.truncate_index(j if j >= 0 and batch_next > offset else j + 1)
+        j = index.slot_of(offset)
+        batch_next = index.base_offset(j + 1) if j + 1 < len(index) else segment.next_offset
+        segment.forget_from(j if j >= 0 and batch_next > offset else j + 1)
         os.ftruncate(segment.fd, segment.size)
         _fdatasync(segment.fd)
         segment.synced_size = segment.size
@@ -703,65 +783,58 @@ class FileLog:
             self._checkpoint_dirty = True
         self._flushed_offset = min(self._flushed_offset, self.end_offset())
 
-    def _snapshot_is_ahead(self, snapshot_id: OffsetAndEpoch) -> bool:
-        return snapshot_supersedes_log(self, snapshot_id)
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete every segment and begin an empty log at ``offset`` (start = end = ``offset``), with
+        an empty epoch cache; durable on return (Kafka's ``truncateFullyAndStartAt``).
 
-    def truncate_to_latest_snapshot(self) -> bool:
+        Segments go newest first, so that a crash part-way leaves a shorter but contiguous log.
+        """
         self._check_open()
-        latest = self.latest_snapshot_id()
-        if latest is None or not self._snapshot_is_ahead(latest):
-            return False
-        self._replace_log_by_snapshot(latest)
-        return True
-
-    def _replace_log_by_snapshot(self, snapshot_id: OffsetAndEpoch) -> None:
-        # Order matters for a crash part-way: older snapshots go first (so the earliest snapshot is
-        # never below missing segments), then segments newest first, then the new empty segment.
-        self._forget_snapshots_before(snapshot_id)
         while self._segments:
             self._delete_segment_file(self._segments.pop())
             self._segment_bases.pop()
-        self._append_segment(self._create_segment(snapshot_id.offset))
+        self._append_segment(self._create_segment(offset))
         fsync_dir(self._dir)
         self._dir_dirty = False
-        self._start_offset = snapshot_id.offset
+        self._start_offset = offset
         self._cache.clear()
         self._write_checkpoint()
-        self._flushed_offset = snapshot_id.offset
+        self._flushed_offset = offset
 
-    def _forget_snapshots_before(self, snapshot_id: OffsetAndEpoch) -> None:
-        doomed = [s for s in self._snapshots if s < snapshot_id]
-        if not doomed:
-            return
-        for sid in doomed:
-            snap.delete_snapshot_file(self._dir, sid)
-        self._snapshots = [s for s in self._snapshots if s >= snapshot_id]
-        fsync_dir(self._dir)
+    def advance_start_offset(self, offset: int) -> bool:
+        """Raise the log start offset to ``offset`` and delete the segments wholly below it (Kafka's
+        ``maybeIncrementLogStartOffset`` and the deletion of segments it leaves behind). The epoch
+        cache keeps the epoch that covers the new start. Returns whether the start moved.
 
-    # ------------------------------------------------------------------ ReplicatedLog: epochs
-
-    def initialize_leader_epoch(self, epoch: int) -> None:
+        Raises:
+            KraftError: ``offset`` is beyond the flushed end (a crash could leave the log short of
+                its own start).
+        """
         self._check_open()
-        latest = self._cache.latest_epoch()
-        if latest is not None and epoch < latest:
-            raise FatalError(f"cannot start leader epoch {epoch}: the log is already at epoch {latest}")
-        if self._cache.assign(epoch, self.end_offset()):
+        if offset <= self._start_offset:
+            return False
+        if offset > self._flushed_offset:
+            raise KraftError(
+                f"cannot start the log at offset {offset}, beyond its flushed end {self._flushed_offset}"
+            )
+        self._start_offset = offset
+        if self._cache.truncate_from_start(offset):
             self._checkpoint_dirty = True
+        active = self._segments[-1]
+        if active.base_offset < offset and offset == self.end_offset():
+            self._roll()
+        while len(self._segments) > 1 and self._segments[1].base_offset <= offset:
+            self._delete_segment_file(self._segments.pop(0))
+            self._segment_bases.pop(0)
+        if self._dir_dirty:
+            fsync_dir(self._dir)
+            self._dir_dirty = False
+        return True
 
-    def _floor_epoch(self) -> int:
-        earliest = self.earliest_snapshot_id()
-        return earliest.epoch if earliest is not None else 0
-
-    def end_offset_for_epoch(self, epoch: int) -> OffsetAndEpoch:
-        return self._cache.end_offset_for(epoch, self.end_offset(), self._floor_epoch())
-
-    def validate_offset_and_epoch(self, offset: int, epoch: int) -> ValidOffsetAndEpoch:
-        # Spec 4.1; the one implementation shared with MemoryLog.
-        return validate_offset_and_epoch(self, offset, epoch)
-
-    # ------------------------------------------------------------------ ReplicatedLog: durability
+    # ------------------------------------------------------------------ durability and lifecycle
 
     def flush(self) -> None:
+        """Make everything appended so far durable (segments, new and deleted files, epoch cache)."""
         self._check_open()
         for segment in self._segments:
             if segment.synced_size < segment.size:
@@ -773,85 +846,6 @@ class FileLog:
         if self._checkpoint_dirty:
             self._write_checkpoint()
         self._flushed_offset = self.end_offset()
-
-    # ------------------------------------------------------------------ ReplicatedLog: snapshots
-
-    def latest_snapshot_id(self) -> OffsetAndEpoch | None:
-        return self._snapshots[-1] if self._snapshots else None
-
-    def earliest_snapshot_id(self) -> OffsetAndEpoch | None:
-        return self._snapshots[0] if self._snapshots else None
-
-    def snapshot_ids(self) -> list[OffsetAndEpoch]:
-        return list(self._snapshots)
-
-    def _on_snapshot_frozen(self, snapshot_id: OffsetAndEpoch) -> None:
-        if snapshot_id not in self._snapshots:
-            bisect.insort(self._snapshots, snapshot_id)
-
-    def create_new_snapshot(self, snapshot_id: OffsetAndEpoch) -> snap.FileRawSnapshotWriter | None:
-        """A writer for a snapshot of this log's prefix below ``snapshot_id.offset``.
-
-        Returns ``None`` if the snapshot exists or is below the log start (Kafka does the same).
-        The caller guarantees the id is at or below the high watermark, which this log does not know.
-
-        Raises:
-            KraftError: the id is beyond the log end or not a valid (offset, epoch) of the log.
-        """
-        self._check_open()
-        if snapshot_id.offset < self._start_offset:
-            log.info(
-                "not creating snapshot %s below the log start offset %d", snapshot_id, self._start_offset
-            )
-            return None
-        if snapshot_id.offset > self.end_offset():
-            raise KraftError(f"snapshot id {snapshot_id} is beyond the log end offset {self.end_offset()}")
-        validation = self.validate_offset_and_epoch(snapshot_id.offset, snapshot_id.epoch)
-        if validation.kind is not ValidationKind.VALID:
-            raise KraftError(f"snapshot id {snapshot_id} is not valid according to the log: {validation}")
-        if snapshot_id in self._snapshots:
-            return None
-        return snap.FileRawSnapshotWriter(self._dir, snapshot_id, self._on_snapshot_frozen)
-
-    def store_snapshot(self, snapshot_id: OffsetAndEpoch) -> snap.FileRawSnapshotWriter:
-        self._check_open()
-        return snap.FileRawSnapshotWriter(self._dir, snapshot_id, self._on_snapshot_frozen)
-
-    def read_snapshot(self, snapshot_id: OffsetAndEpoch) -> snap.FileRawSnapshotReader | None:
-        if snapshot_id not in self._snapshots:
-            return None
-        try:
-            return snap.FileRawSnapshotReader(snap.snapshot_path(self._dir, snapshot_id), snapshot_id)
-        except StorageError:
-            log.warning("snapshot %s was listed but its file is gone", snapshot_id)
-            self._snapshots.remove(snapshot_id)
-            return None
-
-    def delete_before_snapshot(self, snapshot_id: OffsetAndEpoch) -> bool:
-        self._check_open()
-        if (
-            snapshot_id not in self._snapshots
-            or snapshot_id.offset <= self._start_offset
-            or snapshot_id.offset > self._flushed_offset
-        ):
-            return False
-        # Older snapshots first (see _replace_log_by_snapshot), then segments wholly below.
-        self._forget_snapshots_before(snapshot_id)
-        self._start_offset = snapshot_id.offset
-        if self._cache.truncate_from_start(snapshot_id.offset):
-            self._checkpoint_dirty = True
-        active = self._segments[-1]
-        if active.base_offset < self._start_offset and self._start_offset == self.end_offset():
-            self._roll()
-        while len(self._segments) > 1 and self._segments[1].base_offset <= self._start_offset:
-            self._delete_segment_file(self._segments.pop(0))
-            self._segment_bases.pop(0)
-        if self._dir_dirty:
-            fsync_dir(self._dir)
-            self._dir_dirty = False
-        return True
-
-    # ------------------------------------------------------------------ lifecycle
 
     def _check_open(self) -> None:
         if self._closed:
@@ -881,17 +875,13 @@ class FileLog:
                 segment.close()
                 os.unlink(segment.path)
             elif segment.next_offset > flushed:
-                i = bisect.bisect_left(segment.bases, flushed)
-                os.ftruncate(segment.fd, segment.positions[i] if i < len(segment.positions) else segment.size)
+                index = segment.index
+                i = index.first_slot_from(flushed)
+                os.ftruncate(segment.fd, index.position(i) if i < len(index) else segment.size)
         self.close()
 
-    def __enter__(self) -> FileLog:
+    def __enter__(self) -> SegmentLog:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def metadata_partition_dir(log_dir: str | os.PathLike[str]) -> Path:
-    """``<log dir>/__cluster_metadata-0``."""
-    return Path(log_dir) / "__cluster_metadata-0"
