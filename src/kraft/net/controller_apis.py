@@ -1,6 +1,6 @@
 """What the controller listener answers: the raft RPCs and the admin APIs real clients need.
 
-Raft RPCs are decoded (``raft_codec``), checked for the cluster id and handed to the core through
+Raft RPCs are decoded (``kraft.net.codecs``), checked for the cluster id and handed to the core through
 a ``CoreGateway``; the core's answer is encoded at the request's version. Admin APIs:
 
 * **Metadata** (v0-13): no topics. Brokers = the controllers a client should talk to: only the
@@ -37,7 +37,7 @@ from typing import Any, Protocol
 from kraft.common import commit_trace
 from kraft.common.errors import RemoteProtocolError
 from kraft.controller.quorum_controller import CONTROLLER_APIS, ControllerRequest, ControllerResponse
-from kraft.net import raft_codec
+from kraft.net.codecs import CODECS, RAFT_APIS, ImmediateResponse
 from kraft.net.server import InboundRequest
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode as Code
@@ -67,6 +67,7 @@ from kraft.raft.messages import (
     RaftRequest,
     RaftResponse,
 )
+from kraft.raft.rpc import error_response_for, is_admin_request, request_cluster_id, request_source
 from kraft.raft.types import Endpoint, LeaderAndEpoch
 
 log = logging.getLogger("kraft.net.controller_apis")
@@ -105,7 +106,7 @@ CONTROLLER_API_BY_KEY: dict[int, Api] = {m.API.key: m.API for m in _controller_a
 
 def served_apis() -> dict[int, Api]:
     """Exactly the APIs the controller listener implements (and advertises in ApiVersions)."""
-    apis = dict(raft_codec.RAFT_APIS)
+    apis = dict(RAFT_APIS)
     for module in (api_versions, metadata, describe_cluster, *_controller_api_modules()):
         apis[module.API.key] = module.API
     return apis
@@ -180,7 +181,7 @@ class ControllerApis:
             return self._metadata(request)
         if key == describe_cluster.API.key:
             return self._describe_cluster(request)
-        if key in raft_codec.RAFT_APIS:
+        if key in RAFT_APIS:
             return await self._raft(request)
         if key in CONTROLLER_APIS:
             source = ADMIN_SOURCE_BASE - request.connection_id
@@ -268,8 +269,9 @@ class ControllerApis:
 
     async def _raft(self, request: InboundRequest) -> Any:
         key = request.api.key
-        decoded = raft_codec.decode_request(key, request.body, leader=self._core.leader_and_epoch())
-        if isinstance(decoded, raft_codec.ImmediateResponse):
+        codec = CODECS[key]
+        decoded = codec.decode_request(request.body, request.version, self._core.leader_and_epoch())
+        if isinstance(decoded, ImmediateResponse):
             self._warn(
                 f"bad-shape:{key}",
                 "%s%s from %s answered without the core: %s",
@@ -279,7 +281,7 @@ class ControllerApis:
                 decoded.reason,
             )
             return decoded.body
-        cluster_id = raft_codec.request_cluster_id(decoded)
+        cluster_id = request_cluster_id(decoded)
         if cluster_id is not None and cluster_id != self._core.cluster_id:
             self._warn(
                 f"cluster:{cluster_id}",
@@ -288,14 +290,14 @@ class ControllerApis:
                 self._prefix,
                 request.api.name,
                 request.peer,
-                raft_codec.request_source(decoded),
+                request_source(decoded),
                 cluster_id,
                 self._core.cluster_id,
             )
-            return raft_codec.encode_response(
-                raft_codec.error_response_for(decoded, Code.INCONSISTENT_CLUSTER_ID),
+            return codec.encode_response(
+                error_response_for(decoded, Code.INCONSISTENT_CLUSTER_ID),
                 request.version,
-                listener_name=self._listener_name,
+                self._listener_name,
             )
         if isinstance(decoded, DescribeQuorumRequest):
             response = await self._describe_quorum(request)
@@ -304,8 +306,8 @@ class ControllerApis:
             if trace is not None and isinstance(decoded, FetchRequest):
                 replica = decoded.replica_key.id
                 trace.note(commit_trace.FETCH_REQ_RECEIVED, replica, decoded.fetch_offset)
-            source = raft_codec.request_source(decoded)
-            if raft_codec.is_admin_request(decoded):
+            source = request_source(decoded)
+            if is_admin_request(decoded):
                 # AddRaftVoter/RemoveRaftVoter come from an admin client: the core answers (after
                 # the new voter set commits, or with NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, ...)
                 # to this connection's pseudo id.
@@ -314,7 +316,7 @@ class ControllerApis:
             if trace is not None and isinstance(response, FetchResponse) and response.records:
                 base = commit_trace.records_base_offset(response.records)
                 trace.note(commit_trace.FETCH_RESP_READY, replica, base)
-        return raft_codec.encode_response(response, request.version, listener_name=self._listener_name)
+        return codec.encode_response(response, request.version, self._listener_name)
 
     async def _describe_quorum(self, request: InboundRequest) -> RaftResponse:
         leader = self._core.leader_and_epoch()
@@ -329,14 +331,12 @@ class ControllerApis:
             )
         if self._forwarder is not None:
             try:
-                _, body = await self._forwarder.call(
-                    leader.leader_id,
-                    describe_quorum.API,
-                    lambda v: raft_codec.encode_request(DescribeQuorumRequest(), v),
+                codec = CODECS[describe_quorum.API.key]
+                version, body = await self._forwarder.call(
+                    leader.leader_id, codec.api, lambda v: codec.encode_request(DescribeQuorumRequest(), v)
                 )
-                return raft_codec.decode_response(
-                    describe_quorum.API.key, body, listener_name=self._listener_name
-                )
+                answer: RaftResponse = codec.decode_response(body, version, self._listener_name)
+                return answer
             except Exception as e:  # any failure to reach the leader becomes a retriable answer
                 self._warn(
                     "forward",

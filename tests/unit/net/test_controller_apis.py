@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from kafka.admin import KafkaAdminClient
 
-from kraft.net import raft_codec
+from kraft.net.codecs import CODECS
 from kraft.net.controller_apis import ADMIN_SOURCE_BASE, ControllerApis, served_apis
 from kraft.net.server import InboundRequest, KafkaServer
 from kraft.protocol.error_codes import ErrorCode
@@ -34,6 +34,7 @@ from kraft.raft.messages import (
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
 )
+from kraft.raft.rpc import api_key_of
 from kraft.raft.types import Endpoint, LeaderAndEpoch, ReplicaKey
 
 pytestmark = pytest.mark.timeout(60)
@@ -81,7 +82,7 @@ class FakeForwarder:
             raise ConnectionError("leader unreachable")
         version = api.served.high
         build_body(version)
-        return version, raft_codec.encode_response(self.answer, version, listener_name="CONTROLLER")
+        return version, CODECS[api_key_of(self.answer)].encode_response(self.answer, version, "CONTROLLER")
 
 
 def make_apis(core: FakeCore, voters: dict[int, Endpoint], forwarder: Any = None) -> ControllerApis:
@@ -145,7 +146,7 @@ def test_describe_cluster_unknown_endpoint_type_is_refused() -> None:
 
 
 def _dq_body() -> Any:
-    return raft_codec.encode_request(DescribeQuorumRequest(), 2)
+    return CODECS[describe_quorum.API.key].encode_request(DescribeQuorumRequest(), 2)
 
 
 def test_describe_quorum_at_the_leader_goes_to_its_core() -> None:
@@ -201,9 +202,8 @@ def test_raft_request_with_another_cluster_id_is_refused_without_the_core(
         last_offset_epoch=5,
         last_offset=10,
     )
-    body = asyncio.run(
-        make_apis(core, VOTERS).handle(request(vote.API, 2, raft_codec.encode_request(vote_request, 2)))
-    )
+    wire = request(vote.API, 2, CODECS[vote.API.key].encode_request(vote_request, 2))
+    body = asyncio.run(make_apis(core, VOTERS).handle(wire))
     assert body.error_code == ErrorCode.INCONSISTENT_CLUSTER_ID
     assert not core.submitted
     assert "other-cluster" in caplog.text and CLUSTER_ID in caplog.text
@@ -290,8 +290,8 @@ DIR = uuid.UUID(int=0x44)
 
 
 def _voter_change(core: FakeCore, rpc: RaftRequest, connection_id: int = 7) -> Any:
-    api = raft_codec.RAFT_APIS[raft_codec.api_key_of(rpc)]
-    wire = request(api, 0, raft_codec.encode_request(rpc, 0), connection_id=connection_id)
+    codec = CODECS[api_key_of(rpc)]
+    wire = request(codec.api, 0, codec.encode_request(rpc, 0), connection_id=connection_id)
     return asyncio.run(make_apis(core, VOTERS).handle(wire))
 
 
