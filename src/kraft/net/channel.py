@@ -31,13 +31,14 @@ from typing import Any
 
 from kraft.common import commit_trace
 from kraft.common.errors import RemoteProtocolError
-from kraft.net import raft_codec
+from kraft.net.codecs import CODECS, EncodeVersionError
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.error_codes import describe as code_name
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.messages import api_versions
 from kraft.raft.messages import Envelope, FetchRequest, FetchResponse, RaftRequest, RaftResponse
+from kraft.raft.rpc import api_key_of, error_response_for
 
 log = logging.getLogger("kraft.net.channel")
 
@@ -187,7 +188,7 @@ class PeerConnection:
         """Send one request and wait for its response body.
 
         ``build_body(version)`` builds the request body once the version is known; it may raise
-        (e.g. ``raft_codec.EncodeVersionError``), which propagates. ``version``: send at this version
+        (e.g. ``kraft.net.codecs.EncodeVersionError``), which propagates. ``version``: send at this version
         when the peer speaks it (a forwarded request keeps its client's version), else the highest
         common one.
 
@@ -501,7 +502,8 @@ class PeerChannel:
         request = envelope.body
         assert envelope.is_request, envelope
         request_rpc: RaftRequest = request  # type: ignore[assignment]
-        key = raft_codec.api_key_of(request_rpc)
+        key = api_key_of(request_rpc)
+        codec = CODECS[key]
         api = self._apis[key]
         response: RaftResponse
         try:
@@ -518,21 +520,21 @@ class PeerChannel:
             trace = commit_trace.TRACE
             if trace is not None and isinstance(request_rpc, FetchRequest):
                 trace.note(commit_trace.FETCH_REQ_SENT, request_rpc.fetch_offset)
-            _, body = await conn.call(
-                api, lambda v: raft_codec.encode_request(request_rpc, v), self._request_timeout_ms
+            version, body = await conn.call(
+                api, lambda v: codec.encode_request(request_rpc, v), self._request_timeout_ms
             )
-            response = raft_codec.decode_response(key, body, listener_name=self._listener_name)
+            response = codec.decode_response(body, version, self._listener_name)
             if trace is not None and isinstance(response, FetchResponse) and response.records:
                 trace.note(
                     commit_trace.FETCH_RESP_RECEIVED, commit_trace.records_base_offset(response.records)
                 )
             if response.error_code == Code.INCONSISTENT_CLUSTER_ID:
                 self._warn_cluster_id(envelope.destination)
-        except (raft_codec.EncodeVersionError, NoCommonVersionError) as e:
+        except (EncodeVersionError, NoCommonVersionError) as e:
             log.info("%s%s to %d cannot be sent: %s", self._prefix, api.name, envelope.destination, e)
-            response = raft_codec.error_response_for(request_rpc, Code.UNSUPPORTED_VERSION)
+            response = error_response_for(request_rpc, Code.UNSUPPORTED_VERSION)
         except ChannelError:
-            response = raft_codec.error_response_for(request_rpc, Code.BROKER_NOT_AVAILABLE)
+            response = error_response_for(request_rpc, Code.BROKER_NOT_AVAILABLE)
         except asyncio.CancelledError:
             raise
         self._deliver(

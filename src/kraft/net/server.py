@@ -29,7 +29,6 @@ from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.headers import API_VERSIONS_KEY, RequestHeader
 from kraft.protocol.messages import api_versions
-from kraft.protocol.schema import StructType
 
 log = logging.getLogger("kraft.net.server")
 
@@ -41,11 +40,6 @@ MAX_IN_FLIGHT_PER_CONNECTION = 128
 # before it writes more (asyncio's default high-water mark).
 _WRITE_HIGH_WATER = 64 * 1024
 _READ_CHUNK = 256 * 1024
-
-
-def _cls(struct_type: StructType) -> Any:
-    """The generated value class of a message struct (typed ``Any``: its fields are dynamic)."""
-    return struct_type.cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +82,10 @@ class FeatureInfo:
 
 def api_versions_body(
     apis: Iterable[Api], error_code: int = Code.NONE, *, features: FeatureInfo | None = None
-) -> Any:
+) -> api_versions.ApiVersionsResponse:
     """An ApiVersions response body advertising ``apis`` (their served ranges), sorted by key, and
     (v3+) ``features``: level-0 features are not finalized; metadata.version always is."""
-    cls = _cls(api_versions.RESPONSE)
+    cls = api_versions.RESPONSE.cls
     keys = [
         cls.ApiVersion(api_key=a.key, min_version=a.served.low, max_version=a.served.high)
         for a in sorted(apis, key=lambda a: a.key)

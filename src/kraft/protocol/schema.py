@@ -30,7 +30,7 @@ import struct as _struct
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from kraft.common.errors import MalformedMessageError
 from kraft.common.uuids import ZERO_UUID
@@ -392,8 +392,21 @@ class StructValue:
         return out
 
 
-class StructType:
-    """A struct: a message body, an array element or a nested struct field."""
+if TYPE_CHECKING:  # PEP 696 (typing_extensions): a bare ``StructType`` is ``StructType[StructValue]``
+    from typing_extensions import TypeVar as _TypeVar
+
+    _T = _TypeVar("_T", bound=StructValue, covariant=True, default=StructValue)
+else:
+    _T = TypeVar("_T", bound=StructValue, covariant=True)
+
+
+class StructType(Generic[_T]):
+    """A struct: a message body, an array element or a nested struct field.
+
+    Generic in its value class for the type checker only: ``struct(...)`` makes a
+    ``StructType[StructValue]``, and the stubs written by ``kraft.protocol.stubs`` next to each message
+    module declare ``REQUEST: StructType[XRequest]``, so ``REQUEST.cls`` is ``type[XRequest]``.
+    """
 
     def __init__(self, name: str, fields: Sequence[Field]) -> None:
         self.name = name
@@ -409,8 +422,8 @@ class StructType:
         self.init_plan: tuple[tuple[str, Any, Field], ...] = tuple(
             (fl.name, _shared_default(fl), fl) for fl in self.fields
         )
-        self.cls: type[StructValue] = type(
-            name, (StructValue,), {"__slots__": self.field_names, "_schema": self}
+        self.cls: type[_T] = cast(
+            "type[_T]", type(name, (StructValue,), {"__slots__": self.field_names, "_schema": self})
         )
         self.cls.__init__ = _generated_init(self)  # type: ignore[method-assign]
         # Nested struct classes are reachable as attributes: FetchResponse.cls.PartitionData
@@ -446,7 +459,7 @@ class StructType:
         r = data if isinstance(data, Reader) else Reader(data)
         return self.plan(version, flexible).decode(r)
 
-    def iter_structs(self) -> Iterable[StructType]:
+    def iter_structs(self) -> Iterable[StructType[Any]]:
         yield self
         for fl in self.fields:
             inner = fl.type.element if isinstance(fl.type, ArrayType) else fl.type

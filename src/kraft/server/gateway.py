@@ -12,8 +12,8 @@ Which envelope (the one table a new API is added to):
   id the request names; every other API a ``ControllerEnvelope`` from this connection's pseudo id;
 * on a broker listener, every API becomes a ``ClientEnvelope`` from this connection's pseudo id.
 
-Bodies are what the API's codec decodes to: the raft APIs (``raft_codec``) become the raft core's
-dataclasses both ways (a request too malformed for the core is answered here, as the codec says);
+Bodies are what the API's codec decodes to: the raft APIs (``kraft.net.codecs``) become the raft
+core's dataclasses both ways (a request too malformed for the core is answered here, as the codec says);
 the others stay message structs.
 
 The cluster id of a raft request on a controller listener is checked here, before the core: a
@@ -31,13 +31,14 @@ from typing import Any, Final
 
 from kraft.common import commit_trace
 from kraft.common.errors import RemoteProtocolError
-from kraft.net import raft_codec
+from kraft.net.codecs import CODECS, Codec, ImmediateResponse
 from kraft.net.server import InboundRequest
 from kraft.node.listeners import RAFT_PEER_APIS
 from kraft.protocol.api import Api
 from kraft.protocol.envelope import ApiRequest, ApiResponse, ClientEnvelope, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.messages import Envelope, FetchRequest, FetchResponse
+from kraft.raft.rpc import error_response_for, request_cluster_id, request_source
 from kraft.raft.types import LeaderAndEpoch
 
 log = logging.getLogger("kraft.server.gateway")
@@ -128,11 +129,11 @@ class ListenerHandler:
     async def handle(self, request: InboundRequest) -> Any:
         gateway = self._gateway
         api, version, key = request.api, request.version, request.api.key
-        raft_api = key in raft_codec.RAFT_APIS
+        codec = CODECS.get(key)
         body: Any = request.body
-        if raft_api:
-            decoded = raft_codec.decode_request(key, body, leader=gateway.leader())
-            if isinstance(decoded, raft_codec.ImmediateResponse):
+        if codec is not None:
+            decoded = codec.decode_request(body, version, gateway.leader())
+            if isinstance(decoded, ImmediateResponse):
                 gateway.warn(
                     f"bad-shape:{key}",
                     "%s%s from %s answered without the core: %s",
@@ -143,7 +144,7 @@ class ListenerHandler:
                 )
                 return decoded.body
             # A broker forwards voter changes unchecked: the leader checks them (and answers alike).
-            refusal = None if self._broker else self._check_cluster_id(request, decoded)
+            refusal = None if self._broker else self._check_cluster_id(request, decoded, codec)
             if refusal is not None:
                 return refusal
             body = decoded
@@ -164,8 +165,8 @@ class ListenerHandler:
             )
         if answer is None:
             raise RemoteProtocolError(f"{api.name}: the node gave no answer")  # a bug: close the connection
-        if raft_api:
-            return raft_codec.encode_response(answer, version, listener_name=gateway.raft_listener_name)
+        if codec is not None:
+            return codec.encode_response(answer, version, gateway.raft_listener_name)
         return answer
 
     async def _raft_peer(self, api: Api, request: Any) -> Any:
@@ -175,7 +176,7 @@ class ListenerHandler:
         if trace is not None and isinstance(request, FetchRequest):
             replica = request.replica_key.id
             trace.note(commit_trace.FETCH_REQ_RECEIVED, replica, request.fetch_offset)
-        source = raft_codec.request_source(request)
+        source = request_source(request)
         response = await gateway.ask(lambda cid: Envelope(source, gateway.node_id, cid, request))
         if trace is not None and isinstance(response, FetchResponse) and response.records:
             trace.note(
@@ -183,9 +184,9 @@ class ListenerHandler:
             )
         return response
 
-    def _check_cluster_id(self, request: InboundRequest, decoded: Any) -> Any:
+    def _check_cluster_id(self, request: InboundRequest, decoded: Any, codec: Codec[Any, Any]) -> Any:
         gateway = self._gateway
-        cluster_id = raft_codec.request_cluster_id(decoded)
+        cluster_id = request_cluster_id(decoded)
         if cluster_id is None or cluster_id == gateway.cluster_id:
             return None
         gateway.warn(
@@ -195,12 +196,12 @@ class ListenerHandler:
             gateway.prefix,
             request.api.name,
             request.peer,
-            raft_codec.request_source(decoded),
+            request_source(decoded),
             cluster_id,
             gateway.cluster_id,
         )
-        return raft_codec.encode_response(
-            raft_codec.error_response_for(decoded, ErrorCode.INCONSISTENT_CLUSTER_ID),
+        return codec.encode_response(
+            error_response_for(decoded, ErrorCode.INCONSISTENT_CLUSTER_ID),
             request.version,
-            listener_name=gateway.raft_listener_name,
+            gateway.raft_listener_name,
         )

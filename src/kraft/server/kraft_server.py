@@ -38,8 +38,8 @@ from kraft.common.uuids import uuid_to_base64
 from kraft.controller.features import SUPPORTED_FEATURES, finalized_features
 from kraft.metadata.image import MetadataImage
 from kraft.metadata.image_snapshot import snapshot_records_bytes
-from kraft.net import raft_codec
 from kraft.net.channel import ChannelError, PeerAddress, PeerChannel
+from kraft.net.codecs import CODECS
 from kraft.net.server import FeatureInfo, KafkaServer
 from kraft.node.build import BrokerConfig, NodeConfig, NodeStorage, build_node
 from kraft.node.listeners import BROKER_LISTENER_APIS, CONTROLLER_LISTENER_APIS
@@ -398,19 +398,17 @@ class KraftServer:
         if channel is None or self._stopped.is_set():
             return
         api = request.api
-        raft_api = api.key in raft_codec.RAFT_APIS
+        codec = CODECS.get(api.key)
 
         def encode(version: int) -> Any:
-            return raft_codec.encode_request(request.body, version) if raft_api else request.body  # type: ignore[arg-type]
+            return request.body if codec is None else codec.encode_request(request.body, version)
 
         async def call() -> None:
             body: Any
             try:
-                _, body = await channel.call(envelope.destination, api, encode, version=request.version)
-                if raft_api:
-                    body = raft_codec.decode_response(
-                        api.key, body, listener_name=self.config.raft_listener_name
-                    )
+                version, body = await channel.call(envelope.destination, api, encode, version=request.version)
+                if codec is not None:
+                    body = codec.decode_response(body, version, self.config.raft_listener_name)
             except ChannelError as e:
                 log.debug("%s%s to controller %d failed: %s", self.prefix, api.name, envelope.destination, e)
                 body = None

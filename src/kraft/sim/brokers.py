@@ -565,7 +565,7 @@ class SimAdmin:
     def _create(self) -> None:
         self._next_topic += 1
         name = f"t{self._next_topic}"
-        cls: Any = create_topics.REQUEST.cls
+        cls = create_topics.REQUEST.cls
         low, high = self.timing.replication_range
         mlow, mhigh = self.timing.min_isr_range
         topic = cls.CreatableTopic(
@@ -603,7 +603,7 @@ class SimAdmin:
         self._send(delete_topics, 5, body, done)
 
     def _alter(self, topic: str) -> None:
-        cls: Any = incremental_alter_configs.REQUEST.cls
+        cls = incremental_alter_configs.REQUEST.cls
         mlow, mhigh = self.timing.min_isr_range
         if self.cluster_default_changes and self.rng.random() < 0.15:
             resource_type, resource_name = BROKER_RESOURCE, ""  # the cluster default

@@ -29,7 +29,7 @@ stale response to a new request by correlation id.
 
 Failed connections: where the real sender would see its connection fail, the world answers its raft
 request with what ``kraft.net``'s channel gives the core then, a response of the request's type
-carrying BROKER_NOT_AVAILABLE (``kraft.net.raft_codec.error_response_for``), so the core backs off
+carrying BROKER_NOT_AVAILABLE (``kraft.raft.rpc.error_response_for``), so the core backs off
 ``retry_backoff_ms`` instead of waiting out ``request_timeout_ms``. That is: a request arriving at
 a stopped or restarted node (connection refused), or sent to an advertised endpoint that refuses
 (``Network.block_endpoint``), and a request a node had received but not answered (or whose answer
@@ -52,7 +52,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
-from kraft.net import raft_codec
 from kraft.node.build import NodeConfig, NodeStorage, build_node
 from kraft.node.node import Node, NodeEnvelope
 from kraft.protocol.envelope import ClientEnvelope, ControllerEnvelope
@@ -61,6 +60,7 @@ from kraft.raft.config import QuorumConfig
 from kraft.raft.listener import CommittedBatchCache
 from kraft.raft.log import MemoryLog
 from kraft.raft.messages import Envelope, RaftResponse
+from kraft.raft.rpc import error_response_for
 from kraft.raft.store import ElectionState, MemoryElectionStore
 from kraft.raft.types import Endpoint, OffsetAndEpoch
 from kraft.sim.disk import Disk, DiskProfile, SimLog, SimStore
@@ -204,8 +204,8 @@ def _error_answer(request: Any) -> RaftResponse | None:
     if not isinstance(request, Envelope) or not request.is_request:
         return None
     try:
-        return raft_codec.error_response_for(request.body, ErrorCode.BROKER_NOT_AVAILABLE)  # type: ignore[arg-type]
-    except TypeError:  # a raft request the codec has no error answer for
+        return error_response_for(request.body, ErrorCode.BROKER_NOT_AVAILABLE)  # type: ignore[arg-type]
+    except TypeError:  # a raft request with no error answer
         return None
 
 

@@ -587,7 +587,7 @@ class AdminClient:
 
 def _describe_quorum_request() -> Any:
     """DescribeQuorum for the one metadata partition (nested classes come from the schema)."""
-    topic_cls: Any = describe_quorum_msg.REQUEST.cls.TopicData  # type: ignore[attr-defined]
+    topic_cls: Any = describe_quorum_msg.REQUEST.cls.TopicData
     partition = topic_cls.PartitionData(partition_index=METADATA_PARTITION)
     return describe_quorum_msg.REQUEST(topics=[topic_cls(topic_name=METADATA_TOPIC, partitions=[partition])])
 

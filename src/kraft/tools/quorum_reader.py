@@ -44,7 +44,9 @@ from typing import IO, Any
 
 from kraft.common.errors import CorruptRecordError, KraftError, RemoteProtocolError
 from kraft.common.uuids import ZERO_UUID
-from kraft.net import raft_codec
+from kraft.net.codecs import describe_quorum as describe_quorum_codec
+from kraft.net.codecs import fetch as fetch_codec
+from kraft.net.codecs import fetch_snapshot as fetch_snapshot_codec
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import describe_quorum, fetch, fetch_snapshot
 from kraft.raft.messages import (
@@ -464,8 +466,10 @@ class QuorumReader:
                     position=position,
                     max_bytes=self._max_fetch_bytes,
                 )
-                body = conn.send(fetch_snapshot.API, version, raft_codec.encode_request(request, version))
-                response = raft_codec.decode_response(raft_codec.FETCH_SNAPSHOT_KEY, body, listener_name="")
+                body = conn.send(
+                    fetch_snapshot.API, version, fetch_snapshot_codec.encode_request(request, version)
+                )
+                response = fetch_snapshot_codec.decode_response(body, version, "")
                 assert isinstance(response, FetchSnapshotResponse)
                 size = self._check_snapshot_chunk(response, sid, position, size)
                 spool.write(response.unaligned_records)
@@ -522,8 +526,8 @@ class QuorumReader:
             current_leader_epoch=self._epoch,
             max_bytes=self._max_fetch_bytes if max_bytes is None else max_bytes,
         )
-        body = conn.send(fetch.API, version, raft_codec.encode_request(request, version))
-        response = raft_codec.decode_response(raft_codec.FETCH_KEY, body, listener_name="")
+        body = conn.send(fetch.API, version, fetch_codec.encode_request(request, version))
+        response = fetch_codec.decode_response(body, version, "")
         assert isinstance(response, FetchResponse)
         return response
 
@@ -532,9 +536,11 @@ class QuorumReader:
         if version is None:
             raise QuorumReadError(f"node {self._conn_node} does not serve DescribeQuorum")
         body = conn.send(
-            describe_quorum.API, version, raft_codec.encode_request(DescribeQuorumRequest(), version)
+            describe_quorum.API,
+            version,
+            describe_quorum_codec.encode_request(DescribeQuorumRequest(), version),
         )
-        response = raft_codec.decode_response(raft_codec.DESCRIBE_QUORUM_KEY, body, listener_name="")
+        response = describe_quorum_codec.decode_response(body, version, "")
         assert isinstance(response, DescribeQuorumResponse)
         return response
 

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from kraft.net.channel import PeerAddress, PeerChannel
+from kraft.net.codecs import CODECS, ImmediateResponse
+from kraft.net.codecs import describe_quorum as describe_quorum_codec
 from kraft.net.server import InboundRequest, KafkaServer
 from kraft.node.listeners import CONTROLLER_LISTENER_APIS
 from kraft.protocol.error_codes import ErrorCode
@@ -63,19 +65,18 @@ class PeerHandler:
         self.delay_s = delay_s
 
     async def handle(self, request: InboundRequest) -> Any:
-        from kraft.net import raft_codec
-
         self.versions.append((request.api.key, request.version))
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        decoded = raft_codec.decode_request(request.api.key, request.body)
-        assert not isinstance(decoded, raft_codec.ImmediateResponse)
+        codec = CODECS[request.api.key]
+        decoded = codec.decode_request(request.body, request.version, None)
+        assert not isinstance(decoded, ImmediateResponse)
         response: Any
         if isinstance(decoded, VoteRequest):
             response = VoteResponse(leader_epoch=decoded.candidate_epoch, vote_granted=True)
         else:
             response = FetchResponse(high_watermark=5, current_leader_id=2, current_leader_epoch=1)
-        return raft_codec.encode_response(response, request.version, listener_name="CONTROLLER")
+        return codec.encode_response(response, request.version, "CONTROLLER")
 
 
 async def start_peer(handler: Any, vote_max: int = 2) -> tuple[KafkaServer, int]:
@@ -238,10 +239,9 @@ class ParkingLeader:
         self.connections: list[tuple[str, int, str | None]] = []
 
     async def handle(self, request: InboundRequest) -> Any:
-        from kraft.net import raft_codec
-
         self.connections.append((request.api.name, request.connection_id, request.header.client_id))
-        decoded = raft_codec.decode_request(request.api.key, request.body)
+        codec = CODECS[request.api.key]
+        decoded = codec.decode_request(request.body, request.version, None)
         response: Any
         if isinstance(decoded, DescribeQuorumRequest):
             response = DescribeQuorumResponse(leader_id=2, leader_epoch=1)
@@ -250,7 +250,7 @@ class ParkingLeader:
                 self.fetch_parked.set()
                 await asyncio.sleep(self.park_s)
             response = FetchResponse(high_watermark=5, current_leader_id=2, current_leader_epoch=1)
-        return raft_codec.encode_response(response, request.version, listener_name="CONTROLLER")
+        return codec.encode_response(response, request.version, "CONTROLLER")
 
 
 def test_forwarded_admin_request_does_not_wait_behind_a_parked_fetch() -> None:
@@ -258,8 +258,6 @@ def test_forwarded_admin_request_does_not_wait_behind_a_parked_fetch() -> None:
     Fetch (responses on one connection come back in order): it has its own connection."""
 
     async def main() -> None:
-        from kraft.net import raft_codec
-
         leader = ParkingLeader(park_s=3.0)
         server, port = await start_peer(leader)
         got: list[Envelope] = []
@@ -276,11 +274,11 @@ def test_forwarded_admin_request_does_not_wait_behind_a_parked_fetch() -> None:
         await asyncio.wait_for(leader.fetch_parked.wait(), 5)
         loop = asyncio.get_running_loop()
         started = loop.time()
-        _, body = await channel.call(
-            2, describe_quorum.API, lambda v: raft_codec.encode_request(DescribeQuorumRequest(), v)
+        version, body = await channel.call(
+            2, describe_quorum.API, lambda v: describe_quorum_codec.encode_request(DescribeQuorumRequest(), v)
         )
         elapsed = loop.time() - started
-        answer = raft_codec.decode_response(describe_quorum.API.key, body, listener_name="CONTROLLER")
+        answer = describe_quorum_codec.decode_response(body, version, "CONTROLLER")
         assert isinstance(answer, DescribeQuorumResponse) and answer.leader_id == 2
         # The Fetch stays parked 3 s: 2 s leaves a stalled machine room and still tells them apart.
         assert elapsed < 2.0, f"forwarded DescribeQuorum took {elapsed:.3f} s behind a parked Fetch"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kraft.net import raft_codec
+from kraft.net.codecs import RAFT_APIS
 from kraft.node.listeners import BROKER_LISTENER_APIS, CONTROLLER_LISTENER_APIS, RAFT_PEER_APIS
 from kraft.protocol.messages import (
     add_raft_voter,
@@ -30,7 +30,7 @@ def test_a_broker_listener_serves_add_and_remove_raft_voter_but_not_update_raft_
 
 
 def test_a_controller_listener_serves_every_raft_api_and_the_voter_changes() -> None:
-    assert set(raft_codec.RAFT_APIS) <= set(CONTROLLER_LISTENER_APIS)
+    assert set(RAFT_APIS) <= set(CONTROLLER_LISTENER_APIS)
     assert {80, 81, 82} <= set(CONTROLLER_LISTENER_APIS)
 
 

@@ -22,7 +22,7 @@ from served_node import BROKER_LISTENER, CONTROLLER_LISTENER, Conn, ServedNode, 
 from kraft.broker.lifecycle import LifecycleConfig, Listener
 from kraft.controller.features import SUPPORTED_FEATURES
 from kraft.controller.quorum_controller import ControllerConfig
-from kraft.net import raft_codec
+from kraft.net.codecs import CODECS
 from kraft.node.build import BrokerConfig, NodeConfig
 from kraft.node.listeners import BROKER_LISTENER_APIS, CONTROLLER_LISTENER_APIS
 from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelope
@@ -48,6 +48,7 @@ from kraft.raft.messages import (
     VoteRequest,
 )
 from kraft.raft.node import QuorumConfig
+from kraft.raft.rpc import api_key_of
 from kraft.raft.store import ElectionState, MemoryElectionStore
 from kraft.raft.types import Endpoint, ReplicaKey
 from kraft.server.gateway import BROKER_CLIENT_BASE, CONTROLLER_CLIENT_BASE
@@ -109,13 +110,14 @@ def combined() -> Iterator[ServedNode]:
 
 def raft_call(served: ServedNode, request: RaftRequest, version: int = 0) -> Any:
     """Send a raft API request on the controller listener; returns the core's dataclass answer."""
-    api = raft_codec.RAFT_APIS[raft_codec.api_key_of(request)]
+    codec = CODECS[api_key_of(request)]
+    api = codec.api
     conn = Conn(served.ports[CONTROLLER_LISTENER])
     try:
-        wire = conn.call(api, version, raft_codec.encode_request(request, version))
+        wire = conn.call(api, version, codec.encode_request(request, version))
     finally:
         conn.close()
-    return raft_codec.decode_response(api.key, wire, listener_name=CONTROLLER_LISTENER)
+    return codec.decode_response(wire, version, CONTROLLER_LISTENER)
 
 
 def delivered_bodies(served: ServedNode) -> list[Any]:
@@ -281,7 +283,7 @@ def test_update_raft_voter_on_a_broker_listener_closes_the_connection(combined: 
     )
     conn = Conn(combined.ports[BROKER_LISTENER])
     try:
-        conn.send(update_raft_voter.API, 0, raft_codec.encode_request(update, 0))
+        conn.send(update_raft_voter.API, 0, CODECS[update_raft_voter.API.key].encode_request(update, 0))
         assert conn.closed_by_server()
     finally:
         conn.close()
@@ -338,10 +340,10 @@ def test_a_broker_listener_forwards_a_voter_change_unchecked_and_relays_the_lead
         )
         conn = Conn(served.ports[BROKER_LISTENER])
         try:
-            wire = conn.call(add_raft_voter.API, 0, raft_codec.encode_request(add, 0))
+            wire = conn.call(add_raft_voter.API, 0, CODECS[add_raft_voter.API.key].encode_request(add, 0))
         finally:
             conn.close()
-        answer = raft_codec.decode_response(add_raft_voter.API.key, wire, listener_name=CONTROLLER_LISTENER)
+        answer = CODECS[add_raft_voter.API.key].decode_response(wire, 0, CONTROLLER_LISTENER)
         assert (answer.error_code, answer.error_message) == (ErrorCode.INCONSISTENT_CLUSTER_ID, "not ours")
         (forwarded,) = [e for e in served.forwarded if e.body.api is add_raft_voter.API]  # type: ignore[union-attr]
         assert forwarded.destination == 2 and forwarded.body.body == add  # type: ignore[union-attr]

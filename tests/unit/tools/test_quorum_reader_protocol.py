@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kraft.net import raft_codec
+from kraft.net.codecs import CODECS, RAFT_APIS
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.log import MemoryLog, ValidationKind
 from kraft.raft.messages import (
@@ -151,7 +151,7 @@ class FakeConnection:
         self.address = address
         self.node = address.port - 9000
         self.features = None
-        self.versions = {api.key: (0, api.versions.high) for api in raft_codec.RAFT_APIS.values()}
+        self.versions = {api.key: (0, api.versions.high) for api in RAFT_APIS.values()}
 
     def __enter__(self) -> FakeConnection:
         return self
@@ -167,7 +167,8 @@ class FakeConnection:
         return top if highest is None else min(highest, top)
 
     def send(self, api: Any, version: int, body: Any) -> Any:
-        request = raft_codec.decode_request(api.key, body)
+        codec = CODECS[api.key]
+        request = codec.decode_request(body, version, None)
         if isinstance(request, FetchRequest):
             response: Any = self.quorum.fetch(self.node, request)
         elif isinstance(request, FetchSnapshotRequest):
@@ -176,7 +177,7 @@ class FakeConnection:
             response = self.quorum.describe()
         else:
             raise AssertionError(f"unexpected {request}")
-        return raft_codec.encode_response(response, version, listener_name="CONTROLLER")
+        return codec.encode_response(response, version, "CONTROLLER")
 
 
 @pytest.fixture

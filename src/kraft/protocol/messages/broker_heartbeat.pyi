@@ -1,0 +1,48 @@
+"""Typed view of ``kraft.protocol.messages.broker_heartbeat`` for type checkers, written by
+``python -m kraft.protocol.stubs`` from the module's schema: do not edit, regenerate.
+
+The classes exist at run time as ``REQUEST.cls``, ``RESPONSE.cls`` and their nested attributes.
+"""
+
+import uuid
+
+from kraft.protocol.api import Api
+from kraft.protocol.schema import StructType, StructValue
+
+class BrokerHeartbeatRequest(StructValue):
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool
+    want_shut_down: bool
+    offline_log_dirs: list[uuid.UUID]
+    def __init__(
+        self,
+        *,
+        broker_id: int = ...,
+        broker_epoch: int = ...,
+        current_metadata_offset: int = ...,
+        want_fence: bool = ...,
+        want_shut_down: bool = ...,
+        offline_log_dirs: list[uuid.UUID] = ...,
+    ) -> None: ...
+
+class BrokerHeartbeatResponse(StructValue):
+    throttle_time_ms: int
+    error_code: int
+    is_caught_up: bool
+    is_fenced: bool
+    should_shut_down: bool
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = ...,
+        error_code: int = ...,
+        is_caught_up: bool = ...,
+        is_fenced: bool = ...,
+        should_shut_down: bool = ...,
+    ) -> None: ...
+
+REQUEST: StructType[BrokerHeartbeatRequest]
+RESPONSE: StructType[BrokerHeartbeatResponse]
+API: Api

@@ -1,0 +1,60 @@
+"""Typed view of ``kraft.protocol.messages.delete_topics`` for type checkers, written by
+``python -m kraft.protocol.stubs`` from the module's schema: do not edit, regenerate.
+
+The classes exist at run time as ``REQUEST.cls``, ``RESPONSE.cls`` and their nested attributes.
+"""
+
+import uuid
+
+from kraft.protocol.api import Api
+from kraft.protocol.schema import StructType, StructValue
+
+class DeleteTopicsRequest(StructValue):
+    class DeleteTopicState(StructValue):
+        name: str | None
+        topic_id: uuid.UUID
+        def __init__(
+            self,
+            *,
+            name: str | None = ...,
+            topic_id: uuid.UUID = ...,
+        ) -> None: ...
+
+    topics: list[DeleteTopicState]
+    topic_names: list[str]
+    timeout_ms: int
+    def __init__(
+        self,
+        *,
+        topics: list[DeleteTopicState] = ...,
+        topic_names: list[str] = ...,
+        timeout_ms: int = ...,
+    ) -> None: ...
+
+class DeleteTopicsResponse(StructValue):
+    class DeletableTopicResult(StructValue):
+        name: str | None
+        topic_id: uuid.UUID
+        error_code: int
+        error_message: str | None
+        def __init__(
+            self,
+            *,
+            name: str | None = ...,
+            topic_id: uuid.UUID = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+        ) -> None: ...
+
+    throttle_time_ms: int
+    responses: list[DeletableTopicResult]
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = ...,
+        responses: list[DeletableTopicResult] = ...,
+    ) -> None: ...
+
+REQUEST: StructType[DeleteTopicsRequest]
+RESPONSE: StructType[DeleteTopicsResponse]
+API: Api
