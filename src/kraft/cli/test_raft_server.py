@@ -32,6 +32,7 @@ from typing import Any, TextIO
 from kraft.cli.common import parse_args, streams
 from kraft.common import commit_trace
 from kraft.common.errors import ConfigError, KraftError
+from kraft.node.node import Node
 from kraft.tools.write_stats import Summary, Throttler, WriteStats
 
 # Upper bound on records handed to one schedule_append call (keeps a batch well under 8 MiB and a
@@ -152,7 +153,7 @@ class Workload:
         prefix = f"{self.node_id}:{epoch}:{self.sequence}:".encode()
         return prefix[: self.record_size].ljust(self.record_size, b".")
 
-    def tick(self, node: Any, _now_ms: int) -> float:
+    def tick(self, node: Node, _now_ms: int) -> float:
         """Appends what is due and reports if a window elapsed; returns seconds until next due."""
         now = time.perf_counter()
         if now >= self._next_report_s:
@@ -171,7 +172,7 @@ class Workload:
             due -= count
             records = [self.payload(epoch) for _ in range(count)]
             try:
-                last_offset = int(node.schedule_append(epoch, records))
+                last_offset = int(node.raft.schedule_append(epoch, records))
             except KraftError:
                 # Lost leadership between the notification and this tick; the leader-change
                 # callback will follow.
@@ -281,7 +282,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     started_s = time.perf_counter()
 
     async def drive(server: KraftServer) -> None:
-        await server.submit(lambda node, _now: node.register(workload))
+        await server.submit(lambda node, _now: node.raft.register(workload))
         while True:
             if ns.duration_s is not None and time.perf_counter() - started_s >= ns.duration_s:
                 await server.stop()
