@@ -25,10 +25,10 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+from kraft.cli import cluster_processes as processes
 from kraft.common.errors import ConfigError
 from kraft.spark.columns import RECORD_SCHEMA
 from kraft.spark.stream import KraftStreamReader, StreamOptions, plan_ranges
-from kraft.tools import processes
 from kraft.tools.quorum_reader import OffsetCompactedError, QuorumReader
 
 pytestmark = pytest.mark.spark

@@ -160,7 +160,8 @@ def quorum_high_watermark(bootstrap_controllers: str) -> int:
     Raises:
         AdminError: a bad address list, or no leader answered in time.
     """
-    from kraft.tools.admin import AdminClient, parse_bootstrap
+    from kraft.client.admin import AdminClient
+    from kraft.client.connection import parse_bootstrap
 
     return AdminClient(parse_bootstrap(bootstrap_controllers)).describe_quorum().high_watermark
 

@@ -131,7 +131,7 @@ class StreamOptions:
         Raises:
             ConfigError: a missing ``bootstrap.controllers``, an unknown option, a bad value.
         """
-        from kraft.tools.admin import AdminError, parse_bootstrap
+        from kraft.client.connection import AdminError, parse_bootstrap
 
         if any(str(k).lower() == "path" for k in options):
             raise ConfigError(

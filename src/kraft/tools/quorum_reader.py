@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from kraft.client.admin import AdminClient
+from kraft.client.connection import Address, AdminError, Connection, RetriableError, parse_bootstrap
 from kraft.common.errors import CorruptRecordError, KraftError, RemoteProtocolError
 from kraft.net import raft_codec
 from kraft.protocol.error_codes import ErrorCode
@@ -56,7 +58,6 @@ from kraft.raft.messages import (
 )
 from kraft.raft.types import ZERO_UUID, Endpoint, OffsetAndEpoch, ReplicaKey
 from kraft.records.batch import Record, batch_crc_valid, iter_batch_headers, iter_batches
-from kraft.tools.admin import Address, AdminClient, AdminError, Connection, RetriableError, parse_bootstrap
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_REQUEST_TIMEOUT_S = 5.0

@@ -9,10 +9,10 @@ import time
 import pytest
 
 from kraft.cli.test_raft_server import Workload
+from kraft.cli.write_stats import Throttler, WriteStats, percentile
 from kraft.common.errors import NotLeaderError
 from kraft.raft.listener import CommittedBatch
 from kraft.raft.types import LeaderAndEpoch
-from kraft.tools.write_stats import Throttler, WriteStats, percentile
 
 
 class FakeNode:

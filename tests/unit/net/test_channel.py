@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kraft.cli.cluster_processes import free_ports
 from kraft.net.channel import PeerAddress, PeerChannel
 from kraft.net.controller_apis import served_apis
 from kraft.net.server import InboundRequest, KafkaServer
@@ -23,7 +24,6 @@ from kraft.raft.messages import (
     VoteResponse,
 )
 from kraft.raft.types import ReplicaKey
-from kraft.tools.processes import free_ports
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from kraft.client import admin
+from kraft.client.connection import Address
 from kraft.net import raft_codec
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.log import MemoryLog, ValidationKind
@@ -26,8 +28,7 @@ from kraft.raft.messages import (
 )
 from kraft.raft.types import Endpoint, OffsetAndEpoch
 from kraft.records.batch import SimpleRecord, build_batch, iter_batches
-from kraft.tools import admin, quorum_reader
-from kraft.tools.admin import Address
+from kraft.tools import quorum_reader
 from kraft.tools.quorum_reader import (
     LogChunk,
     OffsetCompactedError,
@@ -165,6 +166,9 @@ class FakeConnection:
     def version_for(self, api: Any, highest: int | None = None) -> int | None:
         top: int = api.versions.high
         return top if highest is None else min(highest, top)
+
+    def version_or_raise(self, api: Any, highest: int | None = None) -> int:
+        return self.version_for(api, highest)
 
     def send(self, api: Any, version: int, body: Any) -> Any:
         request = raft_codec.decode_request(api.key, body)
