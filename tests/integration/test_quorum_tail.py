@@ -51,7 +51,12 @@ def test_tails_the_committed_log_through_a_leader_kill_9(local_cluster: Callable
         survivors = [i for i in cluster.ids if i != before.leader_id]
         after = cluster.wait_for_leader(among=survivors, min_epoch=before.leader_epoch + 1)
         # Then on, with the new leader, past records of its own epoch.
-        target = cluster.describe(survivors).high_watermark + 200
+        # (A new leader reports no high watermark, -1, until a majority has fetched from it.)
+        known = cluster.wait_for(
+            "the new leader's high watermark",
+            lambda: h if (h := cluster.describe(survivors).high_watermark) >= first else None,
+        )
+        target = known + 200
         tail.wait_for(target)
         assert tail.leader == type(tail.leader)(after.leader_id, after.leader_epoch)
         tail.release(first)

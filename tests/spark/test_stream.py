@@ -26,10 +26,12 @@ import pytest
 pytest.importorskip("pyspark")
 
 from kraft.cli import cluster_processes as processes
-from kraft.client.quorum_tail import OffsetCompactedError, QuorumTail
+from kraft.client.quorum_tail import LogChunk, OffsetCompactedError, QuorumTail, SnapshotChunk
 from kraft.common.errors import ConfigError
+from kraft.raft.types import OffsetAndEpoch
+from kraft.records.batch import SimpleRecord, build_batch
 from kraft.spark.columns import RECORD_SCHEMA
-from kraft.spark.stream import KraftStreamReader, StreamOptions, plan_ranges
+from kraft.spark.stream import KraftStreamReader, StreamOptions, decode_chunks, pack_chunks, plan_ranges
 
 pytestmark = pytest.mark.spark
 
@@ -469,6 +471,37 @@ def test_plan_ranges() -> None:
     # A snapshot served at offset 0 ends at 9: the first task must read past it.
     assert plan_ranges(0, 20, 4, whole_below=9) == [(0, 9), (9, 13), (13, 17), (17, 20)]
     assert plan_ranges(0, 6, 4, whole_below=9) == [(0, 6)]
+
+
+def test_pack_chunks_keeps_the_order_and_bounds_each_partition() -> None:
+    sid = OffsetAndEpoch(9, 1)
+    a, b, c, d = (
+        LogChunk(b"a" * 10, 0, 9),
+        SnapshotChunk(sid, b"b" * 30, 0, 60),
+        SnapshotChunk(sid, b"c" * 30, 30, 60),
+        LogChunk(b"d" * 5, 9, 20),
+    )
+    assert pack_chunks([a, b, c, d], 40) == [[a, b], [c, d]]
+    assert pack_chunks([a, b, c, d], 1) == [[a], [b], [c], [d]]  # a chunk over the bound goes alone
+    assert pack_chunks([], 40) == []
+
+
+def test_decode_chunks_keeps_a_log_chunks_range_and_puts_a_snapshots_rows_at_its_end() -> None:
+    log = build_batch([SimpleRecord(value=b"x")] * 3, base_offset=0) + build_batch(
+        [SimpleRecord(value=b"y")] * 3, base_offset=3
+    )
+    snapshot = build_batch([SimpleRecord(value=b"s")] * 2, base_offset=0)
+    chunks = [LogChunk(log, 1, 5), SnapshotChunk(OffsetAndEpoch(9, 1), snapshot, 0, len(snapshot))]
+    rows = [r for batch in decode_chunks(chunks, "quorum:q") for r in batch.to_pylist()]
+    assert [(r["offset"], r["from_snapshot"], r["value"]) for r in rows] == [
+        (1, False, b"x"),
+        (2, False, b"x"),
+        (3, False, b"y"),
+        (4, False, b"y"),
+        (8, True, b"s"),
+        (8, True, b"s"),
+    ]
+    assert {r["file"] for r in rows} == {"quorum:q"}
 
 
 def test_the_schema_is_fixed() -> None:

@@ -721,20 +721,7 @@ class BrokerAdminClient(BootstrapClient):
                 continue
             partitions = tuple(
                 sorted(
-                    (
-                        PartitionInfo(
-                            partition=p.partition_index,
-                            leader=p.leader_id,
-                            leader_epoch=p.leader_epoch,
-                            replicas=tuple(p.replica_nodes),
-                            isr=tuple(p.isr_nodes),
-                            elr=None,
-                            last_known_elr=None,
-                            offline_replicas=tuple(p.offline_replicas or ()),
-                            error_code=p.error_code,
-                        )
-                        for p in t.partitions
-                    ),
+                    (_partition_info(p, with_elr=False) for p in t.partitions),
                     key=lambda p: p.partition,
                 )
             )
@@ -799,18 +786,7 @@ class BrokerAdminClient(BootstrapClient):
                         t.name, t.topic_id or ZERO_UUID, bool(t.is_internal) or t.name in INTERNAL_TOPICS, ()
                     )
                 partitions.setdefault(t.name, []).extend(
-                    PartitionInfo(
-                        partition=p.partition_index,
-                        leader=p.leader_id,
-                        leader_epoch=p.leader_epoch,
-                        replicas=tuple(p.replica_nodes),
-                        isr=tuple(p.isr_nodes),
-                        elr=None if p.eligible_leader_replicas is None else tuple(p.eligible_leader_replicas),
-                        last_known_elr=None if p.last_known_elr is None else tuple(p.last_known_elr),
-                        offline_replicas=tuple(p.offline_replicas or ()),
-                        error_code=p.error_code,
-                    )
-                    for p in t.partitions
+                    _partition_info(p, with_elr=True) for p in t.partitions
                 )
             if errors and all(e.code == ErrorCode.UNSUPPORTED_VERSION for e in errors.values()) and not heads:
                 return None
@@ -1015,6 +991,25 @@ def _version_or_raise(conn: Connection, api: Api) -> int:
             f"{conn.address} cannot take {api.name} ({detail}; this client speaks {api.versions})"
         )
     return version
+
+
+def _partition_info(p: Any, *, with_elr: bool) -> PartitionInfo:
+    """A partition of a Metadata answer (no ELR: ``with_elr`` False) or of DescribeTopicPartitions."""
+    elr = last_known_elr = None
+    if with_elr:
+        elr = None if p.eligible_leader_replicas is None else tuple(p.eligible_leader_replicas)
+        last_known_elr = None if p.last_known_elr is None else tuple(p.last_known_elr)
+    return PartitionInfo(
+        partition=p.partition_index,
+        leader=p.leader_id,
+        leader_epoch=p.leader_epoch,
+        replicas=tuple(p.replica_nodes),
+        isr=tuple(p.isr_nodes),
+        elr=elr,
+        last_known_elr=last_known_elr,
+        offline_replicas=tuple(p.offline_replicas or ()),
+        error_code=p.error_code,
+    )
 
 
 def _error_or_none(code: int, message: str | None) -> ApiError | None:

@@ -567,7 +567,7 @@ class QuorumTail:
 
     @property
     def leader_high_watermark(self) -> int:
-        """The highest high watermark a leader reported (-1 before any answer)."""
+        """The highest high watermark a leader reported (-1 before any)."""
         return self._leader_hw
 
     @property
@@ -581,7 +581,8 @@ class QuorumTail:
         return self.buffer.snapshots_loaded
 
     def wait_for_leader(self) -> int:
-        """Waits for the first answer of a leader; returns the high watermark it reported.
+        """Waits for the first answer of a leader that knows its high watermark; returns the
+        highest high watermark a leader reported (>= 0).
 
         Raises:
             QuorumReadError: no leader answered within ``timeout_s``.
@@ -673,7 +674,8 @@ class QuorumTail:
             if body.high_watermark > self._leader_hw:
                 self._leader_hw = body.high_watermark
                 news = True
-            self._leader_answered.set()
+                # A new leader answers -1 until a majority has fetched from it: not an answer yet.
+                self._leader_answered.set()
             if not news and self._poll_interval_s > 0:
                 self._held_until = time.monotonic() + self._poll_interval_s
         assert self._driver is not None

@@ -71,7 +71,7 @@ from kraft.client.quorum_tail import (
 )
 from kraft.common.errors import ConfigError
 from kraft.spark.arrow_log import ALL_ROWS, decode_records
-from kraft.spark.columns import RECORD_DDL, RECORD_SCHEMA
+from kraft.spark.columns import check_schema
 from kraft.spark.options import bool_option, int_option, lowered_options
 
 try:  # PySpark 4.2+: admission control and Trigger.AvailableNow for Python sources
@@ -244,18 +244,6 @@ def _offset(value: Mapping[str, Any] | None) -> int | None:
         raise ConfigError(f"not a kraft stream offset: {value!r} (expected {{'offset': N}})") from None
 
 
-def _check_schema(schema: StructType | None) -> None:
-    if schema is None:
-        return
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    if not to_arrow_schema(schema, timezone="UTC").equals(RECORD_SCHEMA):
-        raise ConfigError(
-            f"the kraft source has a fixed schema ({RECORD_DDL}); got {schema.simpleString()}: "
-            "select the columns you need after load() instead of passing a schema"
-        )
-
-
 class KraftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The stream reader of the ``kraft`` format (see the module docstring).
 
@@ -265,7 +253,7 @@ class KraftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """
 
     def __init__(self, options: Mapping[str, str], schema: StructType | None = None) -> None:
-        _check_schema(schema)
+        check_schema(schema)
         self.options = StreamOptions.parse(options)
         self._tail: QuorumTail | None = None
         self._target: int | None = None  # Trigger.AvailableNow: the high watermark at its start
@@ -277,17 +265,20 @@ class KraftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- driver ----------------------------------------------------------------------------------
 
-    def _quorum(self, from_offset: int = 0) -> QuorumTail:
+    def _quorum(self, from_offset: int | None = None) -> QuorumTail:
         """The tail, started on first use keeping nothing below ``from_offset``; a new one when
-        the current one no longer holds ``from_offset`` (it was released: Spark went back)."""
+        the current one no longer holds ``from_offset`` (it was released: Spark went back) or
+        has stopped (a fatal error in its observer)."""
         tail = self._tail
-        if tail is not None and from_offset < tail.buffer.floor:
+        if tail is not None and (
+            (from_offset is not None and from_offset < tail.buffer.floor) or tail.buffer.failure is not None
+        ):
             tail.close()
             tail = self._tail = None
         if tail is None:
             tail = QuorumTail(
                 self.options.bootstrap_controllers,
-                from_offset=from_offset,
+                from_offset=from_offset or 0,
                 timeout_s=self.options.timeout_ms / 1000,
             )
             tail.start()
@@ -295,7 +286,7 @@ class KraftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return tail
 
     def _leader_high_watermark(self) -> int:
-        return max(0, self._quorum().wait_for_leader())
+        return self._quorum().wait_for_leader()
 
     def initialOffset(self) -> dict[str, int]:
         starting = self.options.starting_offset
@@ -319,7 +310,7 @@ class KraftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         caught up to it), bounded by ``limit``: Spark's ``ReadMaxRows``/``ReadMinRows``/
         ``ReadAllAvailable``, or with no limit passed (PySpark before 4.2) ``maxRecordsPerTrigger``."""
         begin = _offset(start)
-        tail = self._quorum(begin or 0)
+        tail = self._quorum(begin)
         if begin is None:
             return {"offset": tail.high_watermark}
         tail.release(begin)
