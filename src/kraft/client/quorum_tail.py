@@ -80,7 +80,9 @@ from kraft.server.driver import LoopDriver, NodeView, WallClock
 log = logging.getLogger("kraft.client.quorum_tail")
 
 DEFAULT_TIMEOUT_S = 30.0
-DEFAULT_MAX_FETCH_BYTES = 4 * 1024 * 1024
+# One Fetch's worth is appended and delivered in one poll of the core, on the tail's loop thread:
+# kept small, so that catching up on a long log holds the loop (and the GIL) in short steps.
+DEFAULT_MAX_FETCH_BYTES = 1024 * 1024
 DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024
 DEFAULT_POLL_INTERVAL_MS = 100
 # Chunks handed out hold whole batches of about this many bytes.
@@ -244,7 +246,7 @@ class TailBuffer:
     def paused(self) -> bool:
         """Over the memory bound with nobody waiting for more: fetch nothing for now."""
         with self._cond:
-            return self._bytes > self.max_buffered_bytes and self._wanted < self._next
+            return self._bytes > self.max_buffered_bytes and self._wanted <= self._next
 
     # -- the consumer (any thread) ---------------------------------------------------------------
 
@@ -649,7 +651,7 @@ class QuorumTail:
         buffer = self.buffer
         if buffer.delivered_since_trim >= TRIM_BYTES and not self._trimming and self._driver is not None:
             self._trimming = True
-            self._driver.submit(self._trim)
+            self._driver.submit(self._trim).add_done_callback(_log_trim_failure)
 
     def _trim(self, node: Any, now_ms: int) -> None:
         """A local snapshot at the end of the last delivered batch; the core then deletes the log
@@ -718,6 +720,13 @@ class QuorumTail:
     def _on_fatal(self, error: BaseException) -> None:
         log.error("the quorum tail's observer stopped: %s: %s", type(error).__name__, error)
         self.buffer.fail(error)
+
+
+def _log_trim_failure(future: Any) -> None:
+    error = None if future.cancelled() else future.exception()
+    if error is not None:
+        # The log keeps what it holds (memory grows by what is fetched until the next trim works).
+        log.warning("the quorum tail could not trim its log: %s: %s", type(error).__name__, error)
 
 
 __all__ = [

@@ -89,6 +89,9 @@ except ImportError:  # pragma: no cover - older PySpark: latestOffset() is calle
     ReadAllAvailable = ReadMaxRows = ReadMinRows = None  # type: ignore[assignment,misc]
 
 DEFAULT_MAX_OFFSETS_PER_PARTITION = 100_000
+# How far the driver's tail reads ahead of the batches Spark has committed (it waits for a batch
+# that needs more): the catching up shares the driver's Python process with Spark's calls.
+TAIL_BUFFER_BYTES = 16 * 1024 * 1024
 # The most raw bytes one partition carries to its task (Spark sends a task in one RPC message, at
 # most spark.rpc.message.maxSize, 128 MiB by default).
 MAX_PARTITION_BYTES = 32 * 1024 * 1024
@@ -280,6 +283,7 @@ class KraftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self.options.bootstrap_controllers,
                 from_offset=from_offset or 0,
                 timeout_s=self.options.timeout_ms / 1000,
+                max_buffered_bytes=TAIL_BUFFER_BYTES,
             )
             tail.start()
             self._tail = tail
