@@ -51,14 +51,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kraft.cli import cluster as cluster_cli
+from kraft.cli import cluster_processes as processes
+from kraft.cli.write_stats import percentile
+from kraft.client.admin import AdminClient
+from kraft.client.connection import Address, AdminError, Connection
+from kraft.client.controller import ControllerClient
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.framing import frame
 from kraft.protocol.messages import api_versions, create_topics, metadata
 from kraft.storage.snapshots import parse_snapshot_file_name
-from kraft.tools import processes
-from kraft.tools.admin import Address, AdminClient, AdminError, Connection
-from kraft.tools.controller_client import ControllerClient
-from kraft.tools.write_stats import percentile
 
 PARTITIONS_PER_TOPIC = 100
 THROUGHPUT_TOPICS = 100  # x 100 partitions = 10,000

@@ -37,6 +37,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kraft.cli import cluster as cluster_cli
+from kraft.cli import cluster_processes as processes
+from kraft.client.admin import AdminClient
+from kraft.client.connection import AdminError
+from kraft.client.controller import ControllerClient
 from kraft.common.uuids import random_uuid, uuid_to_base64
 from kraft.controller.replication_control import ReplicationControl
 from kraft.metadata.configs import ConfigResolver
@@ -45,9 +49,6 @@ from kraft.metadata.image_snapshot import snapshot_records_bytes
 from kraft.metadata.records import MetadataRecordType, decode_record, encode_record, make_record
 from kraft.protocol.messages import create_topics
 from kraft.records.batch import SimpleRecord, build_batch, decode_batch
-from kraft.tools import processes
-from kraft.tools.admin import AdminClient, AdminError
-from kraft.tools.controller_client import ControllerClient
 
 PARTITIONS_PER_TOPIC = 100
 
@@ -237,7 +238,7 @@ class Cluster:
         self, among: list[int] | None = None, min_epoch: int = 0, timeout_s: float = 60
     ) -> tuple[int, int]:
         addresses = [self.spec.node(i) for i in (among or [n.id for n in self.spec.nodes])]
-        from kraft.tools.admin import Address
+        from kraft.client.connection import Address
 
         boot = [Address("127.0.0.1", n.port) for n in addresses]
         deadline = time.monotonic() + timeout_s
@@ -274,7 +275,7 @@ def bench_processes(root: Path, partitions: int, per_request: int, clients: int)
     out: dict[str, Any] = {}
     try:
         leader, epoch = cluster.leader()
-        from kraft.tools.admin import Address
+        from kraft.client.connection import Address
 
         boot = [Address("127.0.0.1", n.port) for n in cluster.spec.nodes]
         client = ControllerClient(boot, timeout_s=60)

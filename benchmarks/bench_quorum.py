@@ -18,7 +18,7 @@ Prints, each next to baselines measured in the same run on the same machine and 
 * commit latency p50/p99 at ~100 appends/s (append call to commit notification on the leader),
   with ``controller.quorum.append.linger.ms`` 0 (``--linger-ms``), the median of
   ``--latency-runs`` runs (3) with their range, next to its floor (two
-  fdatasyncs and two round trips), and the commit path stage by stage (``kraft.tools.commit_path``,
+  fdatasyncs and two round trips), and the commit path stage by stage (``kraft.cli.commit_path``,
   from a second run whose voters run with ``--trace-commit-path``, which costs on the path);
 * failover: from ``kill -9`` of the leader to the next committed append (the new leader's first
   commit in its epoch, wall clock), median and spread of several trials, with default timeouts,
@@ -51,11 +51,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kraft.cli import cluster as cluster_cli
+from kraft.cli import cluster_processes as processes
+from kraft.cli.commit_path import commit_path_stages
+from kraft.cli.write_stats import percentile
+from kraft.client.admin import AdminClient
+from kraft.client.connection import AdminError
 from kraft.common.uuids import random_uuid, uuid_to_base64
-from kraft.tools import processes
-from kraft.tools.admin import AdminClient, AdminError
-from kraft.tools.commit_path import commit_path_stages
-from kraft.tools.write_stats import percentile
 
 RECORD_SIZE = 100
 

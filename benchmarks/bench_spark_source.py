@@ -86,6 +86,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from kraft.cli import cluster as cluster_cli
+from kraft.cli import cluster_processes as processes
+from kraft.cli.write_stats import percentile
+from kraft.client.admin import AdminClient
+from kraft.client.connection import AdminError
 from kraft.common.uuids import random_uuid, uuid_to_base64
 from kraft.metadata.records import MetadataRecordType, encode_record, make_record
 from kraft.records.batch import SimpleRecord, build_batch
@@ -95,9 +99,6 @@ from kraft.spark.arrow_log import RowFilter, plan_units, read_unit
 from kraft.storage.log_dir import metadata_partition_dir
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties
 from kraft.storage.metadata_log import MetadataLog
-from kraft.tools import processes
-from kraft.tools.admin import AdminClient, AdminError
-from kraft.tools.write_stats import percentile
 
 RECORD_SIZE = 100
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"

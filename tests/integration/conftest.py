@@ -22,11 +22,12 @@ from typing import TypeVar
 import pytest
 
 from kraft.cli import cluster as cluster_cli
+from kraft.cli import cluster_processes as processes
+from kraft.client.admin import AdminClient
+from kraft.client.connection import Address, AdminError
+from kraft.client.quorum_info import QuorumInfo
 from kraft.common.uuids import random_uuid, uuid_to_base64
 from kraft.records.batch import iter_batches
-from kraft.tools import processes
-from kraft.tools.admin import Address, AdminClient, AdminError
-from kraft.tools.quorum_info import QuorumInfo
 
 T = TypeVar("T")
 

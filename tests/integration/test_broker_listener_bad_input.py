@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 from conftest import LocalCluster
 
+from kraft.client.connection import Address
 from kraft.node.listeners import BROKER_LISTENER_APIS
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.messages import api_versions, create_topics, describe_configs, metadata, vote
-from kraft.tools.admin import Address
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from conftest import STEADY_LEADER, LocalCluster, hw_at_least, voters_reached
 
-from kraft.tools.quorum_info import QuorumInfo
+from kraft.client.quorum_info import QuorumInfo
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
 """``kraft test-raft-server --trace-commit-path``: three real voters trace their commit path, and
-``kraft.tools.commit_path`` joins the traces into stages that add up to the commit latency."""
+``kraft.cli.commit_path`` joins the traces into stages that add up to the commit latency."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import LocalCluster
 
-from kraft.tools.commit_path import STAGES, commit_path_stages
+from kraft.cli.commit_path import STAGES, commit_path_stages
 
 pytestmark = pytest.mark.slow
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import LocalCluster
 
+from kraft.client.controller import ControllerClient
 from kraft.metadata.image import MetadataImage, MetadataLoader, image_equal
 from kraft.records.batch import iter_batches
-from kraft.tools.controller_client import ControllerClient
 
 pytestmark = pytest.mark.slow
 

@@ -16,10 +16,10 @@ from typing import Any, TypeVar
 import pytest
 from conftest import FAST_OVERRIDE_ARGS, poll_until, run_kraft
 
+from kraft.cli import cluster_processes as processes
 from kraft.cli import metadata_quorum
 from kraft.common.uuids import uuid_to_base64
 from kraft.storage.meta_properties import read_meta_properties
-from kraft.tools import processes
 
 kafka_admin = pytest.importorskip("kafka.admin")
 kafka_protocol = pytest.importorskip("kafka.protocol.admin")

@@ -16,13 +16,14 @@ from typing import TypeVar
 import pytest
 from conftest import FAST_OVERRIDE_ARGS, FAST_TIMEOUTS, poll_until, run_kraft
 
+from kraft.cli import cluster_processes as processes
 from kraft.cli import metadata_quorum
 from kraft.cli import storage as storage_cli
+from kraft.client.admin import AdminClient
+from kraft.client.connection import Address
+from kraft.client.quorum_info import QuorumInfo
 from kraft.common.uuids import random_uuid, uuid_to_base64
 from kraft.storage.meta_properties import read_meta_properties
-from kraft.tools import processes
-from kraft.tools.admin import Address, AdminClient
-from kraft.tools.quorum_info import QuorumInfo
 
 T = TypeVar("T")
 

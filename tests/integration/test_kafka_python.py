@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from conftest import STEADY_LEADER, LocalCluster
 
-from kraft.tools import processes
-from kraft.tools.quorum_info import QuorumInfo
+from kraft.cli import cluster_processes as processes
+from kraft.client.quorum_info import QuorumInfo
 
 kafka_admin = pytest.importorskip("kafka.admin")
 kafka_errors = pytest.importorskip("kafka.errors")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from conftest import LocalCluster
 
-from kraft.tools.controller_client import ControllerClient
+from kraft.client.controller import ControllerClient
 
 kafka_admin = pytest.importorskip("kafka.admin")
 kafka_errors = pytest.importorskip("kafka.errors")

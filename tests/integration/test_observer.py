@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import FAST_TIMEOUTS, LocalCluster
 
+from kraft.cli import cluster_processes as processes
 from kraft.cli.main import main as kraft_main
-from kraft.tools import processes
-from kraft.tools.quorum_info import QuorumInfo
+from kraft.client.quorum_info import QuorumInfo
 
 kafka_admin = pytest.importorskip("kafka.admin")
 

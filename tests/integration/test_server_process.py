@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 import pytest
 from kafka.admin import KafkaAdminClient
 
+from kraft.cli import cluster_processes as processes
 from kraft.cli import storage as storage_cli
-from kraft.tools import processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from conftest import LocalCluster, voters_reached
 
+from kraft.client.connection import Connection
 from kraft.protocol.messages import describe_quorum
-from kraft.tools.admin import Connection
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import FAST_OVERRIDE_ARGS, poll_until, run_kraft
 
-from kraft.tools import processes
+from kraft.cli import cluster_processes as processes
 
 pytestmark = pytest.mark.slow
 

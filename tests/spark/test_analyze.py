@@ -416,8 +416,9 @@ def _wait_for(what: str, probe: Any, timeout_s: float = 30.0) -> Any:
 def history(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> History:
     from kraft.cli import analyze, topics
     from kraft.cli import cluster as cluster_cli
-    from kraft.tools.admin import AdminClient, AdminError
-    from kraft.tools.broker_admin import BrokerAdminClient, TopicDescription
+    from kraft.client.admin import AdminClient
+    from kraft.client.broker_admin import BrokerAdminClient, TopicDescription
+    from kraft.client.connection import AdminError
 
     root = tmp_path_factory.mktemp("history")
     log = io.StringIO()

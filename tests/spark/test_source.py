@@ -26,15 +26,15 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, In, IsNotNull
 
 from kraft.cli import cluster as cluster_cli
+from kraft.cli import cluster_processes as processes
 from kraft.cli import dump_log
+from kraft.client.admin import AdminClient
 from kraft.common.errors import ConfigError
 from kraft.common.uuids import random_uuid, uuid_to_base64
 from kraft.records.batch import iter_batch_headers
 from kraft.spark.arrow_log import plan_units
 from kraft.spark.columns import RECORD_SCHEMA
 from kraft.spark.source import KraftDataSource, KraftPartition, ReadOptions
-from kraft.tools import processes
-from kraft.tools.admin import AdminClient
 
 pytestmark = pytest.mark.spark
 

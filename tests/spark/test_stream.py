@@ -25,11 +25,13 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+from kraft.cli import cluster_processes as processes
+from kraft.client.quorum_tail import LogChunk, OffsetCompactedError, QuorumTail, SnapshotChunk
 from kraft.common.errors import ConfigError
+from kraft.raft.types import OffsetAndEpoch
+from kraft.records.batch import SimpleRecord, build_batch
 from kraft.spark.columns import RECORD_SCHEMA
-from kraft.spark.stream import KraftStreamReader, StreamOptions, plan_ranges
-from kraft.tools import processes
-from kraft.tools.quorum_reader import OffsetCompactedError, QuorumReader
+from kraft.spark.stream import KraftStreamReader, StreamOptions, decode_chunks, pack_chunks, plan_ranges
 
 pytestmark = pytest.mark.spark
 
@@ -38,8 +40,7 @@ APPEND = ["--throughput", "500", "--record-size", "64", "--report-interval-s", "
 # Every column but the two that name where a row was read (a file, or the quorum).
 CONTENT = [f.name for f in RECORD_SCHEMA if f.name not in ("node", "file")]
 # A controller writing a NoOpRecord every 20 ms and a snapshot every 6 s (its log is cleaned below
-# each snapshot at once). Far rarer than a micro-batch takes from its planning to its read: a
-# snapshot taken in between, past the batch's end, leaves the batch nothing to yield.
+# each snapshot at once): a stream stopped for a few seconds finds its position compacted away.
 SNAPSHOTTING = {
     "metadata.log.segment.bytes": "4096",
     "metadata.log.max.snapshot.interval.ms": "6000",
@@ -349,6 +350,11 @@ class SnapshotKeeper:
         self._stop.set()
         self._thread.join()
 
+    def latest(self) -> int:
+        """The end offset of the latest snapshot kept (0: none yet)."""
+        ends = [int(p.name.split("-")[0]) for p in self.keep.glob("[0-9]*-*.checkpoint")]
+        return max(ends, default=0)
+
     def path(self, end_offset: int) -> Path:
         (found,) = self.keep.glob(f"{end_offset:020d}-*.checkpoint")
         return found
@@ -379,18 +385,19 @@ def test_a_snapshot_taken_while_the_stream_was_behind_is_read_then_the_log(
         assert query.awaitTermination(90)
         first_end = end_offset(query)
         # The stream stops; the controller writes on, snapshots past it and cleans its log.
-        with QuorumReader(quorum.bootstrap, timeout_s=10) as reader:
-            cluster.wait_for(
-                "a snapshot past the stream's position",
-                lambda: reader.snapshot_at(first_end) or None,
-                20,
-            )
+        cluster.wait_for(
+            "a snapshot past the stream's position", lambda: keeper.latest() > first_end or None, 20
+        )
+        # A new tail begins with that snapshot (or a later one): the log no longer holds first_end.
+        with QuorumTail(quorum.bootstrap, timeout_s=10) as tail:
+            snapshot = tail.snapshot_at(first_end)
+            assert snapshot is not None and snapshot.offset > first_end
             with pytest.raises(OffsetCompactedError) as compacted:
-                list(reader.read(first_end, include_snapshots=False))
+                tail.read(first_end, tail.high_watermark, include_snapshots=False)
             assert compacted.value.log_start_offset > first_end
-        # Restarted on its checkpoint, the stream reads a snapshot, then the log after it. (A
-        # batch whose range the leader compacts between its planning and its read, into a newer
-        # snapshot ending past the batch, yields nothing: that snapshot comes with the next one.)
+            assert compacted.value.snapshot_id == snapshot
+        # Restarted on its checkpoint, the stream's new tail begins with the leader's latest
+        # snapshot: the stream reads it, then the log after it (the tail keeps up from there on).
         query = start(processingTime="200 milliseconds")
         try:
 
@@ -464,6 +471,37 @@ def test_plan_ranges() -> None:
     # A snapshot served at offset 0 ends at 9: the first task must read past it.
     assert plan_ranges(0, 20, 4, whole_below=9) == [(0, 9), (9, 13), (13, 17), (17, 20)]
     assert plan_ranges(0, 6, 4, whole_below=9) == [(0, 6)]
+
+
+def test_pack_chunks_keeps_the_order_and_bounds_each_partition() -> None:
+    sid = OffsetAndEpoch(9, 1)
+    a, b, c, d = (
+        LogChunk(b"a" * 10, 0, 9),
+        SnapshotChunk(sid, b"b" * 30, 0, 60),
+        SnapshotChunk(sid, b"c" * 30, 30, 60),
+        LogChunk(b"d" * 5, 9, 20),
+    )
+    assert pack_chunks([a, b, c, d], 40) == [[a, b], [c, d]]
+    assert pack_chunks([a, b, c, d], 1) == [[a], [b], [c], [d]]  # a chunk over the bound goes alone
+    assert pack_chunks([], 40) == []
+
+
+def test_decode_chunks_keeps_a_log_chunks_range_and_puts_a_snapshots_rows_at_its_end() -> None:
+    log = build_batch([SimpleRecord(value=b"x")] * 3, base_offset=0) + build_batch(
+        [SimpleRecord(value=b"y")] * 3, base_offset=3
+    )
+    snapshot = build_batch([SimpleRecord(value=b"s")] * 2, base_offset=0)
+    chunks = [LogChunk(log, 1, 5), SnapshotChunk(OffsetAndEpoch(9, 1), snapshot, 0, len(snapshot))]
+    rows = [r for batch in decode_chunks(chunks, "quorum:q") for r in batch.to_pylist()]
+    assert [(r["offset"], r["from_snapshot"], r["value"]) for r in rows] == [
+        (1, False, b"x"),
+        (2, False, b"x"),
+        (3, False, b"y"),
+        (4, False, b"y"),
+        (8, True, b"s"),
+        (8, True, b"s"),
+    ]
+    assert {r["file"] for r in rows} == {"quorum:q"}
 
 
 def test_the_schema_is_fixed() -> None:

@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             print(f"kraft analyze: {e}", file=err)
             return 2
     else:
-        from kraft.tools.admin import AdminError, parse_bootstrap
+        from kraft.client.connection import AdminError, parse_bootstrap
 
         try:
             parse_bootstrap(ns.bootstrap_controller)

@@ -31,15 +31,21 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
-from kraft.protocol.messages import REGISTRY
-from kraft.tools.admin import AdminError
-from kraft.tools.broker_admin import (
-    BrokerNode,
+from kraft.cli.common import (
     ClientFactory,
+    add_json_option,
+    add_timeout_options,
     client_from_args,
     one_line,
+    parse_args,
+    report_misuse,
+    streams,
 )
+from kraft.client.broker_admin import (
+    BrokerNode,
+)
+from kraft.client.connection import AdminError
+from kraft.protocol.messages import REGISTRY
 
 PROG = "kraft broker-api-versions"
 

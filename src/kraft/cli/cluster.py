@@ -30,7 +30,7 @@ exists) and prints it as ``kraft topics --describe`` does; ``make run`` uses it 
 view (and, with brokers, waits until every broker is registered and unfenced), then stays in the
 foreground until Ctrl-C or SIGTERM and stops every node (SIGTERM, then SIGKILL after
 ``--stop-timeout-s``). If ``up`` itself ends any other way (kill -9, a closed terminal), its nodes
-stop by themselves: they watch a lock it holds (``kraft.tools.supervisor_lock``). A node that dies
+stop by themselves: they watch a lock it holds (``kraft.cli.supervisor_lock``). A node that dies
 meanwhile is reported, not restarted: that is how one watches a failover (see
 docs/operations.md). ``--detach`` returns once the cluster is up (no lock: the nodes run until
 ``down``); ``down``
@@ -67,13 +67,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from kraft.cli import cluster_processes as processes
+from kraft.cli import supervisor_lock
 from kraft.cli.common import parse_args, streams
+from kraft.client.admin import AdminClient
+from kraft.client.connection import Address, AdminError, Connection
+from kraft.client.quorum_info import QuorumInfo, format_replication, format_status, to_json
 from kraft.common.uuids import uuid_to_base64
 from kraft.raft.types import Endpoint
 from kraft.storage.meta_properties import read_meta_properties
-from kraft.tools import processes, supervisor_lock
-from kraft.tools.admin import Address, AdminClient, AdminError, Connection
-from kraft.tools.quorum_info import QuorumInfo, format_replication, format_status, to_json
 
 CLUSTER_FILE = "cluster.json"
 DEFAULT_BASE_PORT = 9093

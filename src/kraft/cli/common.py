@@ -1,15 +1,18 @@
 """Pieces every command-line tool's ``main`` and ``build_parser`` would otherwise write again.
 
-Imports nothing beyond the standard library, so that quick tools (``dump-log``, ``analyze --help``)
-stay quick.
+Imports nothing beyond the standard library at import time, so that quick tools (``dump-log``,
+``analyze --help``) stay quick; ``client_from_args`` imports ``kraft.client`` when called.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from kraft.client.broker_admin import BrokerAdminClient
 
 DEFAULT_TIMEOUT_MS = 30_000
 
@@ -60,3 +63,24 @@ def add_timeout_options(
         default=request_timeout_ms_default,
         help=f"{request_timeout_help} (default: %(default)s)",
     )
+
+
+# How a broker tool's ``main`` builds its client (tests pass a fake).
+ClientFactory = Callable[[argparse.Namespace], "BrokerAdminClient"]
+
+
+def client_from_args(ns: argparse.Namespace) -> BrokerAdminClient:
+    """The client a tool's ``--bootstrap-server``, ``--timeout-ms`` and ``--request-timeout-ms`` ask for."""
+    from kraft.client.broker_admin import BrokerAdminClient
+    from kraft.client.connection import parse_bootstrap
+
+    return BrokerAdminClient(
+        parse_bootstrap(ns.bootstrap_server),
+        timeout_ms=ns.timeout_ms,
+        request_timeout_ms=ns.request_timeout_ms,
+    )
+
+
+def one_line(error: Exception) -> str:
+    """An error's message on one line (AdminError lists each address tried on its own line)."""
+    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())

@@ -33,20 +33,26 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
-from kraft.tools.admin import AdminError
-from kraft.tools.broker_admin import (
+from kraft.cli.common import (
+    ClientFactory,
+    add_json_option,
+    add_timeout_options,
+    client_from_args,
+    one_line,
+    parse_args,
+    report_misuse,
+    streams,
+)
+from kraft.client.broker_admin import (
     AlterConfigOp,
     ApiError,
     BrokerAdminClient,
-    ClientFactory,
     ConfigEntry,
     ConfigOperation,
     ConfigResource,
     ConfigSource,
-    client_from_args,
-    one_line,
 )
+from kraft.client.connection import AdminError
 
 PROG = "kraft configs"
 TOPICS, BROKERS = "topics", "brokers"

@@ -35,9 +35,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
+from kraft.client.admin import AdminClient
+from kraft.client.connection import AdminError, FeatureMetadata, parse_bootstrap
 from kraft.metadata.bootstrap import MINIMUM_BOOTSTRAP_METADATA_VERSION, default_features
 from kraft.metadata.records import LATEST_METADATA_VERSION, MetadataVersion, parse_release_version
-from kraft.tools.admin import AdminClient, AdminError, FeatureMetadata, parse_bootstrap
 
 PROG = "kraft features"
 METADATA_VERSION = "metadata.version"

@@ -25,17 +25,23 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
-from kraft.protocol.error_codes import ErrorCode
-from kraft.tools.admin import AdminError
-from kraft.tools.broker_admin import (
-    ApiError,
-    ApiFailure,
+from kraft.cli.common import (
     ClientFactory,
-    ElectionType,
+    add_json_option,
+    add_timeout_options,
     client_from_args,
     one_line,
+    parse_args,
+    report_misuse,
+    streams,
 )
+from kraft.client.broker_admin import (
+    ApiError,
+    ApiFailure,
+    ElectionType,
+)
+from kraft.client.connection import AdminError
+from kraft.protocol.error_codes import ErrorCode
 
 PROG = "kraft leader-election"
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1

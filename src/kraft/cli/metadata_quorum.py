@@ -9,7 +9,7 @@
 
 The text layouts are Kafka's (spec raft.md section 9); ``--json`` prints one object holding what
 both views show. With ``--bootstrap-controller`` DescribeQuorum goes to the leader, found from any
-bootstrap controller (see ``kraft.tools.admin``); with ``--bootstrap-server`` every request goes to
+bootstrap controller (see ``kraft.client.admin``); with ``--bootstrap-server`` every request goes to
 a broker, which forwards DescribeQuorum, AddRaftVoter and RemoveRaftVoter to the active controller,
 as Kafka 4.x brokers do. The cluster id comes from DescribeCluster (or Metadata).
 
@@ -39,19 +39,20 @@ from pathlib import Path
 from typing import TextIO
 
 from kraft.cli.common import add_json_option, add_timeout_options, parse_args, streams
+from kraft.client.admin import AdminClient
+from kraft.client.connection import AdminError, parse_bootstrap
+from kraft.client.quorum_info import (
+    ClockDriftError,
+    format_replication,
+    format_status,
+    to_json,
+)
 from kraft.common.config import get_list, get_str, load_properties
 from kraft.common.errors import ConfigError, StorageError
 from kraft.common.uuids import uuid_from_base64, uuid_to_base64
 from kraft.raft.types import Endpoint
 from kraft.server.config import parse_listeners
 from kraft.storage.meta_properties import read_meta_properties
-from kraft.tools.admin import AdminClient, AdminError, parse_bootstrap
-from kraft.tools.quorum_info import (
-    ClockDriftError,
-    format_replication,
-    format_status,
-    to_json,
-)
 
 ClientFactory = Callable[[argparse.Namespace], AdminClient]
 

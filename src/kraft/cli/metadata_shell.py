@@ -17,7 +17,7 @@ Loading (never writes anything):
   error.
 
 Commands (Kafka's shell; see ``help``): ``ls``, ``cat``, ``tree``, ``find``, ``pwd``, ``cd``,
-``help``, ``man``, ``history``, ``exit``. Paths and node texts are Kafka's (``kraft.tools.metadata_tree``
+``help``, ``man``, ``history``, ``exit``. Paths and node texts are Kafka's (``kraft.metadata.metadata_tree``
 describes the tree). With a COMMAND on the command line it runs once (one-shot); without one the
 shell reads commands from stdin: with a ``>>`` prompt on a terminal, or one command per line from
 a pipe.
@@ -49,6 +49,7 @@ from typing import Any, TextIO
 from kraft import __version__
 from kraft.cli.common import parse_args, streams
 from kraft.common.errors import CorruptRecordError, KraftError
+from kraft.metadata import metadata_tree as mt
 from kraft.metadata.image import MetadataImage, MetadataLoader, ReplayError
 from kraft.raft.listener import CommittedBatch
 from kraft.raft.types import OffsetAndEpoch
@@ -62,7 +63,6 @@ from kraft.storage.snapshots import (
     read_snapshot_contents,
     snapshot_path,
 )
-from kraft.tools import metadata_tree as mt
 
 PROG = "kraft metadata-shell"
 

@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None, *, stderr: TextIO | None = None) -> 
         if args.supervisor_lock:
             from pathlib import Path
 
-            from kraft.tools.supervisor_lock import stop_when_released
+            from kraft.cli.supervisor_lock import stop_when_released
 
             # Controllers last: the brokers' controlled shutdown needs them.
             stop_when_released(Path(args.supervisor_lock), delay_s=0.0 if config.is_broker else 3.0)

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kraft.cli.common import parse_args, streams
+from kraft.cli.write_stats import Summary, Throttler, WriteStats
 from kraft.common import commit_trace
 from kraft.common.errors import ConfigError, KraftError
 from kraft.node.node import Node
-from kraft.tools.write_stats import Summary, Throttler, WriteStats
 
 # Upper bound on records handed to one schedule_append call (keeps a batch well under 8 MiB and a
 # single raft-thread task short after a stall).

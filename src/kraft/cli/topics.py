@@ -36,24 +36,30 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
-from kraft.common.uuids import uuid_from_base64, uuid_to_base64
-from kraft.protocol.error_codes import ErrorCode
-from kraft.tools.admin import AdminError
-from kraft.tools.broker_admin import (
+from kraft.cli.common import (
+    ClientFactory,
+    add_json_option,
+    add_timeout_options,
+    client_from_args,
+    one_line,
+    parse_args,
+    report_misuse,
+    streams,
+)
+from kraft.client.broker_admin import (
     ApiError,
     BrokerAdminClient,
-    ClientFactory,
     ConfigEntry,
     ConfigResource,
     NewPartitions,
     NewTopic,
     PartitionInfo,
     TopicDescription,
-    client_from_args,
     is_internal_topic,
-    one_line,
 )
+from kraft.client.connection import AdminError
+from kraft.common.uuids import uuid_from_base64, uuid_to_base64
+from kraft.protocol.error_codes import ErrorCode
 
 PROG = "kraft topics"
 ACTIONS = ("list", "describe", "create", "alter", "delete")

@@ -23,6 +23,7 @@ from kraft.broker.isr import IsrManager
 from kraft.broker.lifecycle import BrokerLifecycle, LifecycleConfig
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.broker.metrics import BrokerMetrics
+from kraft.common.errors import KraftError
 from kraft.controller.quorum_controller import ControllerConfig, QuorumController
 from kraft.metadata.configs import ConfigResolver
 from kraft.metadata.image import MetadataImage
@@ -67,7 +68,7 @@ class NodeConfig:
         broker: the broker part's settings, or None.
     """
 
-    node_id: int
+    node_id: int | None  # None: a raft-only observer without an id (replica id -1)
     cluster_id: str
     directory_id: uuid.UUID
     quorum: QuorumConfig
@@ -105,6 +106,8 @@ def build_node(
             ``rng``. The simulator passes its own so that each stream depends on the seed alone.
         batch_cache: decoded committed batches shared by nodes in one process (the simulator).
     """
+    if config.node_id is None and (config.controller is not None or config.broker is not None):
+        raise KraftError("a controller or a broker needs a node.id")
     raft = RaftNode(
         node_id=config.node_id,
         directory_id=config.directory_id,
@@ -119,6 +122,7 @@ def build_node(
     )
     controller = None
     if config.controller is not None:
+        assert config.node_id is not None
         controller = QuorumController(
             node_id=config.node_id,
             cluster_id=config.cluster_id,
@@ -152,6 +156,7 @@ def _build_broker(
     snapshot_encoder: SnapshotEncoder | None,
 ) -> Broker:
     node_id = config.node_id
+    assert node_id is not None
     ids = itertools.count(1)
     next_id = ids.__next__
     lifecycle = BrokerLifecycle(settings.lifecycle, next_correlation_id=next_id)

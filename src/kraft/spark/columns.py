@@ -24,7 +24,14 @@ per record of a snapshot. Field by field it is what ``kraft dump-log --cluster-m
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
+
+from kraft.common.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
 RECORD_SCHEMA = pa.schema(
     [
@@ -52,3 +59,20 @@ RECORD_DDL = (
     "record_type STRING, record_version SMALLINT, key BINARY, value BINARY, payload STRING, "
     "from_snapshot BOOLEAN NOT NULL, node INT, file STRING NOT NULL"
 )
+
+
+def check_schema(schema: StructType | None) -> None:
+    """A schema given to a source (``spark.read.schema(...)``) must be ``RECORD_DDL``'s.
+
+    Raises:
+        ConfigError: another schema.
+    """
+    if schema is None:
+        return
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if not to_arrow_schema(schema, timezone="UTC").equals(RECORD_SCHEMA):
+        raise ConfigError(
+            f"the kraft source has a fixed schema ({RECORD_DDL}); got {schema.simpleString()}: "
+            "select the columns you need after load() instead of passing a schema"
+        )

@@ -71,7 +71,7 @@ from kraft.spark.arrow_log import (
     plan_units,
     read_unit,
 )
-from kraft.spark.columns import RECORD_DDL, RECORD_SCHEMA
+from kraft.spark.columns import RECORD_DDL, check_schema
 from kraft.spark.options import bool_option, int_option, lowered_options
 
 SOURCE_NAME = "kraft"
@@ -160,7 +160,8 @@ def quorum_high_watermark(bootstrap_controllers: str) -> int:
     Raises:
         AdminError: a bad address list, or no leader answered in time.
     """
-    from kraft.tools.admin import AdminClient, parse_bootstrap
+    from kraft.client.admin import AdminClient
+    from kraft.client.connection import parse_bootstrap
 
     return AdminClient(parse_bootstrap(bootstrap_controllers)).describe_quorum().high_watermark
 
@@ -264,18 +265,6 @@ class KraftPushdownReader(KraftReader):
         return list(self.rejected)
 
 
-def _check_schema(schema: StructType | None) -> None:
-    if schema is None:
-        return
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    if not to_arrow_schema(schema, timezone="UTC").equals(RECORD_SCHEMA):
-        raise ConfigError(
-            f"the kraft source has a fixed schema ({RECORD_DDL}); got {schema.simpleString()}: "
-            "select the columns you need after load() instead of passing a schema"
-        )
-
-
 class KraftDataSource(DataSource):
     """The ``kraft`` format: ``spark.read.format("kraft").load(path)`` (see the module docstring)."""
 
@@ -287,7 +276,7 @@ class KraftDataSource(DataSource):
         return RECORD_DDL
 
     def reader(self, schema: StructType) -> KraftReader:
-        _check_schema(schema)
+        check_schema(schema)
         options = ReadOptions.parse(self.options)
         return KraftPushdownReader(options) if options.push_filters else KraftReader(options)
 

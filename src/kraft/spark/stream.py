@@ -1,54 +1,53 @@
 """``spark.readStream.format("kraft").option("bootstrap.controllers", "h:p,...").load()``: the
 committed log of a live quorum as a stream of ``kraft.spark.columns.RECORD_DDL`` rows.
 
-The driver asks the quorum's leader for its high watermark (``latestOffset``); each micro-batch is
-a range of log offsets ``[start, end)`` below it, split into partitions of at most
-``maxOffsetsPerPartition`` offsets; each task reads its range from the leader with its own
-``kraft.tools.quorum_reader.QuorumReader`` (Fetch as an observer with replica id -1, FetchSnapshot
-when the range was compacted into a snapshot) and yields Arrow batches of ``RECORD_SCHEMA``.
+The driver tails the quorum with one ``kraft.client.quorum_tail.QuorumTail``, a raft observer
+(``kraft.raft.node.RaftNode``, no node id) of ``__cluster_metadata`` that finds the leader through
+the bootstrap controllers and follows it through leader changes, as a broker does; its listener
+keeps the committed batches (and the snapshots the leader serves it) the stream has not consumed.
+``latestOffset`` is the tail's high watermark: everything below it is committed and already on the
+driver. Each micro-batch is a range of log offsets ``[start, end)``, split into partitions of at
+most ``maxOffsetsPerPartition`` offsets; planning puts each partition's raw batches into the
+partition itself, and the tasks decode them into Arrow batches of ``RECORD_SCHEMA`` (the tasks
+talk to no node). ``commit(end)`` lets the tail drop what lies below ``end``.
 
 Offsets are ``{"offset": N}``: the next log offset to read. Everything below the high watermark is
 committed and identical on every replica, so a range read again (a batch replayed after a driver
-restart, a task retried, a read that moved to a new leader mid-way) yields the same rows, as long
-as the leader still holds the range in its log; with Spark's checkpoint this gives exactly-once
-output into an idempotent or transactional sink (the file sink). ``commit()`` keeps nothing: the
-quorum holds no per-reader state and the checkpoint is the truth.
+restart, by a new tail that starts over from the leader) yields the same rows, as long as the
+leader still holds the range in its log; with Spark's checkpoint this gives exactly-once output
+into an idempotent or transactional sink (the file sink). No row is read twice (the tail delivers
+each committed batch once, in offset order, whichever leader served it) and no row at or above the
+high watermark is ever emitted. The quorum holds no per-reader state: the checkpoint is the truth.
 
 Options (names case-insensitive; unknown ones are refused):
 
 * ``bootstrap.controllers`` (required): ``host:port,...`` of any controllers;
-* ``startingOffset``: ``earliest`` (= 0, the default), ``latest`` (the high watermark when the
-  query first starts) or an offset; a restarted query goes on from its checkpoint instead;
+* ``startingOffset``: ``earliest`` (= 0, the default), ``latest`` (the leader's high watermark when
+  the query first starts) or an offset; a restarted query goes on from its checkpoint instead;
 * ``maxRecordsPerTrigger``: at most this many offsets per micro-batch (Spark's ``ReadMaxRows``;
   ``Trigger.AvailableNow`` respects it and catches up in several batches, ``Trigger.Once`` passes
   ``ReadAllAvailable`` and reads everything in one); a batch that begins with a snapshot (see
   ``includeSnapshots``) reaches at least the snapshot's end offset;
 * ``includeSnapshots`` (``true``): when the stream is behind the leader's log start (the leader
-  took a snapshot and cleaned its log meanwhile), emit the snapshot's rows (``from_snapshot`` =
-  true, ``offset`` = the snapshot's end offset - 1, as a loader replays it) and carry on after it,
-  as an observer would; with ``false`` such a stream fails (``OffsetCompactedError``) rather than
-  skip records;
-* ``maxOffsetsPerPartition`` (100000): the most offsets one task reads;
-* ``timeoutMs`` (60000): how long a read (or a high-watermark query) keeps retrying through leader
-  changes and lost connections without progress before the batch fails.
+  took a snapshot and cleaned its log meanwhile, e.g. while the query was stopped), emit the
+  snapshot's rows (``from_snapshot`` = true, ``offset`` = the snapshot's end offset - 1, as a loader
+  replays it) and carry on after it, as an observer would; with ``false`` such a stream fails
+  (``OffsetCompactedError``) rather than skip records;
+* ``maxOffsetsPerPartition`` (100000): the most offsets one task decodes;
+* ``timeoutMs`` (60000): how long the driver waits for the tail to make progress (find a leader,
+  catch up to a replayed batch's end) before the batch fails.
 
 Columns: ``file`` is ``quorum:<bootstrap.controllers>``; ``node`` is null (the rows are the
 quorum's committed log, the same whichever replica served them, and a replayed batch must not
 depend on which leader it met).
 
-Limits, all about a leader that snapshots and cleans its log while a batch is in flight:
-
-* a replayed batch yields the same rows only while the leader's log still holds its range; ours
-  cleans its log below each snapshot at once, so a batch replayed after that yields the snapshot
-  (its rows belong to the batch holding the snapshot's end offset - 1) instead of the records;
-* a batch whose range the leader compacts, between the batch's planning and its read, into a
-  snapshot ending past the batch's end yields nothing (the snapshot comes with a later batch):
-  the stream keeps up only while snapshots are rarer than that interval (Kafka's defaults: every
-  20 MiB of records or every hour);
-* a batch split into several partitions can lose the records of one partition if the leader
-  publishes a snapshot ending inside the batch after another partition read its range from the
-  log and before this one starts; a batch that begins with a snapshot keeps it whole in its first
-  partition, and the default ``maxOffsetsPerPartition`` leaves live batches unsplit.
+Limits: a replayed batch (after a driver restart) yields the same rows only while the leader's log
+still holds its range. A new tail begins with the leader's latest snapshot when it has one (a Fetch
+at offset 0 gets it, Kafka's rule), and ours cleans its log below each snapshot at once, so a batch
+replayed after that yields the snapshot (its rows belong to the batch holding the snapshot's end
+offset - 1) instead of the records, or nothing when the snapshot ends past the batch. The data
+travels to the tasks inside the partitions, at most ``MAX_PARTITION_BYTES`` each (a large snapshot
+is spread over several), below Spark's ``spark.rpc.message.maxSize``.
 """
 
 from __future__ import annotations
@@ -61,18 +60,19 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
-from kraft.common.errors import ConfigError
-from kraft.spark.arrow_log import ALL_ROWS, decode_records
-from kraft.spark.columns import RECORD_DDL, RECORD_SCHEMA
-from kraft.spark.options import bool_option, int_option, lowered_options
-from kraft.tools.quorum_reader import (
-    LeaderHint,
+from kraft.client.quorum_tail import (
+    Chunk,
     LogChunk,
     OffsetCompactedError,
-    QuorumReader,
+    OffsetReleasedError,
     QuorumReadError,
+    QuorumTail,
     SnapshotChunk,
 )
+from kraft.common.errors import ConfigError
+from kraft.spark.arrow_log import ALL_ROWS, decode_records
+from kraft.spark.columns import check_schema
+from kraft.spark.options import bool_option, int_option, lowered_options
 
 try:  # PySpark 4.2+: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
@@ -89,6 +89,12 @@ except ImportError:  # pragma: no cover - older PySpark: latestOffset() is calle
     ReadAllAvailable = ReadMaxRows = ReadMinRows = None  # type: ignore[assignment,misc]
 
 DEFAULT_MAX_OFFSETS_PER_PARTITION = 100_000
+# How far the driver's tail reads ahead of the batches Spark has committed (it waits for a batch
+# that needs more): the catching up shares the driver's Python process with Spark's calls.
+TAIL_BUFFER_BYTES = 16 * 1024 * 1024
+# The most raw bytes one partition carries to its task (Spark sends a task in one RPC message, at
+# most spark.rpc.message.maxSize, 128 MiB by default).
+MAX_PARTITION_BYTES = 32 * 1024 * 1024
 DEFAULT_TIMEOUT_MS = 60_000
 EARLIEST = "earliest"
 LATEST = "latest"
@@ -131,7 +137,7 @@ class StreamOptions:
         Raises:
             ConfigError: a missing ``bootstrap.controllers``, an unknown option, a bad value.
         """
-        from kraft.tools.admin import AdminError, parse_bootstrap
+        from kraft.client.connection import AdminError, parse_bootstrap
 
         if any(str(k).lower() == "path" for k in options):
             raise ConfigError(
@@ -179,14 +185,15 @@ class StreamOptions:
 
 
 class KraftStreamPartition(InputPartition):
-    """Offsets ``[start, end)`` to read, with what the driver knew of the leader (picklable)."""
+    """Offsets ``[start, end)`` of a micro-batch and the raw batches that hold them (picklable):
+    planning fetched them, the task only decodes."""
 
-    def __init__(self, start: int, end: int, options: StreamOptions, hint: LeaderHint | None) -> None:
+    def __init__(self, start: int, end: int, chunks: list[Chunk], source: str) -> None:
         super().__init__(f"{start}-{end}")
         self.start = start
         self.end = end
-        self.options = options
-        self.hint = hint
+        self.chunks = chunks
+        self.source = source
 
 
 def plan_ranges(
@@ -204,21 +211,31 @@ def plan_ranges(
     return ranges
 
 
-def read_range(
-    start: int, end: int, options: StreamOptions, hint: LeaderHint | None = None
-) -> Iterator[pa.RecordBatch]:
-    """The rows of offsets ``[start, end)`` of the quorum's committed log (what a task yields)."""
-    source = options.source
-    with QuorumReader(
-        options.bootstrap_controllers, timeout_s=options.timeout_ms / 1000, leader_hint=hint
-    ) as reader:
-        rows = ALL_ROWS.offset_at_least(start).offset_below(end)
-        for chunk in reader.read(start, end, include_snapshots=options.include_snapshots):
-            if isinstance(chunk, LogChunk):
-                yield from decode_records(chunk.records, source=source, row_filter=rows)
-            else:
-                assert isinstance(chunk, SnapshotChunk)
-                yield from decode_records(chunk.records, source=source, snapshot_offset=chunk.offset)
+def pack_chunks(chunks: list[Chunk], max_bytes: int) -> list[list[Chunk]]:
+    """The chunks of one range in order, in groups of at most ``max_bytes`` (a chunk larger than
+    that alone): one partition per group, so that no task carries more (a large snapshot is
+    spread over several tasks; its rows all stand at one offset, in any of them)."""
+    groups: list[list[Chunk]] = []
+    size = 0
+    for chunk in chunks:
+        if not groups or (size + len(chunk.records) > max_bytes and groups[-1]):
+            groups.append([])
+            size = 0
+        groups[-1].append(chunk)
+        size += len(chunk.records)
+    return groups
+
+
+def decode_chunks(chunks: list[Chunk], source: str) -> Iterator[pa.RecordBatch]:
+    """The rows of a partition's chunks: a log chunk's records with ``start <= offset < end``, a
+    snapshot chunk's all at the snapshot's end offset - 1."""
+    for chunk in chunks:
+        if isinstance(chunk, LogChunk):
+            rows = ALL_ROWS.offset_at_least(chunk.start).offset_below(chunk.end)
+            yield from decode_records(chunk.records, source=source, row_filter=rows)
+        else:
+            assert isinstance(chunk, SnapshotChunk)
+            yield from decode_records(chunk.records, source=source, snapshot_offset=chunk.offset)
 
 
 def _offset(value: Mapping[str, Any] | None) -> int | None:
@@ -230,55 +247,57 @@ def _offset(value: Mapping[str, Any] | None) -> int | None:
         raise ConfigError(f"not a kraft stream offset: {value!r} (expected {{'offset': N}})") from None
 
 
-def _check_schema(schema: StructType | None) -> None:
-    if schema is None:
-        return
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    if not to_arrow_schema(schema, timezone="UTC").equals(RECORD_SCHEMA):
-        raise ConfigError(
-            f"the kraft source has a fixed schema ({RECORD_DDL}); got {schema.simpleString()}: "
-            "select the columns you need after load() instead of passing a schema"
-        )
-
-
 class KraftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The stream reader of the ``kraft`` format (see the module docstring).
 
-    One instance lives on the driver for the whole query and keeps a ``QuorumReader`` (one
-    connection to the leader) for its high-watermark queries; Spark pickles a fresh instance into
-    the tasks, where ``read`` opens its own.
+    One instance lives on the driver for the whole query and keeps one ``QuorumTail``; Spark
+    pickles a fresh instance into the tasks (without the tail), where ``read`` decodes what the
+    partition carries.
     """
 
     def __init__(self, options: Mapping[str, str], schema: StructType | None = None) -> None:
-        _check_schema(schema)
+        check_schema(schema)
         self.options = StreamOptions.parse(options)
-        self._reader: QuorumReader | None = None
+        self._tail: QuorumTail | None = None
         self._target: int | None = None  # Trigger.AvailableNow: the high watermark at its start
-        # (offset, end of the snapshot a read from it begins with, or None): the last probe
-        self._snapshot_probe: tuple[int, int | None] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_reader"] = None  # a connection does not travel
+        state["_tail"] = None  # a tail (a thread and its connections) does not travel
         return state
 
     # -- driver ----------------------------------------------------------------------------------
 
-    def _quorum(self) -> QuorumReader:
-        if self._reader is None:
-            self._reader = QuorumReader(
-                self.options.bootstrap_controllers, timeout_s=self.options.timeout_ms / 1000
+    def _quorum(self, from_offset: int | None = None) -> QuorumTail:
+        """The tail, started on first use keeping nothing below ``from_offset``; a new one when
+        the current one no longer holds ``from_offset`` (it was released: Spark went back) or
+        has stopped (a fatal error in its observer)."""
+        tail = self._tail
+        if tail is not None and (
+            (from_offset is not None and from_offset < tail.buffer.floor) or tail.buffer.failure is not None
+        ):
+            tail.close()
+            tail = self._tail = None
+        if tail is None:
+            tail = QuorumTail(
+                self.options.bootstrap_controllers,
+                from_offset=from_offset or 0,
+                timeout_s=self.options.timeout_ms / 1000,
+                max_buffered_bytes=TAIL_BUFFER_BYTES,
             )
-        return self._reader
+            tail.start()
+            self._tail = tail
+        return tail
 
-    def _high_watermark(self) -> int:
-        return self._quorum().high_watermark().high_watermark
+    def _leader_high_watermark(self) -> int:
+        return self._quorum().wait_for_leader()
 
     def initialOffset(self) -> dict[str, int]:
         starting = self.options.starting_offset
         if starting == LATEST:
-            return {"offset": self._high_watermark()}
+            latest = self._leader_high_watermark()
+            self._quorum().release(latest)  # nothing below it will be read
+            return {"offset": latest}
         assert isinstance(starting, int)
         return {"offset": starting}
 
@@ -288,34 +307,36 @@ class KraftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadAllAvailable() if ReadAllAvailable is not None else None
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self._target = self._high_watermark()
+        self._target = self._leader_high_watermark()
 
     def latestOffset(self, start: dict[str, Any] | None = None, limit: Any = None) -> dict[str, int]:
-        """The high watermark (at most the AvailableNow target), bounded by ``limit``: Spark's
-        ``ReadMaxRows``/``ReadMinRows``/``ReadAllAvailable``, or with no limit passed (PySpark
-        before 4.2) ``maxRecordsPerTrigger``."""
-        available = self._high_watermark()
-        if self._target is not None:
-            available = min(available, self._target)
+        """The tail's high watermark (with ``Trigger.AvailableNow``: its target, once the tail has
+        caught up to it), bounded by ``limit``: Spark's ``ReadMaxRows``/``ReadMinRows``/
+        ``ReadAllAvailable``, or with no limit passed (PySpark before 4.2) ``maxRecordsPerTrigger``."""
         begin = _offset(start)
+        tail = self._quorum(begin)
         if begin is None:
-            return {"offset": available}
+            return {"offset": tail.high_watermark}
+        tail.release(begin)
+        if self._target is not None:
+            # Wait for the offsets this batch may take: up to the target, bounded by the limit
+            # (an AvailableNow query ends at the first batch that finds nothing new).
+            goal = self._bounded(begin, max(begin, self._target), limit)
+            if tail.high_watermark < goal:
+                tail.wait_for(goal)
+            available = min(tail.high_watermark, self._target)
+        else:
+            available = tail.high_watermark
         end = max(begin, available)
         bounded = self._bounded(begin, end, limit)
         if bounded > begin:
-            # Behind the leader's log start (or at 0 while the leader has a snapshot), a read
+            # Behind the leader's log start (or at 0 while the leader has a snapshot), the tail
             # begins with a snapshot whose rows carry its end offset - 1: reach past it, so that
             # the snapshot comes with this batch rather than after batches that yield nothing.
-            snapshot_end = self._snapshot_end(begin)
-            if snapshot_end is not None and snapshot_end <= end:
-                return {"offset": max(snapshot_end, bounded)}
+            sid = tail.snapshot_at(begin)
+            if sid is not None and sid.offset <= end:
+                return {"offset": max(sid.offset, bounded)}
         return {"offset": bounded}
-
-    def _snapshot_end(self, offset: int) -> int | None:
-        """The end offset of the snapshot a read from ``offset`` begins with (one Fetch)."""
-        sid = self._quorum().snapshot_at(offset)
-        self._snapshot_probe = (offset, None if sid is None else sid.offset)
-        return self._snapshot_probe[1]
 
     def _bounded(self, begin: int, end: int, limit: Any) -> int:
         if limit is None:
@@ -328,39 +349,50 @@ class KraftStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return end
 
     def reportLatestOffset(self) -> dict[str, int] | None:
-        reader = self._reader
-        return None if reader is None else {"offset": reader.committed}
+        tail = self._tail
+        return None if tail is None else {"offset": max(tail.high_watermark, tail.leader_high_watermark)}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
+        """The batch's ranges with their data, read from the tail (a replayed batch after a restart:
+        once the new tail has caught up to its end)."""
         lo, hi = _offset(start), _offset(end)
         assert lo is not None and hi is not None
         if hi <= lo:
             return []
-        reader = self._quorum()
-        if reader.committed < hi:
-            reader.high_watermark()  # a replayed batch after a restart: learn the leader first
-        probe = self._snapshot_probe
-        whole_below = probe[1] if probe is not None and probe[0] == lo else self._snapshot_end(lo)
-        hint = reader.leader_hint()
-        return [
-            KraftStreamPartition(a, b, self.options, hint)
-            for a, b in plan_ranges(lo, hi, self.options.max_offsets_per_partition, whole_below)
-        ]
+        tail = self._quorum(lo)
+        tail.release(lo)
+        tail.wait_for(hi)
+        sid = tail.snapshot_at(lo)
+        whole_below = None if sid is None else sid.offset
+        partitions: list[InputPartition] = []
+        for a, b in plan_ranges(lo, hi, self.options.max_offsets_per_partition, whole_below):
+            try:
+                chunks = tail.read(a, b, include_snapshots=self.options.include_snapshots)
+            except OffsetReleasedError as e:  # not expected: _quorum(lo) keeps lo
+                raise QuorumReadError(f"offsets {a}-{b}: {e}") from None
+            partitions += [
+                KraftStreamPartition(a, b, group, self.options.source)
+                for group in pack_chunks(chunks, MAX_PARTITION_BYTES)
+            ]
+        return partitions
 
     def commit(self, end: dict[str, Any]) -> None:
-        """Nothing to release: the quorum keeps no state for this reader."""
+        """The batch below ``end`` is done: the tail may drop it."""
+        offset = _offset(end)
+        if self._tail is not None and offset is not None:
+            self._tail.release(offset)
 
     def stop(self) -> None:
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        if self._tail is not None:
+            self._tail.close()
+            self._tail = None
 
     # -- tasks -----------------------------------------------------------------------------------
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, KraftStreamPartition):
             return iter(())
-        return read_range(partition.start, partition.end, partition.options, partition.hint)
+        return decode_chunks(partition.chunks, partition.source)
 
 
 __all__ = [
@@ -369,6 +401,7 @@ __all__ = [
     "OffsetCompactedError",
     "QuorumReadError",
     "StreamOptions",
+    "decode_chunks",
+    "pack_chunks",
     "plan_ranges",
-    "read_range",
 ]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kraft.cli import cluster
-from kraft.tools import processes
+from kraft.cli import cluster_processes as processes
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:

@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
+from kraft.cli import cluster_processes as processes
 from kraft.cli import features
+from kraft.client.admin import AdminClient
+from kraft.client.connection import Address, AdminError, FeatureMetadata
 from kraft.net.server import FeatureInfo, api_versions_body
 from kraft.protocol.api import decode_request, encode_response
 from kraft.protocol.framing import FrameDecoder, frame
@@ -22,8 +25,6 @@ from kraft.protocol.messages import api_versions as api_versions_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import describe_quorum as describe_quorum_msg
 from kraft.protocol.messages import update_features as update_features_msg
-from kraft.tools import processes
-from kraft.tools.admin import Address, AdminClient, AdminError, FeatureMetadata
 
 ELR = "eligible.leader.replicas.version"
 MV = "metadata.version"

@@ -13,17 +13,11 @@ from typing import Any
 
 import pytest
 
+from kraft.cli import cluster_processes as processes
 from kraft.cli import metadata_quorum
-from kraft.protocol.api import decode_request, encode_response
-from kraft.protocol.framing import FrameDecoder, frame
-from kraft.protocol.messages import REGISTRY
-from kraft.protocol.messages import api_versions as api_versions_msg
-from kraft.protocol.messages import describe_cluster as describe_cluster_msg
-from kraft.protocol.messages import describe_quorum as describe_quorum_msg
-from kraft.raft.types import Endpoint
-from kraft.tools import processes
-from kraft.tools.admin import Address, AdminClient, AdminError, parse_bootstrap
-from kraft.tools.quorum_info import (
+from kraft.client.admin import AdminClient
+from kraft.client.connection import Address, AdminError, parse_bootstrap
+from kraft.client.quorum_info import (
     ClockDriftError,
     QuorumInfo,
     ReplicaInfo,
@@ -32,6 +26,13 @@ from kraft.tools.quorum_info import (
     to_json,
     uuid_to_kafka_string,
 )
+from kraft.protocol.api import decode_request, encode_response
+from kraft.protocol.framing import FrameDecoder, frame
+from kraft.protocol.messages import REGISTRY
+from kraft.protocol.messages import api_versions as api_versions_msg
+from kraft.protocol.messages import describe_cluster as describe_cluster_msg
+from kraft.protocol.messages import describe_quorum as describe_quorum_msg
+from kraft.raft.types import Endpoint
 
 ZERO = uuid.UUID(int=0)
 NOW_MS = 10_000

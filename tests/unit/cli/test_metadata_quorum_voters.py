@@ -13,6 +13,8 @@ import pytest
 from test_metadata_quorum import ScriptedNode, cluster_response
 
 from kraft.cli import metadata_quorum
+from kraft.client.admin import AdminClient, ApiError
+from kraft.client.connection import AdminError
 from kraft.common.uuids import uuid_to_base64
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import add_raft_voter as add_raft_voter_msg
@@ -21,7 +23,6 @@ from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import remove_raft_voter as remove_raft_voter_msg
 from kraft.raft.types import Endpoint
 from kraft.storage.meta_properties import MetaProperties, write_meta_properties
-from kraft.tools.admin import AdminClient, AdminError, ApiError
 
 DIR = uuid.UUID(int=0xABCDEF)
 DIR_TEXT = uuid_to_base64(DIR)

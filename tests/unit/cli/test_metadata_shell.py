@@ -13,6 +13,7 @@ import pytest
 
 from kraft.cli import main as kraft_main
 from kraft.cli import metadata_shell
+from kraft.metadata import metadata_tree as mt
 from kraft.metadata.bootstrap import bootstrap_metadata
 from kraft.metadata.image import MetadataLoader
 from kraft.metadata.image_snapshot import snapshot_records_bytes
@@ -31,7 +32,6 @@ from kraft.records.control import ControlType, build_control_batch, leader_chang
 from kraft.storage.bootstrap_file import write_bootstrap_checkpoint
 from kraft.storage.metadata_log import MetadataLog
 from kraft.storage.snapshots import FileRawSnapshotWriter
-from kraft.tools import metadata_tree as mt
 
 T = MetadataRecordType
 ORDERS = uuid.UUID(int=0x0123456789ABCDEF0011223344556677)

@@ -9,17 +9,24 @@ import time
 import pytest
 
 from kraft.cli.test_raft_server import Workload
+from kraft.cli.write_stats import Throttler, WriteStats, percentile
 from kraft.common.errors import NotLeaderError
 from kraft.raft.listener import CommittedBatch
 from kraft.raft.types import LeaderAndEpoch
-from kraft.tools.write_stats import Throttler, WriteStats, percentile
 
 
 class FakeNode:
+    """The node's raft part as the workload uses it (``node.raft.schedule_append``); it is its own
+    raft part."""
+
     def __init__(self) -> None:
         self.next_offset = 10
         self.appends: list[tuple[int, list[bytes]]] = []
         self.leader_epoch: int | None = 3
+
+    @property
+    def raft(self) -> FakeNode:
+        return self
 
     def schedule_append(self, epoch: int, records: list[bytes]) -> int:
         if epoch != self.leader_epoch:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kraft.cli.cluster_processes import free_ports
 from kraft.net.channel import PeerAddress, PeerChannel
 from kraft.net.codecs import CODECS, ImmediateResponse
 from kraft.net.codecs import describe_quorum as describe_quorum_codec
@@ -25,7 +26,6 @@ from kraft.raft.messages import (
     VoteResponse,
 )
 from kraft.raft.types import ReplicaKey
-from kraft.tools.processes import free_ports
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from kraft.cli.commit_path import STAGES, commit_path_stages
 from kraft.common import commit_trace as ct
-from kraft.tools.commit_path import STAGES, commit_path_stages
 
 MS = 1_000_000  # ns
 

@@ -4,7 +4,8 @@ retries NOT_CONTROLLER and lost connections within a deadline, and speaks as a b
 DeleteTopics, IncrementalAlterConfigs, ElectLeaders, UpdateFeatures, DescribeConfigs).
 
 Used by the process-level tests (a *scripted broker*), the benchmarks and the tools. It is not a
-broker: it keeps no metadata of its own.
+broker: it keeps no metadata of its own. The connection and its version negotiation are
+``kraft.client.connection``'s.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from kraft.client.connection import Address, AdminError, Connection, RetriableError
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import (
@@ -26,7 +28,6 @@ from kraft.protocol.messages import (
     elect_leaders,
     incremental_alter_configs,
 )
-from kraft.tools.admin import Address, AdminError, Connection, RetriableError
 
 # Top-level or per-row error codes that mean "ask the active controller instead".
 _NOT_CONTROLLER = int(ErrorCode.NOT_CONTROLLER)
@@ -43,6 +44,10 @@ def _not_controller(response: Any) -> bool:
 
 
 class ControllerClient:
+    """Sends controller requests to whichever of ``controllers`` is active (see ``call``); one
+    connection at a time, kept until it fails or answers NOT_CONTROLLER. Use as a context manager,
+    or call ``close``."""
+
     def __init__(
         self, controllers: Sequence[Address], *, timeout_s: float = 10.0, client_id: str = "kraft-ctl"
     ) -> None:
@@ -78,9 +83,7 @@ class ControllerClient:
                 last = "no controller accepts connections"
                 time.sleep(0.05)
                 continue
-            v = version if version is not None else conn.version_for(api)
-            if v is None:
-                raise AdminError(f"{conn.address} does not serve {api.name}")
+            v = version if version is not None else conn.version_or_raise(api)
             try:
                 response = conn.send(api, v, body)
             except RetriableError as e:

@@ -22,8 +22,8 @@ import itertools
 import statistics
 from typing import Any
 
+from kraft.cli.write_stats import percentile
 from kraft.common import commit_trace as ct
-from kraft.tools.write_stats import percentile
 
 # Stage i runs from event i to event i + 1 of the chain above.
 STAGES = (

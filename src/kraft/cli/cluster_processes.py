@@ -87,7 +87,7 @@ def start_server(
     config_path: Path, log_path: Path, supervisor_lock: Path | None = None
 ) -> subprocess.Popen[bytes]:
     """``kraft server-start CONFIG`` (see ``start_kraft``); with ``supervisor_lock`` the node stops
-    once nobody holds that lock (``kraft.tools.supervisor_lock``)."""
+    once nobody holds that lock (``kraft.cli.supervisor_lock``)."""
     args = ["server-start", str(config_path)]
     if supervisor_lock is not None:
         args += ["--supervisor-lock", str(supervisor_lock)]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kraft.tools import supervisor_lock
+from kraft.cli import supervisor_lock
 
 
 def test_held_while_open_and_a_second_supervisor_is_refused(tmp_path: Path) -> None:

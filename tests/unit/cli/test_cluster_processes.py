@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kraft.tools import processes
+from kraft.cli import cluster_processes as processes
 
 
 def test_ports_are_picked_below_the_ephemeral_range_and_are_free(

@@ -4,8 +4,8 @@
 It speaks to brokers' client listeners the way Kafka's admin client does (spec controller.md 6):
 
 * **Bootstrap through Metadata.** The first call connects to any bootstrap address (each
-  ``kraft.tools.admin.Connection`` negotiates ApiVersions on open) and asks Metadata for the brokers,
-  the cluster id and ``ControllerId``. Connections are kept per address until ``close``.
+  ``kraft.client.connection.Connection`` negotiates ApiVersions on open) and asks Metadata for the
+  brokers, the cluster id and ``ControllerId``. Connections are kept per address until ``close``.
 * **Reads** (Metadata, DescribeCluster, DescribeTopicPartitions, DescribeConfigs) go to any broker,
   except DescribeConfigs of one broker's configs, which goes to that broker (as Kafka's does).
 * **Controller-bound requests** (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
@@ -18,22 +18,29 @@ It speaks to brokers' client listeners the way Kafka's admin client does (spec c
   Metadata when the broker does not serve it (UNSUPPORTED_VERSION); topics described through the
   fallback carry ``elr``/``last_known_elr`` = None, which the tools print as ``N/A``.
 
-Every public call has an overall deadline (``timeout_ms``) and fails with ``AdminError`` (from
-``kraft.tools.admin``) naming each address tried and its last outcome, or with ``ApiFailure`` when a
-whole request was refused with an error code. This module blocks and reads the clock; it belongs to
-the tools, never to the core or the server.
+Every public call has an overall deadline (``timeout_ms``, ``kraft.client.connection``'s
+``BootstrapClient``) and fails with ``AdminError`` naming each address tried and its last outcome,
+or with ``ApiFailure`` when a whole request was refused with an error code. This module blocks and
+reads the clock; it belongs to the clients and the tools, never to the core or the server.
 """
 
 from __future__ import annotations
 
-import argparse
 import enum
-import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
+from kraft.client.connection import (
+    Address,
+    AdminError,
+    BootstrapClient,
+    ClientOptions,
+    Connection,
+    RetriableError,
+    error_name,
+)
 from kraft.common.errors import RemoteProtocolError
 from kraft.metadata.configs import ConfigOperation, ConfigSource
 from kraft.metadata.records import ConfigResourceType
@@ -48,15 +55,6 @@ from kraft.protocol.messages import describe_topic_partitions as dtp_msg
 from kraft.protocol.messages import elect_leaders as elect_leaders_msg
 from kraft.protocol.messages import incremental_alter_configs as iac_msg
 from kraft.protocol.messages import metadata as metadata_msg
-from kraft.tools.admin import (
-    Address,
-    AdminError,
-    Connection,
-    RetriableError,
-    _timeout_message,
-    error_name,
-    parse_bootstrap,
-)
 
 K = TypeVar("K")
 
@@ -291,14 +289,16 @@ class _AttemptError(Exception):
 # The client
 
 
-class BrokerAdminClient:
+class BrokerAdminClient(BootstrapClient):
     """Blocking admin calls against brokers' client listeners.
 
     Args:
         bootstrap: broker addresses to start from (any broker will do).
-        timeout_ms: overall deadline of each public call, retries included.
-        request_timeout_ms: deadline of one request (and the TimeoutMs sent in controller-bound
-            requests; the socket waits one second longer so the broker's own timeout answer wins).
+        client_id: the request header's client id.
+        options: ``timeout_ms`` (overall deadline of each public call, retries included),
+            ``request_timeout_ms`` (deadline of one request, and the TimeoutMs sent in
+            controller-bound requests; the socket waits one second longer so the broker's own
+            timeout answer wins) and the rest of ``BootstrapClient``'s.
 
     Use as a context manager, or call ``close``.
     """
@@ -307,24 +307,11 @@ class BrokerAdminClient:
         self,
         bootstrap: Sequence[Address],
         *,
-        timeout_ms: int = 30_000,
-        request_timeout_ms: int = 5_000,
-        retry_backoff_ms: int = 100,
-        retry_backoff_max_ms: int = 1_000,
         client_id: str = "kraft-admin",
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        **options: Unpack[ClientOptions],
     ) -> None:
-        if not bootstrap:
-            raise AdminError("no bootstrap address given")
-        self._bootstrap = list(bootstrap)
-        self._timeout_ms = timeout_ms
-        self._request_timeout_ms = request_timeout_ms
-        self._retry_backoff_ms = retry_backoff_ms
-        self._retry_backoff_max_ms = retry_backoff_max_ms
+        super().__init__(bootstrap, **options)
         self._client_id = client_id
-        self._clock = clock
-        self._sleep = sleep
         self._connections: dict[Address, Connection] = {}
         self._metadata: ClusterMetadata | None = None
 
@@ -373,21 +360,16 @@ class BrokerAdminClient:
         Raises:
             AdminError: the node could not be reached or refused ApiVersions before the deadline.
         """
-        deadline = self._deadline()
         outcomes: dict[Address, str] = {}
-        attempt = 0
-        while True:
+
+        def one_round(_deadline: float) -> dict[int, tuple[int, int]] | None:
             try:
-                conn = self._connection(node.address)
-                return dict(conn.versions)
+                return dict(self._connection(node.address).versions)
             except _AttemptError as e:
                 outcomes.update(e.failures)
-            if self._clock() >= deadline:
-                raise AdminError(
-                    _timeout_message(f"ApiVersions of node {node.node_id}", self._timeout_ms, outcomes)
-                )
-            self._backoff(attempt, deadline)
-            attempt += 1
+                return None
+
+        return self._retry(f"ApiVersions of node {node.node_id}", outcomes, one_round)
 
     # ------------------------------------------------------------------------------------------
     # Topics: reads
@@ -739,20 +721,7 @@ class BrokerAdminClient:
                 continue
             partitions = tuple(
                 sorted(
-                    (
-                        PartitionInfo(
-                            partition=p.partition_index,
-                            leader=p.leader_id,
-                            leader_epoch=p.leader_epoch,
-                            replicas=tuple(p.replica_nodes),
-                            isr=tuple(p.isr_nodes),
-                            elr=None,
-                            last_known_elr=None,
-                            offline_replicas=tuple(p.offline_replicas or ()),
-                            error_code=p.error_code,
-                        )
-                        for p in t.partitions
-                    ),
+                    (_partition_info(p, with_elr=False) for p in t.partitions),
                     key=lambda p: p.partition,
                 )
             )
@@ -817,18 +786,7 @@ class BrokerAdminClient:
                         t.name, t.topic_id or ZERO_UUID, bool(t.is_internal) or t.name in INTERNAL_TOPICS, ()
                     )
                 partitions.setdefault(t.name, []).extend(
-                    PartitionInfo(
-                        partition=p.partition_index,
-                        leader=p.leader_id,
-                        leader_epoch=p.leader_epoch,
-                        replicas=tuple(p.replica_nodes),
-                        isr=tuple(p.isr_nodes),
-                        elr=None if p.eligible_leader_replicas is None else tuple(p.eligible_leader_replicas),
-                        last_known_elr=None if p.last_known_elr is None else tuple(p.last_known_elr),
-                        offline_replicas=tuple(p.offline_replicas or ()),
-                        error_code=p.error_code,
-                    )
-                    for p in t.partitions
+                    _partition_info(p, with_elr=True) for p in t.partitions
                 )
             if errors and all(e.code == ErrorCode.UNSUPPORTED_VERSION for e in errors.values()) and not heads:
                 return None
@@ -959,44 +917,33 @@ class BrokerAdminClient:
     # ------------------------------------------------------------------------------------------
     # Retry loops
 
-    def _deadline(self) -> float:
-        return self._clock() + self._timeout_ms / 1000
-
-    def _backoff(self, attempt: int, deadline: float) -> None:
-        delay_ms = min(self._retry_backoff_max_ms, self._retry_backoff_ms * (2 ** min(attempt, 10)))
-        remaining = deadline - self._clock()
-        if remaining > 0:
-            self._sleep(min(delay_ms / 1000, remaining))
-
     def _call(
         self, what: str, connect: Callable[[], Connection], attempt_fn: Callable[[Connection], _Retry | K]
     ) -> K:
         """Runs ``attempt_fn`` on a connection from ``connect`` until it returns a result (not a
         ``_Retry``) or the deadline passes; transport failures drop the connection and retry."""
-        deadline = self._deadline()
         outcomes: dict[Address, str] = {}
-        attempt = 0
-        while True:
+
+        def one_round(_deadline: float) -> K | None:
             try:
                 conn = connect()
             except _AttemptError as e:
                 outcomes.update(e.failures)
-            else:
-                try:
-                    result = attempt_fn(conn)
-                except (RetriableError, RemoteProtocolError) as e:
-                    self._drop(conn.address)
-                    self._metadata = None
-                    outcomes[conn.address] = str(e)
-                else:
-                    if not isinstance(result, _Retry):
-                        return result
-                    outcomes[result.address] = result.reason
-                    self._metadata = None
-            if self._clock() >= deadline:
-                raise AdminError(_timeout_message(what, self._timeout_ms, outcomes))
-            self._backoff(attempt, deadline)
-            attempt += 1
+                return None
+            try:
+                result = attempt_fn(conn)
+            except (RetriableError, RemoteProtocolError) as e:
+                self._drop(conn.address)
+                self._metadata = None
+                outcomes[conn.address] = str(e)
+                return None
+            if isinstance(result, _Retry):
+                outcomes[result.address] = result.reason
+                self._metadata = None
+                return None
+            return result
+
+        return self._retry(what, outcomes, one_round)
 
     def _batch(
         self,
@@ -1035,6 +982,7 @@ _RESOURCE_TYPES = frozenset(int(t) for t in ConfigResourceType)
 
 
 def _version_or_raise(conn: Connection, api: Api) -> int:
+    """``conn.version_for(api)``, or ``AdminError`` naming both sides' ranges."""
     version = conn.version_for(api)
     if version is None:
         served = conn.versions.get(api.key)
@@ -1043,6 +991,25 @@ def _version_or_raise(conn: Connection, api: Api) -> int:
             f"{conn.address} cannot take {api.name} ({detail}; this client speaks {api.versions})"
         )
     return version
+
+
+def _partition_info(p: Any, *, with_elr: bool) -> PartitionInfo:
+    """A partition of a Metadata answer (no ELR: ``with_elr`` False) or of DescribeTopicPartitions."""
+    elr = last_known_elr = None
+    if with_elr:
+        elr = None if p.eligible_leader_replicas is None else tuple(p.eligible_leader_replicas)
+        last_known_elr = None if p.last_known_elr is None else tuple(p.last_known_elr)
+    return PartitionInfo(
+        partition=p.partition_index,
+        leader=p.leader_id,
+        leader_epoch=p.leader_epoch,
+        replicas=tuple(p.replica_nodes),
+        isr=tuple(p.isr_nodes),
+        elr=elr,
+        last_known_elr=last_known_elr,
+        offline_replicas=tuple(p.offline_replicas or ()),
+        error_code=p.error_code,
+    )
 
 
 def _error_or_none(code: int, message: str | None) -> ApiError | None:
@@ -1110,20 +1077,3 @@ __all__ = [
     "TopicDescription",
     "is_internal_topic",
 ]
-
-
-ClientFactory = Callable[[argparse.Namespace], "BrokerAdminClient"]
-
-
-def client_from_args(ns: argparse.Namespace) -> BrokerAdminClient:
-    """The client a tool's ``--bootstrap-server``, ``--timeout-ms`` and ``--request-timeout-ms`` ask for."""
-    return BrokerAdminClient(
-        parse_bootstrap(ns.bootstrap_server),
-        timeout_ms=ns.timeout_ms,
-        request_timeout_ms=ns.request_timeout_ms,
-    )
-
-
-def one_line(error: Exception) -> str:
-    """An error's message on one line (AdminError lists each address tried on its own line)."""
-    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())

@@ -14,67 +14,45 @@ known epoch, or DescribeCluster's ``ControllerId``), else tries the other known 
 between rounds while an election runs. Every call has an overall deadline and fails with an
 ``AdminError`` that names each address tried and why it failed.
 
-This module blocks and reads the clock; it belongs to the tools, never to the core or the server.
+The connection, the version negotiation and the retry rounds are ``kraft.client.connection``'s.
+This module blocks and reads the clock; it belongs to the clients and the tools, never to the core
+or the server.
 """
 
 from __future__ import annotations
 
-import socket
-import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
-from kraft.common.errors import KraftError, RemoteProtocolError
-from kraft.protocol.api import Api, decode_response, encode_request
+from kraft.client.connection import (
+    Address,
+    AdminError,
+    BootstrapClient,
+    ClientOptions,
+    Connection,
+    FeatureMetadata,
+    RetriableError,
+    error_name,
+)
+from kraft.client.quorum_info import METADATA_PARTITION, METADATA_TOPIC, QuorumInfo
+from kraft.common.errors import RemoteProtocolError
+from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode
-from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.messages import add_raft_voter as add_raft_voter_msg
-from kraft.protocol.messages import api_versions as api_versions_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import describe_quorum as describe_quorum_msg
 from kraft.protocol.messages import metadata as metadata_msg
 from kraft.protocol.messages import remove_raft_voter as remove_raft_voter_msg
 from kraft.protocol.messages import update_features as update_features_msg
 from kraft.raft.types import Endpoint
-from kraft.tools.quorum_info import METADATA_PARTITION, METADATA_TOPIC, QuorumInfo
 
 T = TypeVar("T")
 
 # Error codes this client acts on (Kafka's Errors.java).
 NONE = 0
-UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_LEADER_OR_FOLLOWER = 6
-REQUEST_TIMED_OUT = 7
-BROKER_NOT_AVAILABLE = 8
-UNSUPPORTED_VERSION = 35
 NOT_CONTROLLER = 41
-
-# Responses larger than this are refused rather than buffered (a DescribeQuorum answer is tiny).
-_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
-
-
-def error_name(code: int) -> str:
-    known = ErrorCode.from_wire(code)
-    return f"error code {code}" if known is None else known.name
-
-
-@dataclass(frozen=True, slots=True)
-class FeatureMetadata:
-    """What ApiVersions v3+ says about features (Kafka's ``FeatureMetadata``)."""
-
-    supported: dict[str, tuple[int, int]]  # name -> (min, max) this node supports
-    finalized: dict[str, int]  # name -> finalized level (max version level); level-0 ones absent
-    epoch: int | None  # FinalizedFeaturesEpoch; None when the node did not say (-1)
-
-
-class AdminError(KraftError):
-    """An admin operation failed; the message says what was tried and why it failed."""
-
-
-class RetriableError(AdminError):
-    """A condition that may clear by itself (no leader yet, node unreachable)."""
 
 
 class ApiError(AdminError):
@@ -87,186 +65,27 @@ class ApiError(AdminError):
         super().__init__(f"{what} failed: {error_name(code)}{detail}")
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Address:
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-
-def parse_bootstrap(text: str) -> list[Address]:
-    """Parses ``host:port[,host:port...]`` (IPv6 hosts in brackets).
-
-    Raises:
-        AdminError: an entry without a port, or a port that is not 1-65535.
-    """
-    addresses: list[Address] = []
-    for raw in text.split(","):
-        item = raw.strip()
-        if not item:
-            continue
-        if item.startswith("["):
-            host, sep, rest = item[1:].partition("]")
-            port_text = rest[1:] if rest.startswith(":") else ""
-            if not sep:
-                raise AdminError(f"invalid bootstrap address '{item}': unclosed '['")
-        else:
-            host, _, port_text = item.rpartition(":")
-        if not host or not port_text:
-            raise AdminError(f"invalid bootstrap address '{item}': expected HOST:PORT")
-        try:
-            port = int(port_text)
-        except ValueError:
-            raise AdminError(
-                f"invalid bootstrap address '{item}': port '{port_text}' is not a number"
-            ) from None
-        if not 0 < port < 65536:
-            raise AdminError(f"invalid bootstrap address '{item}': port {port} is out of range")
-        addresses.append(Address(host, port))
-    if not addresses:
-        raise AdminError("no bootstrap address given")
-    return addresses
-
-
-class Connection:
-    """One blocking connection to one node, with API versions negotiated on open.
-
-    Every request waits at most ``timeout_s`` for its response; a connection that saw an error is
-    closed and must not be reused.
-    """
-
-    def __init__(self, address: Address, timeout_s: float, client_id: str = "kraft-admin") -> None:
-        self.address = address
-        self._timeout_s = timeout_s
-        self._client_id = client_id
-        self._next_correlation_id = 1
-        self._decoder = FrameDecoder(max_frame_bytes=_MAX_RESPONSE_BYTES)
-        self._frames: list[bytes] = []
-        try:
-            self._sock = socket.create_connection((address.host, address.port), timeout=timeout_s)
-        except OSError as e:
-            raise RetriableError(f"cannot connect: {e.strerror or e}") from None
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.versions: dict[int, tuple[int, int]] = {}
-        self.features: FeatureMetadata | None = None  # set when ApiVersions v3+ answered
-        try:
-            self._negotiate()
-        except BaseException:
-            self.close()
-            raise
-
-    def __enter__(self) -> Connection:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def timeout_s(self) -> float:
-        """How long one request waits for its response."""
-        return self._timeout_s
-
-    def close(self) -> None:
-        self._sock.close()
-
-    def _negotiate(self) -> None:
-        api = api_versions_msg.API
-        body = api.request(client_software_name="kraft-admin", client_software_version="0.1.0")
-        try:
-            response = self.send(api, 3, body)
-        except RemoteProtocolError:
-            # KIP-511: a server that does not know v3 answers in v0 with UNSUPPORTED_VERSION,
-            # which does not decode as v3; ask again in v0.
-            response = None
-        if response is not None and response.error_code == NONE:
-            self.features = FeatureMetadata(
-                supported={f.name: (f.min_version, f.max_version) for f in response.supported_features},
-                finalized={f.name: f.max_version_level for f in response.finalized_features},
-                epoch=response.finalized_features_epoch if response.finalized_features_epoch >= 0 else None,
-            )
-        if response is None or response.error_code == UNSUPPORTED_VERSION:
-            response = self.send(api, 0, api.request())
-        if response.error_code != NONE:
-            raise AdminError(f"{self.address} refused ApiVersions: {error_name(response.error_code)}")
-        self.versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-
-    def version_for(self, api: Api, highest: int | None = None) -> int | None:
-        """The highest version both sides speak (at most ``highest``), or None if none."""
-        served = self.versions.get(api.key)
-        if served is None:
-            return None
-        top = min(served[1], api.versions.high, highest if highest is not None else api.versions.high)
-        low = max(served[0], api.versions.low)
-        return top if top >= low else None
-
-    def send(self, api: Api, version: int, body: Any) -> Any:
-        """Sends one request and returns the decoded response body.
-
-        Raises:
-            RetriableError: the connection failed or timed out.
-            RemoteProtocolError: the response could not be decoded.
-        """
-        correlation_id = self._next_correlation_id
-        self._next_correlation_id += 1
-        payload = encode_request(api, version, correlation_id, body, client_id=self._client_id)
-        try:
-            self._sock.sendall(frame(payload))
-            response = self._read_frame()
-        except TimeoutError:
-            raise RetriableError(f"no answer to {api.name} within {self._timeout_s * 1000:.0f} ms") from None
-        except OSError as e:
-            raise RetriableError(f"connection failed: {e.strerror or e}") from None
-        got_id, decoded = decode_response(response, api, version)
-        if got_id != correlation_id:
-            raise RemoteProtocolError(
-                f"{self.address} answered correlation id {got_id} to request {correlation_id}"
-            )
-        return decoded
-
-    def _read_frame(self) -> bytes:
-        while not self._frames:
-            chunk = self._sock.recv(65536)
-            if not chunk:
-                raise ConnectionResetError(0, "connection closed by the server")
-            self._frames.extend(self._decoder.feed(chunk))
-        return self._frames.pop(0)
-
-
-class AdminClient:
+class AdminClient(BootstrapClient):
     """Finds the quorum leader among bootstrap nodes and asks it about the quorum.
 
     Args:
         bootstrap: addresses to start from (any node of the quorum will do).
-        timeout_ms: overall deadline of each public call, retries included.
-        request_timeout_ms: deadline of one request on one connection.
         controller_endpoints: True when the bootstrap nodes are controllers
             (``--bootstrap-controller``); selects DescribeCluster's EndpointType.
+        options: ``timeout_ms`` (overall deadline of each public call, retries included),
+            ``request_timeout_ms`` (deadline of one request on one connection) and the rest of
+            ``BootstrapClient``'s.
     """
 
     def __init__(
         self,
         bootstrap: Sequence[Address],
         *,
-        timeout_ms: int = 30_000,
-        request_timeout_ms: int = 5_000,
-        retry_backoff_ms: int = 100,
-        retry_backoff_max_ms: int = 1_000,
         controller_endpoints: bool = True,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        **options: Unpack[ClientOptions],
     ) -> None:
-        if not bootstrap:
-            raise AdminError("no bootstrap address given")
-        self._bootstrap = list(bootstrap)
-        self._timeout_ms = timeout_ms
-        self._request_timeout_ms = request_timeout_ms
-        self._retry_backoff_ms = retry_backoff_ms
-        self._retry_backoff_max_ms = retry_backoff_max_ms
+        super().__init__(bootstrap, **options)
         self._controller_endpoints = controller_endpoints
-        self._clock = clock
-        self._sleep = sleep
         # Addresses learnt from Nodes / DescribeCluster, by node id.
         self._known: dict[int, Address] = {}
 
@@ -393,9 +212,7 @@ class AdminClient:
     def _try_describe_quorum(self, conn: Connection) -> tuple[QuorumInfo | None, int | None, str]:
         """Returns (info, leader hint, outcome text)."""
         api = describe_quorum_msg.API
-        version = conn.version_for(api)
-        if version is None:
-            raise AdminError(f"{conn.address} does not serve DescribeQuorum")
+        version = conn.version_or_raise(api)
         request = _describe_quorum_request()
         response = conn.send(api, version, request)
         # Nodes are the controllers' endpoints: follow them only when talking to controllers. With
@@ -428,9 +245,7 @@ class AdminClient:
         self, conn: Connection, updates: dict[str, tuple[int, int]], validate_only: bool
     ) -> tuple[dict[str, tuple[int, str] | None] | None, int | None, str]:
         api = update_features_msg.API
-        version = conn.version_for(api, highest=1)  # v2 drops the per-feature results
-        if version is None:
-            raise AdminError(f"{conn.address} does not serve UpdateFeatures")
+        version = conn.version_or_raise(api, highest=1)  # v2 drops the per-feature results
         if version == 0 and (validate_only or any(kind == 3 for _, kind in updates.values())):
             raise AdminError(f"{conn.address} speaks only UpdateFeatures v0: no dry run, no unsafe downgrade")
         cls: Any = update_features_msg.REQUEST.cls
@@ -512,9 +327,6 @@ class AdminClient:
     # ------------------------------------------------------------------------------------------
     # Retry loops
 
-    def _deadline(self) -> float:
-        return self._clock() + self._timeout_ms / 1000
-
     def _connect(self, address: Address, deadline: float) -> Connection:
         remaining = max(0.05, min(self._request_timeout_ms / 1000, deadline - self._clock()))
         return Connection(address, remaining)
@@ -528,20 +340,16 @@ class AdminClient:
                 order.append(address)
         return order
 
-    def _backoff(self, attempt: int, deadline: float) -> None:
-        delay_ms = min(self._retry_backoff_max_ms, self._retry_backoff_ms * (2 ** min(attempt, 10)))
-        remaining = deadline - self._clock()
-        if remaining > 0:
-            self._sleep(min(delay_ms / 1000, remaining))
-
     def _with_leader_retries(
         self, what: str, attempt_fn: Callable[[Connection], tuple[T | None, int | None, str]]
     ) -> T:
-        deadline = self._deadline()
+        """Tries the nodes in turn, going straight to the leader a node names, until
+        ``attempt_fn`` returns a result (not None) or the call's deadline passes."""
         outcomes: dict[Address, str] = {}
         preferred: int | None = None
-        attempt = 0
-        while True:
+
+        def one_round(deadline: float) -> T | None:
+            nonlocal preferred
             for address in self._candidates(preferred):
                 if self._clock() >= deadline:
                     break
@@ -557,16 +365,15 @@ class AdminClient:
                 if hint is not None and hint in self._known and self._known[hint] != address:
                     preferred = hint
                     break  # go straight to the named leader
-            if self._clock() >= deadline:
-                raise AdminError(_timeout_message(what, self._timeout_ms, outcomes))
-            self._backoff(attempt, deadline)
-            attempt += 1
+            return None
+
+        return self._retry(what, outcomes, one_round)
 
     def _any_node(self, what: str, attempt_fn: Callable[[Connection], T | None]) -> T:
-        deadline = self._deadline()
+        """Asks the nodes in turn until one answers ``attempt_fn`` with a result (not None)."""
         outcomes: dict[Address, str] = {}
-        attempt = 0
-        while True:
+
+        def one_round(deadline: float) -> T | None:
             for address in self._candidates(None):
                 if self._clock() >= deadline:
                     break
@@ -579,10 +386,9 @@ class AdminClient:
                 if result is not None:
                     return result
                 outcomes[address] = f"no {what} in its answers"
-            if self._clock() >= deadline:
-                raise AdminError(_timeout_message(what, self._timeout_ms, outcomes))
-            self._backoff(attempt, deadline)
-            attempt += 1
+            return None
+
+        return self._retry(what, outcomes, one_round)
 
 
 def _describe_quorum_request() -> Any:
@@ -602,23 +408,4 @@ def _metadata_partition(response: Any) -> Any | None:
     return None
 
 
-def _timeout_message(what: str, timeout_ms: int, outcomes: dict[Address, str]) -> str:
-    lines = [f"timed out after {timeout_ms} ms waiting for {what}"]
-    if not outcomes:
-        lines.append("  (no address could be tried)")
-    for address in sorted(outcomes):
-        lines.append(f"  {address}: {outcomes[address]}")
-    return "\n".join(lines)
-
-
-__all__ = [
-    "Address",
-    "AdminClient",
-    "AdminError",
-    "ApiError",
-    "Connection",
-    "FeatureMetadata",
-    "RetriableError",
-    "error_name",
-    "parse_bootstrap",
-]
+__all__ = ["AdminClient", "ApiError"]
