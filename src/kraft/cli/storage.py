@@ -39,7 +39,7 @@ from typing import Any, TextIO
 from kraft.cli.common import streams
 from kraft.common.config import get_int, get_list, get_str, load_properties
 from kraft.common.errors import ConfigError, KraftError, StorageError
-from kraft.common.uuids import random_uuid, uuid_from_base64, uuid_to_base64
+from kraft.common.uuids import ZERO_UUID, random_uuid, uuid_from_base64, uuid_to_base64
 from kraft.metadata.bootstrap import (
     FEATURE_RANGES,
     KRAFT_VERSION,
@@ -320,7 +320,7 @@ def _parse_initial_controller(item: str, listener_name: str) -> VoterNode:
         directory_id = uuid_from_base64(dir_text)
     except ValueError as e:
         raise bad(f"the directory id is not a base64 UUID ({e})") from None
-    if directory_id == uuid.UUID(int=0):
+    if directory_id == ZERO_UUID:
         raise bad("the directory id must not be the zero UUID")
     return VoterNode(ReplicaKey(node_id, directory_id), (Endpoint(listener_name, host, port),))
 

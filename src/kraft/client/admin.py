@@ -35,7 +35,7 @@ from kraft.client.connection import (
     RetriableError,
     error_name,
 )
-from kraft.client.quorum_info import METADATA_PARTITION, METADATA_TOPIC, QuorumInfo
+from kraft.client.quorum_info import QuorumInfo
 from kraft.common.errors import RemoteProtocolError
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode
@@ -45,7 +45,7 @@ from kraft.protocol.messages import describe_quorum as describe_quorum_msg
 from kraft.protocol.messages import metadata as metadata_msg
 from kraft.protocol.messages import remove_raft_voter as remove_raft_voter_msg
 from kraft.protocol.messages import update_features as update_features_msg
-from kraft.raft.types import Endpoint
+from kraft.raft.types import METADATA_PARTITION, METADATA_TOPIC, Endpoint
 
 T = TypeVar("T")
 

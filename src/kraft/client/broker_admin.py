@@ -42,6 +42,7 @@ from kraft.client.connection import (
     error_name,
 )
 from kraft.common.errors import RemoteProtocolError
+from kraft.common.uuids import ZERO_UUID
 from kraft.metadata.configs import ConfigOperation, ConfigSource
 from kraft.metadata.records import ConfigResourceType
 from kraft.protocol.api import Api
@@ -58,7 +59,6 @@ from kraft.protocol.messages import metadata as metadata_msg
 
 K = TypeVar("K")
 
-ZERO_UUID = uuid.UUID(int=0)
 # Kafka's Topic.INTERNAL_TOPICS.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 

@@ -8,22 +8,13 @@ The renderers are pure: the caller passes the current time, so tests can use gol
 
 from __future__ import annotations
 
-import base64
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kraft.common.uuids import ZERO_UUID
+from kraft.common.uuids import ZERO_UUID, uuid_to_base64
 from kraft.raft.types import Endpoint
-
-METADATA_TOPIC = "__cluster_metadata"
-METADATA_PARTITION = 0
-
-
-def uuid_to_kafka_string(value: uuid.UUID) -> str:
-    """Kafka's ``Uuid.toString``: URL-safe base64 of the 16 bytes, without padding (22 chars)."""
-    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +105,7 @@ class QuorumInfo:
 
 
 def _directory_or_none(replica: ReplicaInfo) -> str | None:
-    return None if replica.directory_id == ZERO_UUID else uuid_to_kafka_string(replica.directory_id)
+    return None if replica.directory_id == ZERO_UUID else uuid_to_base64(replica.directory_id)
 
 
 def _replica_object(info: QuorumInfo, replica: ReplicaInfo) -> str:
@@ -187,7 +178,7 @@ def replication_rows(info: QuorumInfo, now_ms: int, human_readable: bool) -> lis
     def row(replica: ReplicaInfo, status: str) -> list[str]:
         return [
             str(replica.replica_id),
-            uuid_to_kafka_string(replica.directory_id),
+            uuid_to_base64(replica.directory_id),
             str(replica.log_end_offset),
             str(leader.log_end_offset - replica.log_end_offset),
             timestamp(replica.last_fetch_timestamp_ms, "last fetch"),

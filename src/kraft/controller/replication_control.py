@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kraft.common.uuids import random_uuid
+from kraft.common.uuids import ZERO_UUID, random_uuid
 from kraft.controller.features import elr_enabled
 from kraft.controller.partition_change import Election, PartitionChangeResult, build_partition_change
 from kraft.controller.result import ControllerResult, result
@@ -685,10 +685,9 @@ class ReplicationControl:
         if version >= 6:
             wanted = [(t.name, t.topic_id) for t in request.topics]
         else:
-            wanted = [(n, uuid.UUID(int=0)) for n in request.topic_names]
-        zero = uuid.UUID(int=0)
+            wanted = [(n, ZERO_UUID) for n in request.topic_names]
         seen_names = [n for n, _ in wanted if n is not None]
-        seen_ids = [i for n, i in wanted if n is None and i != zero]
+        seen_ids = [i for n, i in wanted if n is None and i != ZERO_UUID]
         removed: set[uuid.UUID] = set()
         for name, topic_id in wanted:
 
@@ -701,7 +700,7 @@ class ReplicationControl:
                     )
                 )
 
-            if (name is not None and topic_id != zero) or (name is None and topic_id == zero):
+            if (name is not None and topic_id != ZERO_UUID) or (name is None and topic_id == ZERO_UUID):
                 fail(
                     ErrorCode.INVALID_REQUEST,
                     "Neither topic name nor id were specified."
@@ -741,7 +740,7 @@ class ReplicationControl:
             results.append(
                 cls.DeletableTopicResult(
                     name=topic.name,
-                    topic_id=topic.id if version >= 6 else zero,
+                    topic_id=topic.id if version >= 6 else ZERO_UUID,
                     error_code=0,
                     error_message=None,
                 )

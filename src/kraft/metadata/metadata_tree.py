@@ -51,7 +51,7 @@ from kraft.metadata.image import (
     TopicImage,
 )
 from kraft.metadata.partition import LeaderRecoveryState, PartitionRegistration
-from kraft.metadata.records import ConfigResourceType, MetadataVersion, SecurityProtocol
+from kraft.metadata.records import MIGRATING_DIR_ID_INT, ConfigResourceType, MetadataVersion, SecurityProtocol
 
 __all__ = [
     "Directory",
@@ -75,7 +75,7 @@ __all__ = [
 # Kafka's ZkMigrationState names by value.
 _ZK_MIGRATION_STATES = {0: "NONE", 1: "MIGRATION", 2: "PRE_MIGRATION", 3: "POST_MIGRATION", 4: "ZK"}
 # Kafka's DirectoryId.MIGRATING, which it fills in for a PartitionRecord without directories.
-_MIGRATING_DIR = uuid.UUID(int=0)
+_MIGRATING_DIR = uuid.UUID(int=MIGRATING_DIR_ID_INT)
 _INT16_MAX = 0x7FFF
 # ConfigResource.Type in Kafka's declaration order: resourceFromName tries them in this order.
 _CONFIG_TYPES = (

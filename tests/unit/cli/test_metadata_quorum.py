@@ -24,7 +24,6 @@ from kraft.client.quorum_info import (
     format_replication,
     format_status,
     to_json,
-    uuid_to_kafka_string,
 )
 from kraft.protocol.api import decode_request, encode_response
 from kraft.protocol.framing import FrameDecoder, frame
@@ -65,11 +64,6 @@ def sample_info() -> QuorumInfo:
 
 # -----------------------------------------------------------------------------------------------
 # Golden text
-
-
-def test_kafka_uuid_string_is_url_safe_base64_without_padding() -> None:
-    assert uuid_to_kafka_string(uuid.UUID(int=1)) == "AAAAAAAAAAAAAAAAAAAAAQ"
-    assert uuid_to_kafka_string(uuid.UUID(bytes=b"\xff" * 16)) == "_____________________w"
 
 
 def test_status_matches_kafka_layout() -> None:
