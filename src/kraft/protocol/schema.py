@@ -30,7 +30,7 @@ import struct as _struct
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast, dataclass_transform
 
 from kraft.common.errors import MalformedMessageError
 from kraft.common.uuids import ZERO_UUID
@@ -358,8 +358,11 @@ def f(
     )
 
 
+@dataclass_transform(kw_only_default=True)
 class StructValue:
-    """Base of generated struct classes."""
+    """Base of generated struct classes (a ``dataclass_transform`` base for the type checker only:
+    the typed stubs of ``kraft.protocol.messages`` declare each class's fields, and the checker
+    derives its keyword constructor from them; nothing changes at run time)."""
 
     __slots__ = ("_unknown_tags",)
     _schema: ClassVar[StructType]

@@ -106,20 +106,18 @@ def _nested(schema: StructType) -> list[StructType]:
 
 
 def _class_lines(schema: StructType, indent: str) -> list[str]:
+    """One line per class (``StructValue`` is a ``dataclass_transform`` base: the type checker makes
+    each class's keyword ``__init__`` from its fields, all of which have defaults), its nested
+    classes on lines of their own before its fields. Compact on purpose: the stubs are generated,
+    read by type checkers, and would otherwise repeat the same shapes hundreds of times."""
+    fields = "; ".join(f"{fl.name}: {_field_type(fl)} = ..." for fl in schema.fields) or "..."
+    nested = _nested(schema)
+    if not nested:
+        return [f"{indent}class {schema.name}(StructValue): {fields}"]
     lines = [f"{indent}class {schema.name}(StructValue):"]
-    inner = indent + "    "
-    for nested in _nested(schema):  # (a blank line after each, as the formatter's stub style has it)
-        lines += [*_class_lines(nested, inner), ""]
-    for fl in schema.fields:
-        lines.append(f"{inner}{fl.name}: {_field_type(fl)}")
-    if schema.fields:
-        lines.append(f"{inner}def __init__(")
-        lines.append(f"{inner}    self,")
-        lines.append(f"{inner}    *,")
-        lines += [f"{inner}    {fl.name}: {_field_type(fl)} = ...," for fl in schema.fields]
-        lines.append(f"{inner}) -> None: ...")
-    else:
-        lines.append(f"{inner}def __init__(self) -> None: ...")
+    for inner in nested:
+        lines += _class_lines(inner, indent + "    ")
+    lines.append(f"{indent}    {fields}")
     return lines
 
 
@@ -140,7 +138,7 @@ def render_stub(module: ModuleType) -> str:
         elif not isinstance(value, FieldType) and not callable(value):  # (imports are skipped)
             raise ValueError(f"{module.__name__}.{name}: no stub type for {type(value).__name__}")
     classes = ["\n".join(_class_lines(schema, "")) for _, schema in structs]
-    body = "\n\n".join(classes)
+    body = "\n".join(classes)
     uses_uuid = "uuid.UUID" in body
     imports = ["import uuid", ""] if uses_uuid else []
     imports.append("from kraft.protocol.api import Api")

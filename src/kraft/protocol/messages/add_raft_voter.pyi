@@ -10,44 +10,9 @@ from kraft.protocol.api import Api
 from kraft.protocol.schema import StructType, StructValue
 
 class AddRaftVoterRequest(StructValue):
-    class Listener(StructValue):
-        name: str
-        host: str
-        port: int
-        def __init__(
-            self,
-            *,
-            name: str = ...,
-            host: str = ...,
-            port: int = ...,
-        ) -> None: ...
-
-    cluster_id: str | None
-    timeout_ms: int
-    voter_id: int
-    voter_directory_id: uuid.UUID
-    listeners: list[Listener]
-    def __init__(
-        self,
-        *,
-        cluster_id: str | None = ...,
-        timeout_ms: int = ...,
-        voter_id: int = ...,
-        voter_directory_id: uuid.UUID = ...,
-        listeners: list[Listener] = ...,
-    ) -> None: ...
-
-class AddRaftVoterResponse(StructValue):
-    throttle_time_ms: int
-    error_code: int
-    error_message: str | None
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        error_code: int = ...,
-        error_message: str | None = ...,
-    ) -> None: ...
+    class Listener(StructValue): name: str = ...; host: str = ...; port: int = ...
+    cluster_id: str | None = ...; timeout_ms: int = ...; voter_id: int = ...; voter_directory_id: uuid.UUID = ...; listeners: list[Listener] = ...
+class AddRaftVoterResponse(StructValue): throttle_time_ms: int = ...; error_code: int = ...; error_message: str | None = ...
 
 REQUEST: StructType[AddRaftVoterRequest]
 RESPONSE: StructType[AddRaftVoterResponse]

@@ -12,98 +12,15 @@ from kraft.protocol.schema import StructType, StructValue
 class AlterPartitionRequest(StructValue):
     class TopicData(StructValue):
         class PartitionData(StructValue):
-            class BrokerState(StructValue):
-                broker_id: int
-                broker_epoch: int
-                def __init__(
-                    self,
-                    *,
-                    broker_id: int = ...,
-                    broker_epoch: int = ...,
-                ) -> None: ...
-
-            partition_index: int
-            leader_epoch: int
-            new_isr: list[int]
-            new_isr_with_epochs: list[BrokerState]
-            leader_recovery_state: int
-            partition_epoch: int
-            def __init__(
-                self,
-                *,
-                partition_index: int = ...,
-                leader_epoch: int = ...,
-                new_isr: list[int] = ...,
-                new_isr_with_epochs: list[BrokerState] = ...,
-                leader_recovery_state: int = ...,
-                partition_epoch: int = ...,
-            ) -> None: ...
-
-        topic_name: str
-        topic_id: uuid.UUID
-        partitions: list[PartitionData]
-        def __init__(
-            self,
-            *,
-            topic_name: str = ...,
-            topic_id: uuid.UUID = ...,
-            partitions: list[PartitionData] = ...,
-        ) -> None: ...
-
-    broker_id: int
-    broker_epoch: int
-    topics: list[TopicData]
-    def __init__(
-        self,
-        *,
-        broker_id: int = ...,
-        broker_epoch: int = ...,
-        topics: list[TopicData] = ...,
-    ) -> None: ...
-
+            class BrokerState(StructValue): broker_id: int = ...; broker_epoch: int = ...
+            partition_index: int = ...; leader_epoch: int = ...; new_isr: list[int] = ...; new_isr_with_epochs: list[BrokerState] = ...; leader_recovery_state: int = ...; partition_epoch: int = ...
+        topic_name: str = ...; topic_id: uuid.UUID = ...; partitions: list[PartitionData] = ...
+    broker_id: int = ...; broker_epoch: int = ...; topics: list[TopicData] = ...
 class AlterPartitionResponse(StructValue):
     class TopicData(StructValue):
-        class PartitionData(StructValue):
-            partition_index: int
-            error_code: int
-            leader_id: int
-            leader_epoch: int
-            isr: list[int]
-            leader_recovery_state: int
-            partition_epoch: int
-            def __init__(
-                self,
-                *,
-                partition_index: int = ...,
-                error_code: int = ...,
-                leader_id: int = ...,
-                leader_epoch: int = ...,
-                isr: list[int] = ...,
-                leader_recovery_state: int = ...,
-                partition_epoch: int = ...,
-            ) -> None: ...
-
-        topic_name: str
-        topic_id: uuid.UUID
-        partitions: list[PartitionData]
-        def __init__(
-            self,
-            *,
-            topic_name: str = ...,
-            topic_id: uuid.UUID = ...,
-            partitions: list[PartitionData] = ...,
-        ) -> None: ...
-
-    throttle_time_ms: int
-    error_code: int
-    topics: list[TopicData]
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        error_code: int = ...,
-        topics: list[TopicData] = ...,
-    ) -> None: ...
+        class PartitionData(StructValue): partition_index: int = ...; error_code: int = ...; leader_id: int = ...; leader_epoch: int = ...; isr: list[int] = ...; leader_recovery_state: int = ...; partition_epoch: int = ...
+        topic_name: str = ...; topic_id: uuid.UUID = ...; partitions: list[PartitionData] = ...
+    throttle_time_ms: int = ...; error_code: int = ...; topics: list[TopicData] = ...
 
 REQUEST: StructType[AlterPartitionRequest]
 RESPONSE: StructType[AlterPartitionResponse]

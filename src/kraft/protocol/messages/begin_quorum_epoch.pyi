@@ -11,101 +11,16 @@ from kraft.protocol.schema import StructType, StructValue
 
 class BeginQuorumEpochRequest(StructValue):
     class TopicData(StructValue):
-        class PartitionData(StructValue):
-            partition_index: int
-            voter_directory_id: uuid.UUID
-            leader_id: int
-            leader_epoch: int
-            def __init__(
-                self,
-                *,
-                partition_index: int = ...,
-                voter_directory_id: uuid.UUID = ...,
-                leader_id: int = ...,
-                leader_epoch: int = ...,
-            ) -> None: ...
-
-        topic_name: str
-        partitions: list[PartitionData]
-        def __init__(
-            self,
-            *,
-            topic_name: str = ...,
-            partitions: list[PartitionData] = ...,
-        ) -> None: ...
-
-    class LeaderEndpoint(StructValue):
-        name: str
-        host: str
-        port: int
-        def __init__(
-            self,
-            *,
-            name: str = ...,
-            host: str = ...,
-            port: int = ...,
-        ) -> None: ...
-
-    cluster_id: str | None
-    voter_id: int
-    topics: list[TopicData]
-    leader_endpoints: list[LeaderEndpoint]
-    def __init__(
-        self,
-        *,
-        cluster_id: str | None = ...,
-        voter_id: int = ...,
-        topics: list[TopicData] = ...,
-        leader_endpoints: list[LeaderEndpoint] = ...,
-    ) -> None: ...
-
+        class PartitionData(StructValue): partition_index: int = ...; voter_directory_id: uuid.UUID = ...; leader_id: int = ...; leader_epoch: int = ...
+        topic_name: str = ...; partitions: list[PartitionData] = ...
+    class LeaderEndpoint(StructValue): name: str = ...; host: str = ...; port: int = ...
+    cluster_id: str | None = ...; voter_id: int = ...; topics: list[TopicData] = ...; leader_endpoints: list[LeaderEndpoint] = ...
 class BeginQuorumEpochResponse(StructValue):
     class TopicData(StructValue):
-        class PartitionData(StructValue):
-            partition_index: int
-            error_code: int
-            leader_id: int
-            leader_epoch: int
-            def __init__(
-                self,
-                *,
-                partition_index: int = ...,
-                error_code: int = ...,
-                leader_id: int = ...,
-                leader_epoch: int = ...,
-            ) -> None: ...
-
-        topic_name: str
-        partitions: list[PartitionData]
-        def __init__(
-            self,
-            *,
-            topic_name: str = ...,
-            partitions: list[PartitionData] = ...,
-        ) -> None: ...
-
-    class NodeEndpoint(StructValue):
-        node_id: int
-        host: str
-        port: int
-        def __init__(
-            self,
-            *,
-            node_id: int = ...,
-            host: str = ...,
-            port: int = ...,
-        ) -> None: ...
-
-    error_code: int
-    topics: list[TopicData]
-    node_endpoints: list[NodeEndpoint]
-    def __init__(
-        self,
-        *,
-        error_code: int = ...,
-        topics: list[TopicData] = ...,
-        node_endpoints: list[NodeEndpoint] = ...,
-    ) -> None: ...
+        class PartitionData(StructValue): partition_index: int = ...; error_code: int = ...; leader_id: int = ...; leader_epoch: int = ...
+        topic_name: str = ...; partitions: list[PartitionData] = ...
+    class NodeEndpoint(StructValue): node_id: int = ...; host: str = ...; port: int = ...
+    error_code: int = ...; topics: list[TopicData] = ...; node_endpoints: list[NodeEndpoint] = ...
 
 REQUEST: StructType[BeginQuorumEpochRequest]
 RESPONSE: StructType[BeginQuorumEpochResponse]

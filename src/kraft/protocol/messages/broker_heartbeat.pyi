@@ -9,39 +9,8 @@ import uuid
 from kraft.protocol.api import Api
 from kraft.protocol.schema import StructType, StructValue
 
-class BrokerHeartbeatRequest(StructValue):
-    broker_id: int
-    broker_epoch: int
-    current_metadata_offset: int
-    want_fence: bool
-    want_shut_down: bool
-    offline_log_dirs: list[uuid.UUID]
-    def __init__(
-        self,
-        *,
-        broker_id: int = ...,
-        broker_epoch: int = ...,
-        current_metadata_offset: int = ...,
-        want_fence: bool = ...,
-        want_shut_down: bool = ...,
-        offline_log_dirs: list[uuid.UUID] = ...,
-    ) -> None: ...
-
-class BrokerHeartbeatResponse(StructValue):
-    throttle_time_ms: int
-    error_code: int
-    is_caught_up: bool
-    is_fenced: bool
-    should_shut_down: bool
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        error_code: int = ...,
-        is_caught_up: bool = ...,
-        is_fenced: bool = ...,
-        should_shut_down: bool = ...,
-    ) -> None: ...
+class BrokerHeartbeatRequest(StructValue): broker_id: int = ...; broker_epoch: int = ...; current_metadata_offset: int = ...; want_fence: bool = ...; want_shut_down: bool = ...; offline_log_dirs: list[uuid.UUID] = ...
+class BrokerHeartbeatResponse(StructValue): throttle_time_ms: int = ...; error_code: int = ...; is_caught_up: bool = ...; is_fenced: bool = ...; should_shut_down: bool = ...
 
 REQUEST: StructType[BrokerHeartbeatRequest]
 RESPONSE: StructType[BrokerHeartbeatResponse]

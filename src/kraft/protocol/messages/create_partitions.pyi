@@ -9,57 +9,12 @@ from kraft.protocol.schema import StructType, StructValue
 
 class CreatePartitionsRequest(StructValue):
     class CreatePartitionsTopic(StructValue):
-        class CreatePartitionsAssignment(StructValue):
-            broker_ids: list[int]
-            def __init__(
-                self,
-                *,
-                broker_ids: list[int] = ...,
-            ) -> None: ...
-
-        name: str
-        count: int
-        assignments: list[CreatePartitionsAssignment] | None
-        def __init__(
-            self,
-            *,
-            name: str = ...,
-            count: int = ...,
-            assignments: list[CreatePartitionsAssignment] | None = ...,
-        ) -> None: ...
-
-    topics: list[CreatePartitionsTopic]
-    timeout_ms: int
-    validate_only: bool
-    def __init__(
-        self,
-        *,
-        topics: list[CreatePartitionsTopic] = ...,
-        timeout_ms: int = ...,
-        validate_only: bool = ...,
-    ) -> None: ...
-
+        class CreatePartitionsAssignment(StructValue): broker_ids: list[int] = ...
+        name: str = ...; count: int = ...; assignments: list[CreatePartitionsAssignment] | None = ...
+    topics: list[CreatePartitionsTopic] = ...; timeout_ms: int = ...; validate_only: bool = ...
 class CreatePartitionsResponse(StructValue):
-    class CreatePartitionsTopicResult(StructValue):
-        name: str
-        error_code: int
-        error_message: str | None
-        def __init__(
-            self,
-            *,
-            name: str = ...,
-            error_code: int = ...,
-            error_message: str | None = ...,
-        ) -> None: ...
-
-    throttle_time_ms: int
-    results: list[CreatePartitionsTopicResult]
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        results: list[CreatePartitionsTopicResult] = ...,
-    ) -> None: ...
+    class CreatePartitionsTopicResult(StructValue): name: str = ...; error_code: int = ...; error_message: str | None = ...
+    throttle_time_ms: int = ...; results: list[CreatePartitionsTopicResult] = ...
 
 REQUEST: StructType[CreatePartitionsRequest]
 RESPONSE: StructType[CreatePartitionsResponse]

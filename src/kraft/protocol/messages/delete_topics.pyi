@@ -10,50 +10,11 @@ from kraft.protocol.api import Api
 from kraft.protocol.schema import StructType, StructValue
 
 class DeleteTopicsRequest(StructValue):
-    class DeleteTopicState(StructValue):
-        name: str | None
-        topic_id: uuid.UUID
-        def __init__(
-            self,
-            *,
-            name: str | None = ...,
-            topic_id: uuid.UUID = ...,
-        ) -> None: ...
-
-    topics: list[DeleteTopicState]
-    topic_names: list[str]
-    timeout_ms: int
-    def __init__(
-        self,
-        *,
-        topics: list[DeleteTopicState] = ...,
-        topic_names: list[str] = ...,
-        timeout_ms: int = ...,
-    ) -> None: ...
-
+    class DeleteTopicState(StructValue): name: str | None = ...; topic_id: uuid.UUID = ...
+    topics: list[DeleteTopicState] = ...; topic_names: list[str] = ...; timeout_ms: int = ...
 class DeleteTopicsResponse(StructValue):
-    class DeletableTopicResult(StructValue):
-        name: str | None
-        topic_id: uuid.UUID
-        error_code: int
-        error_message: str | None
-        def __init__(
-            self,
-            *,
-            name: str | None = ...,
-            topic_id: uuid.UUID = ...,
-            error_code: int = ...,
-            error_message: str | None = ...,
-        ) -> None: ...
-
-    throttle_time_ms: int
-    responses: list[DeletableTopicResult]
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        responses: list[DeletableTopicResult] = ...,
-    ) -> None: ...
+    class DeletableTopicResult(StructValue): name: str | None = ...; topic_id: uuid.UUID = ...; error_code: int = ...; error_message: str | None = ...
+    throttle_time_ms: int = ...; responses: list[DeletableTopicResult] = ...
 
 REQUEST: StructType[DeleteTopicsRequest]
 RESPONSE: StructType[DeleteTopicsResponse]

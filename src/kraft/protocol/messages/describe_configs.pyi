@@ -8,90 +8,15 @@ from kraft.protocol.api import Api
 from kraft.protocol.schema import StructType, StructValue
 
 class DescribeConfigsRequest(StructValue):
-    class DescribeConfigsResource(StructValue):
-        resource_type: int
-        resource_name: str
-        configuration_keys: list[str] | None
-        def __init__(
-            self,
-            *,
-            resource_type: int = ...,
-            resource_name: str = ...,
-            configuration_keys: list[str] | None = ...,
-        ) -> None: ...
-
-    resources: list[DescribeConfigsResource]
-    include_synonyms: bool
-    include_documentation: bool
-    def __init__(
-        self,
-        *,
-        resources: list[DescribeConfigsResource] = ...,
-        include_synonyms: bool = ...,
-        include_documentation: bool = ...,
-    ) -> None: ...
-
+    class DescribeConfigsResource(StructValue): resource_type: int = ...; resource_name: str = ...; configuration_keys: list[str] | None = ...
+    resources: list[DescribeConfigsResource] = ...; include_synonyms: bool = ...; include_documentation: bool = ...
 class DescribeConfigsResponse(StructValue):
     class DescribeConfigsResult(StructValue):
         class DescribeConfigsResourceResult(StructValue):
-            class DescribeConfigsSynonym(StructValue):
-                name: str
-                value: str | None
-                source: int
-                def __init__(
-                    self,
-                    *,
-                    name: str = ...,
-                    value: str | None = ...,
-                    source: int = ...,
-                ) -> None: ...
-
-            name: str
-            value: str | None
-            read_only: bool
-            is_default: bool
-            config_source: int
-            is_sensitive: bool
-            synonyms: list[DescribeConfigsSynonym]
-            config_type: int
-            documentation: str | None
-            def __init__(
-                self,
-                *,
-                name: str = ...,
-                value: str | None = ...,
-                read_only: bool = ...,
-                is_default: bool = ...,
-                config_source: int = ...,
-                is_sensitive: bool = ...,
-                synonyms: list[DescribeConfigsSynonym] = ...,
-                config_type: int = ...,
-                documentation: str | None = ...,
-            ) -> None: ...
-
-        error_code: int
-        error_message: str | None
-        resource_type: int
-        resource_name: str
-        configs: list[DescribeConfigsResourceResult]
-        def __init__(
-            self,
-            *,
-            error_code: int = ...,
-            error_message: str | None = ...,
-            resource_type: int = ...,
-            resource_name: str = ...,
-            configs: list[DescribeConfigsResourceResult] = ...,
-        ) -> None: ...
-
-    throttle_time_ms: int
-    results: list[DescribeConfigsResult]
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        results: list[DescribeConfigsResult] = ...,
-    ) -> None: ...
+            class DescribeConfigsSynonym(StructValue): name: str = ...; value: str | None = ...; source: int = ...
+            name: str = ...; value: str | None = ...; read_only: bool = ...; is_default: bool = ...; config_source: int = ...; is_sensitive: bool = ...; synonyms: list[DescribeConfigsSynonym] = ...; config_type: int = ...; documentation: str | None = ...
+        error_code: int = ...; error_message: str | None = ...; resource_type: int = ...; resource_name: str = ...; configs: list[DescribeConfigsResourceResult] = ...
+    throttle_time_ms: int = ...; results: list[DescribeConfigsResult] = ...
 
 REQUEST: StructType[DescribeConfigsRequest]
 RESPONSE: StructType[DescribeConfigsResponse]

@@ -9,61 +9,12 @@ from kraft.protocol.schema import StructType, StructValue
 
 class IncrementalAlterConfigsRequest(StructValue):
     class AlterConfigsResource(StructValue):
-        class AlterableConfig(StructValue):
-            name: str
-            config_operation: int
-            value: str | None
-            def __init__(
-                self,
-                *,
-                name: str = ...,
-                config_operation: int = ...,
-                value: str | None = ...,
-            ) -> None: ...
-
-        resource_type: int
-        resource_name: str
-        configs: list[AlterableConfig]
-        def __init__(
-            self,
-            *,
-            resource_type: int = ...,
-            resource_name: str = ...,
-            configs: list[AlterableConfig] = ...,
-        ) -> None: ...
-
-    resources: list[AlterConfigsResource]
-    validate_only: bool
-    def __init__(
-        self,
-        *,
-        resources: list[AlterConfigsResource] = ...,
-        validate_only: bool = ...,
-    ) -> None: ...
-
+        class AlterableConfig(StructValue): name: str = ...; config_operation: int = ...; value: str | None = ...
+        resource_type: int = ...; resource_name: str = ...; configs: list[AlterableConfig] = ...
+    resources: list[AlterConfigsResource] = ...; validate_only: bool = ...
 class IncrementalAlterConfigsResponse(StructValue):
-    class AlterConfigsResourceResponse(StructValue):
-        error_code: int
-        error_message: str | None
-        resource_type: int
-        resource_name: str
-        def __init__(
-            self,
-            *,
-            error_code: int = ...,
-            error_message: str | None = ...,
-            resource_type: int = ...,
-            resource_name: str = ...,
-        ) -> None: ...
-
-    throttle_time_ms: int
-    responses: list[AlterConfigsResourceResponse]
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        responses: list[AlterConfigsResourceResponse] = ...,
-    ) -> None: ...
+    class AlterConfigsResourceResponse(StructValue): error_code: int = ...; error_message: str | None = ...; resource_type: int = ...; resource_name: str = ...
+    throttle_time_ms: int = ...; responses: list[AlterConfigsResourceResponse] = ...
 
 REQUEST: StructType[IncrementalAlterConfigsRequest]
 RESPONSE: StructType[IncrementalAlterConfigsResponse]

@@ -9,29 +9,8 @@ import uuid
 from kraft.protocol.api import Api
 from kraft.protocol.schema import StructType, StructValue
 
-class RemoveRaftVoterRequest(StructValue):
-    cluster_id: str | None
-    voter_id: int
-    voter_directory_id: uuid.UUID
-    def __init__(
-        self,
-        *,
-        cluster_id: str | None = ...,
-        voter_id: int = ...,
-        voter_directory_id: uuid.UUID = ...,
-    ) -> None: ...
-
-class RemoveRaftVoterResponse(StructValue):
-    throttle_time_ms: int
-    error_code: int
-    error_message: str | None
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        error_code: int = ...,
-        error_message: str | None = ...,
-    ) -> None: ...
+class RemoveRaftVoterRequest(StructValue): cluster_id: str | None = ...; voter_id: int = ...; voter_directory_id: uuid.UUID = ...
+class RemoveRaftVoterResponse(StructValue): throttle_time_ms: int = ...; error_code: int = ...; error_message: str | None = ...
 
 REQUEST: StructType[RemoveRaftVoterRequest]
 RESPONSE: StructType[RemoveRaftVoterResponse]

@@ -7,25 +7,8 @@ The classes exist at run time as ``REQUEST.cls``, ``RESPONSE.cls`` and their nes
 from kraft.protocol.api import Api
 from kraft.protocol.schema import StructType, StructValue
 
-class UnregisterBrokerRequest(StructValue):
-    broker_id: int
-    def __init__(
-        self,
-        *,
-        broker_id: int = ...,
-    ) -> None: ...
-
-class UnregisterBrokerResponse(StructValue):
-    throttle_time_ms: int
-    error_code: int
-    error_message: str | None
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        error_code: int = ...,
-        error_message: str | None = ...,
-    ) -> None: ...
+class UnregisterBrokerRequest(StructValue): broker_id: int = ...
+class UnregisterBrokerResponse(StructValue): throttle_time_ms: int = ...; error_code: int = ...; error_message: str | None = ...
 
 REQUEST: StructType[UnregisterBrokerRequest]
 RESPONSE: StructType[UnregisterBrokerResponse]

@@ -8,56 +8,11 @@ from kraft.protocol.api import Api
 from kraft.protocol.schema import StructType, StructValue, Versions
 
 class UpdateFeaturesRequest(StructValue):
-    class FeatureUpdateKey(StructValue):
-        feature: str
-        max_version_level: int
-        allow_downgrade: bool
-        upgrade_type: int
-        def __init__(
-            self,
-            *,
-            feature: str = ...,
-            max_version_level: int = ...,
-            allow_downgrade: bool = ...,
-            upgrade_type: int = ...,
-        ) -> None: ...
-
-    timeout_ms: int
-    feature_updates: list[FeatureUpdateKey]
-    validate_only: bool
-    def __init__(
-        self,
-        *,
-        timeout_ms: int = ...,
-        feature_updates: list[FeatureUpdateKey] = ...,
-        validate_only: bool = ...,
-    ) -> None: ...
-
+    class FeatureUpdateKey(StructValue): feature: str = ...; max_version_level: int = ...; allow_downgrade: bool = ...; upgrade_type: int = ...
+    timeout_ms: int = ...; feature_updates: list[FeatureUpdateKey] = ...; validate_only: bool = ...
 class UpdateFeaturesResponse(StructValue):
-    class UpdatableFeatureResult(StructValue):
-        feature: str
-        error_code: int
-        error_message: str | None
-        def __init__(
-            self,
-            *,
-            feature: str = ...,
-            error_code: int = ...,
-            error_message: str | None = ...,
-        ) -> None: ...
-
-    throttle_time_ms: int
-    error_code: int
-    error_message: str | None
-    results: list[UpdatableFeatureResult]
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        error_code: int = ...,
-        error_message: str | None = ...,
-        results: list[UpdatableFeatureResult] = ...,
-    ) -> None: ...
+    class UpdatableFeatureResult(StructValue): feature: str = ...; error_code: int = ...; error_message: str | None = ...
+    throttle_time_ms: int = ...; error_code: int = ...; error_message: str | None = ...; results: list[UpdatableFeatureResult] = ...
 
 REQUEST: StructType[UpdateFeaturesRequest]
 RESPONSE: StructType[UpdateFeaturesResponse]

@@ -10,70 +10,12 @@ from kraft.protocol.api import Api
 from kraft.protocol.schema import StructType, StructValue
 
 class UpdateRaftVoterRequest(StructValue):
-    class Listener(StructValue):
-        name: str
-        host: str
-        port: int
-        def __init__(
-            self,
-            *,
-            name: str = ...,
-            host: str = ...,
-            port: int = ...,
-        ) -> None: ...
-
-    class KRaftVersionFeature(StructValue):
-        min_supported_version: int
-        max_supported_version: int
-        def __init__(
-            self,
-            *,
-            min_supported_version: int = ...,
-            max_supported_version: int = ...,
-        ) -> None: ...
-
-    cluster_id: str | None
-    current_leader_epoch: int
-    voter_id: int
-    voter_directory_id: uuid.UUID
-    listeners: list[Listener]
-    k_raft_version_feature: KRaftVersionFeature
-    def __init__(
-        self,
-        *,
-        cluster_id: str | None = ...,
-        current_leader_epoch: int = ...,
-        voter_id: int = ...,
-        voter_directory_id: uuid.UUID = ...,
-        listeners: list[Listener] = ...,
-        k_raft_version_feature: KRaftVersionFeature = ...,
-    ) -> None: ...
-
+    class Listener(StructValue): name: str = ...; host: str = ...; port: int = ...
+    class KRaftVersionFeature(StructValue): min_supported_version: int = ...; max_supported_version: int = ...
+    cluster_id: str | None = ...; current_leader_epoch: int = ...; voter_id: int = ...; voter_directory_id: uuid.UUID = ...; listeners: list[Listener] = ...; k_raft_version_feature: KRaftVersionFeature = ...
 class UpdateRaftVoterResponse(StructValue):
-    class CurrentLeader(StructValue):
-        leader_id: int
-        leader_epoch: int
-        host: str
-        port: int
-        def __init__(
-            self,
-            *,
-            leader_id: int = ...,
-            leader_epoch: int = ...,
-            host: str = ...,
-            port: int = ...,
-        ) -> None: ...
-
-    throttle_time_ms: int
-    error_code: int
-    current_leader: CurrentLeader
-    def __init__(
-        self,
-        *,
-        throttle_time_ms: int = ...,
-        error_code: int = ...,
-        current_leader: CurrentLeader = ...,
-    ) -> None: ...
+    class CurrentLeader(StructValue): leader_id: int = ...; leader_epoch: int = ...; host: str = ...; port: int = ...
+    throttle_time_ms: int = ...; error_code: int = ...; current_leader: CurrentLeader = ...
 
 REQUEST: StructType[UpdateRaftVoterRequest]
 RESPONSE: StructType[UpdateRaftVoterResponse]

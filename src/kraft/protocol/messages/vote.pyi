@@ -11,97 +11,15 @@ from kraft.protocol.schema import StructType, StructValue
 
 class VoteRequest(StructValue):
     class TopicData(StructValue):
-        class PartitionData(StructValue):
-            partition_index: int
-            replica_epoch: int
-            replica_id: int
-            replica_directory_id: uuid.UUID
-            voter_directory_id: uuid.UUID
-            last_offset_epoch: int
-            last_offset: int
-            pre_vote: bool
-            def __init__(
-                self,
-                *,
-                partition_index: int = ...,
-                replica_epoch: int = ...,
-                replica_id: int = ...,
-                replica_directory_id: uuid.UUID = ...,
-                voter_directory_id: uuid.UUID = ...,
-                last_offset_epoch: int = ...,
-                last_offset: int = ...,
-                pre_vote: bool = ...,
-            ) -> None: ...
-
-        topic_name: str
-        partitions: list[PartitionData]
-        def __init__(
-            self,
-            *,
-            topic_name: str = ...,
-            partitions: list[PartitionData] = ...,
-        ) -> None: ...
-
-    cluster_id: str | None
-    voter_id: int
-    topics: list[TopicData]
-    def __init__(
-        self,
-        *,
-        cluster_id: str | None = ...,
-        voter_id: int = ...,
-        topics: list[TopicData] = ...,
-    ) -> None: ...
-
+        class PartitionData(StructValue): partition_index: int = ...; replica_epoch: int = ...; replica_id: int = ...; replica_directory_id: uuid.UUID = ...; voter_directory_id: uuid.UUID = ...; last_offset_epoch: int = ...; last_offset: int = ...; pre_vote: bool = ...
+        topic_name: str = ...; partitions: list[PartitionData] = ...
+    cluster_id: str | None = ...; voter_id: int = ...; topics: list[TopicData] = ...
 class VoteResponse(StructValue):
     class TopicData(StructValue):
-        class PartitionData(StructValue):
-            partition_index: int
-            error_code: int
-            leader_id: int
-            leader_epoch: int
-            vote_granted: bool
-            def __init__(
-                self,
-                *,
-                partition_index: int = ...,
-                error_code: int = ...,
-                leader_id: int = ...,
-                leader_epoch: int = ...,
-                vote_granted: bool = ...,
-            ) -> None: ...
-
-        topic_name: str
-        partitions: list[PartitionData]
-        def __init__(
-            self,
-            *,
-            topic_name: str = ...,
-            partitions: list[PartitionData] = ...,
-        ) -> None: ...
-
-    class NodeEndpoint(StructValue):
-        node_id: int
-        host: str
-        port: int
-        def __init__(
-            self,
-            *,
-            node_id: int = ...,
-            host: str = ...,
-            port: int = ...,
-        ) -> None: ...
-
-    error_code: int
-    topics: list[TopicData]
-    node_endpoints: list[NodeEndpoint]
-    def __init__(
-        self,
-        *,
-        error_code: int = ...,
-        topics: list[TopicData] = ...,
-        node_endpoints: list[NodeEndpoint] = ...,
-    ) -> None: ...
+        class PartitionData(StructValue): partition_index: int = ...; error_code: int = ...; leader_id: int = ...; leader_epoch: int = ...; vote_granted: bool = ...
+        topic_name: str = ...; partitions: list[PartitionData] = ...
+    class NodeEndpoint(StructValue): node_id: int = ...; host: str = ...; port: int = ...
+    error_code: int = ...; topics: list[TopicData] = ...; node_endpoints: list[NodeEndpoint] = ...
 
 REQUEST: StructType[VoteRequest]
 RESPONSE: StructType[VoteResponse]
