@@ -37,7 +37,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from kraft.broker.broker import Broker
@@ -107,10 +107,13 @@ class BrokerStats:
 class SimBroker:
     """The driver of one broker id across its processes (see the module docstring)."""
 
-    def __init__(self, world: World, broker_id: int, timing: ClientTiming) -> None:
+    def __init__(
+        self, world: World, broker_id: int, timing: ClientTiming, *, isr_workload: bool = True
+    ) -> None:
         self.world = world
         self.broker_id = broker_id
         self.timing = timing
+        self.isr_workload = isr_workload  # False: the driver never makes a follower lag
         self.rng = random.Random(f"{world.seed}:broker:{broker_id}")
         self.clean_epoch = -1  # the clean-shutdown marker: the epoch written at the last clean stop
         self.log_dir = uuid.UUID(int=(broker_id << 64) | 7)
@@ -165,7 +168,7 @@ class SimBroker:
         """The broker part's settings for the process being started (``build_node``)."""
         assert self.incarnation_id is not None
         config = getattr(self.world, "controller_config")  # noqa: B009  (a ControllerWorld's)
-        return BrokerConfig(
+        settings = BrokerConfig(
             lifecycle=LifecycleConfig(
                 node_id=self.broker_id,
                 cluster_id=_cluster_id(),
@@ -182,6 +185,10 @@ class SimBroker:
             client_listeners=(BROKER_LISTENER,),
             request_timeout_ms=5000,
         )
+        snapshot_max_bytes = getattr(self.world, "broker_snapshot_max_bytes", None)
+        if snapshot_max_bytes is not None:
+            settings = replace(settings, snapshot_max_bytes=snapshot_max_bytes)
+        return settings
 
     # -- faults ----------------------------------------------------------------------------------
 
@@ -204,8 +211,9 @@ class SimBroker:
         self._run += 1
         self.world.trace(f"B+|{self.broker_id}|{kind}")
         self.world.restart(self.broker_id)
-        low, high = self.timing.isr_interval_ms
-        self._after(self.rng.randint(low, high), f"isr:{self.broker_id}", self._isr_tick)
+        if self.isr_workload:
+            low, high = self.timing.isr_interval_ms
+            self._after(self.rng.randint(low, high), f"isr:{self.broker_id}", self._isr_tick)
 
     def stop_uncleanly(self) -> None:
         """The process dies: unflushed bytes are lost and no clean-shutdown marker is left, so the
@@ -224,7 +232,7 @@ class SimBroker:
         if broker is None:
             return
         if self.state != RUNNING:
-            self._stop_cleanly()  # not registered and unfenced yet: nothing to hand over
+            self.stop_cleanly()  # not registered and unfenced yet: nothing to hand over
             return
         if self._shutdown_deadline_ms is not None:
             return
@@ -249,15 +257,16 @@ class SimBroker:
         deadline = self._shutdown_deadline_ms
         if broker.lifecycle.controlled_shutdown_done:
             self.bstats.controlled_shutdowns += 1
-            self._stop_cleanly()
+            self.stop_cleanly()
         elif deadline is not None and self.world.now_ms >= deadline:
             self.bstats.shutdown_timeouts += 1
-            self._stop_cleanly()
+            self.stop_cleanly()
         else:
             self._after(20, f"shutdown:{self.broker_id}", self._watch_shutdown)
 
-    def _stop_cleanly(self) -> None:
-        """The server's clean stop: the log closes (flushed) and the marker records the epoch."""
+    def stop_cleanly(self) -> None:
+        """The server's clean stop, without controlled shutdown (``shut_down`` runs that first): the
+        log closes (flushed) and the marker records the epoch."""
         self.world.trace(f"B-|{self.broker_id}|clean")
         self.clean_epoch = self.epoch
         self.bstats.clean_stops += 1

@@ -15,6 +15,7 @@ count), so a restarted controller does not replay its predecessor's topic ids.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kraft.controller.quorum_controller import ControllerConfig, QuorumController
@@ -36,18 +37,38 @@ SIM_CONTROLLER_CONFIG = ControllerConfig(
 def controller_node_factory(world: World, node: SimNode) -> Node:
     """A node on its log and store, built by ``build_node`` as a process builds it
     (``World(node_factory=...)``): a controller (raft core, quorum controller, quorum APIs) for a
-    voter id, a broker (raft observer and broker part) for a broker id."""
+    voter id, a broker (raft observer and broker part) for a broker id, both for a combined one."""
     assert isinstance(world, ControllerWorld)
     broker = world.brokers.get(node.node_id)
-    if broker is not None:
+    if not node.is_voter:
+        assert broker is not None, f"node {node.node_id} is neither a controller nor a broker"
         return default_node_factory(world, node, broker=broker.broker_config())
-    process = default_node_factory(world, node, controller=world.controller_config, quorum_apis=True)
+    process = default_node_factory(
+        world,
+        node,
+        controller=world.controller_config,
+        quorum_apis=True,
+        bootstrap_features=world.bootstrap_features,
+        broker=None if broker is None else broker.broker_config(),
+    )
     world.controller_checker.attach_controller(node, process)
     return process
 
 
 class ControllerWorld(World):
     """Three (or ``voters``) controllers, ``brokers`` simulated brokers and one admin client.
+
+    Options beyond ``World``'s:
+
+    * ``brokers``: how many brokers (ids 101, 102, ...), or a range to draw the count from;
+      ``broker_ids``: exactly these broker ids instead (apart from the controllers').
+    * ``combined``: controller ids that run a broker too (``process.roles=broker,controller``): one
+      process with both parts, started and stopped by its broker driver.
+    * ``workload``: the admin client and the brokers' ISR workload; without it nothing happens that
+      the caller does not ask for (the brokers still start, register and heartbeat).
+    * ``bootstrap_features``: the features ``kraft storage format`` chose (None: the defaults).
+    * ``broker_snapshot_max_bytes``: the brokers' ``metadata.log.max.record.bytes.between.snapshots``
+      (None: Kafka's default).
 
     ``checker`` and ``controller_checker`` are one ``ControllerChecker`` (the second typed as such).
     """
@@ -56,14 +77,19 @@ class ControllerWorld(World):
         self,
         *,
         seed: int,
-        voters: int = 3,
+        voters: int | Sequence[int] = 3,
         observers: int = 0,
         brokers: int | tuple[int, int] = (3, 6),
+        broker_ids: Sequence[int] | None = None,
+        combined: Sequence[int] = (),
+        workload: bool = True,
         timing: Timing | None = None,
         pre_vote: bool = True,
         end_ms: int = 20_000,
         config: ControllerConfig | None = None,
+        bootstrap_features: Mapping[str, int] | None = None,
         client_timing: ClientTiming | None = None,
+        broker_snapshot_max_bytes: int | None = None,
         link: LinkProfile | None = None,
         stop_on_violation: bool = True,
         full_checks: bool = False,
@@ -72,6 +98,9 @@ class ControllerWorld(World):
         if observers:
             raise ValueError("the controller simulation has no observers")
         self.controller_config = config if config is not None else SIM_CONTROLLER_CONFIG
+        self.bootstrap_features = bootstrap_features
+        self.workload = workload
+        self.broker_snapshot_max_bytes = broker_snapshot_max_bytes
         super().__init__(
             seed=seed,
             voters=voters,
@@ -84,38 +113,50 @@ class ControllerWorld(World):
             full_checks=full_checks,
             client_workload=False,
         )
-        count = brokers if isinstance(brokers, int) else self.rng.randint(*brokers)
+        if broker_ids is None:
+            count = brokers if isinstance(brokers, int) else self.rng.randint(*brokers)
+            broker_ids = [BROKER_ID_BASE + i for i in range(1, count + 1)]
         # Brokers heartbeat at the controllers' broker.heartbeat.interval.ms.
         self.client_timing = dataclasses.replace(
             client_timing if client_timing is not None else ClientTiming(),
             heartbeat_interval_ms=self.controller_config.heartbeat_interval_ms,
         )
         self.brokers: dict[int, SimBroker] = {}
-        for i in range(1, count + 1):
-            broker_id = BROKER_ID_BASE + i
+        for broker_id in broker_ids:
+            if broker_id in self.nodes:
+                raise ValueError(
+                    f"broker id {broker_id} is a controller's (a combined node is in `combined`)"
+                )
             # A broker is a node of the world (a raft observer), started by its driver.
             self.nodes[broker_id] = self._make_node(broker_id, False)
             self.observer_ids.append(broker_id)
-            self.brokers[broker_id] = SimBroker(self, broker_id, self.client_timing)
-        self.admin = SimAdmin(self, self.client_timing)
-        self.add_actor(self.admin)
+            self.brokers[broker_id] = SimBroker(self, broker_id, self.client_timing, isr_workload=workload)
+        for node_id in combined:
+            if node_id not in self.voter_ids:
+                raise ValueError(f"combined node {node_id} is not a controller")
+            self.brokers[node_id] = SimBroker(self, node_id, self.client_timing, isr_workload=workload)
+        self.admin: SimAdmin | None = None
+        if workload:
+            self.admin = SimAdmin(self, self.client_timing)
+            self.add_actor(self.admin)
         # Built once every node exists (brokers included): it keeps a memory per node.
         self.controller_checker = ControllerChecker(self, deep_every=deep_every)
         self.checker = self.controller_checker
 
     def boots_at_start(self, node: SimNode) -> bool:
-        return node.node_id not in self.brokers  # each broker's driver starts it
+        return node.node_id not in self.brokers  # each broker's (and combined node's) driver starts it
 
     def start(self) -> None:
         """Boot the controllers, then start every broker within 500 ms and the admin client."""
         super().start()
         for broker in self.brokers.values():
             self.schedule(self.rng.randint(0, 500), f"start:{broker.broker_id}", broker.start)
-        self.schedule_actor(self.rng.randint(500, 1500), "start:admin", self.admin.start)
+        if self.admin is not None:
+            self.schedule_actor(self.rng.randint(500, 1500), "start:admin", self.admin.start)
 
     def crash(self, node_id: int, *, counted: bool = True) -> None:
         node = self.nodes[node_id]
-        if node.up and node_id not in self.brokers:
+        if node.up and node.is_voter:
             self.controller_checker.before_crash(node)
         super().crash(node_id, counted=counted)
 

@@ -177,6 +177,9 @@ class SimNode:
     shutting_down: bool = False
     restarts: int = 0
     paused_until_ms: int = -1  # ``World.pause``: not polled before this time
+    # The raft endpoints the node's next process advertises; None: its usual one (``endpoint_of``).
+    # Set before a restart, it is a node back on another host or port (messages still find it by id).
+    endpoints: tuple[Endpoint, ...] | None = None
 
     @property
     def up(self) -> bool:
@@ -242,12 +245,17 @@ def node_config(world: World, node: SimNode, **parts: Any) -> NodeConfig:
         pre_vote_enabled=world.pre_vote,
         check_quorum_enabled=True,
     )
+    local: tuple[Endpoint, ...] = ()
+    if node.endpoints is not None:
+        local = node.endpoints
+    elif node.is_voter or dynamic:
+        local = (endpoint_of(node.node_id),)
     return NodeConfig(
         node_id=node.node_id,
         cluster_id=CLUSTER_ID,
         directory_id=node.directory_id,
         quorum=quorum,
-        local_endpoints=(endpoint_of(node.node_id),) if node.is_voter or dynamic else (),
+        local_endpoints=local,
         **parts,
     )
 
@@ -276,8 +284,8 @@ class World:
         self,
         *,
         seed: int,
-        voters: int = 3,
-        observers: int = 0,
+        voters: int | Sequence[int] = 3,
+        observers: int | Sequence[int] = 0,
         timing: Timing | None = None,
         pre_vote: bool = True,
         end_ms: int = 20_000,
@@ -288,10 +296,18 @@ class World:
         client_workload: bool = True,
         bootstrap_servers: bool | None = None,
     ) -> None:
-        if voters < 1:
+        # A count gives the ids 1..voters, then the observers after them; a sequence, these ids.
+        voter_ids = list(range(1, voters + 1)) if isinstance(voters, int) else list(voters)
+        if isinstance(observers, int):
+            if observers < 0:
+                raise ValueError(f"observer count must not be negative, got {observers}")
+            observer_ids = list(range(len(voter_ids) + 1, len(voter_ids) + observers + 1))
+        else:
+            observer_ids = list(observers)
+        if not voter_ids:
             raise ValueError(f"need at least one voter, got {voters}")
-        if observers < 0:
-            raise ValueError(f"observer count must not be negative, got {observers}")
+        if len(set(voter_ids + observer_ids)) != len(voter_ids) + len(observer_ids):
+            raise ValueError(f"node ids must be distinct: voters {voter_ids}, observers {observer_ids}")
         self.seed = seed
         self.rng = random.Random(seed)
         self.timing = timing if timing is not None else Timing()
@@ -313,8 +329,8 @@ class World:
         self.ledger = StateLedger()
         # Every node's listener decodes the same committed batches: decode each once per world.
         self.batch_cache = CommittedBatchCache()
-        self.voter_ids: list[int] = list(range(1, voters + 1))
-        self.observer_ids: list[int] = list(range(voters + 1, voters + observers + 1))
+        self.voter_ids: list[int] = voter_ids
+        self.observer_ids: list[int] = observer_ids
         # ``controller.quorum.bootstrap.servers`` (every node gets the same list): bootstrap id
         # (-2, -3, ...) -> the voter behind that address. Empty: none configured. A world of
         # dynamic voters has them unless told otherwise (its nodes find the voters through them).
@@ -462,7 +478,30 @@ class World:
         heapq.heappush(self._queue, (at_ms, seq, EV_POLL, node.node_id, node.incarnation))
 
     def run(self) -> None:
-        """Process events until ``end_ms``, the queue runs dry, or a violation stops the run."""
+        """Process events until ``end_ms``, the queue runs dry, or a violation stops the run; then
+        the end-of-run checks."""
+        self._process(None)
+        if not self.stopped:
+            self.now_ms = max(self.now_ms, self.end_ms)
+            self.checker.at_end()
+
+    def advance(self, until_ms: int) -> None:
+        """Process every event due by ``until_ms`` (``end_ms`` aside), then stand at ``until_ms``
+        (unless a violation stopped the world): for a driver that looks at the world between steps,
+        as a test does. Every event is handled and checked as in ``run``; the end-of-run checks
+        are ``run``'s alone."""
+        self._process(until_ms)
+        if not self.stopped:
+            self.now_ms = max(self.now_ms, until_ms)
+
+    def next_event_ms(self) -> int | None:
+        """When the next queued event is due (None: nothing is queued). It may turn out to be no
+        event (a superseded poll)."""
+        return self._queue[0][0] if self._queue else None
+
+    def _process(self, until_ms: int | None) -> None:
+        """The event loop: events due by ``until_ms`` (None: by ``end_ms``, read at every event, since
+        a scenario may extend it)."""
         queue = self._queue
         checker = self.checker
         nodes = self.nodes
@@ -471,7 +510,7 @@ class World:
         incremental = not self.full_checks and self.stop_on_violation
         while queue and not self.stopped:
             at_ms, _seq, kind, a, b = queue[0]
-            if at_ms > self.end_ms:
+            if at_ms > (self.end_ms if until_ms is None else until_ms):
                 break
             heappop(queue)
             if kind == EV_POLL:
@@ -521,9 +560,6 @@ class World:
                 checker.after_event(self._action_scope)
             if self.violations and self.stop_on_violation:
                 self.stopped = True
-        if not self.stopped:
-            self.now_ms = max(self.now_ms, self.end_ms)
-            self.checker.at_end()
 
     def report(self, invariant: str, detail: str) -> None:
         self.violations.append(Violation(invariant, self.step, self.now_ms, detail))
