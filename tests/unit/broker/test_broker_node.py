@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from broker_cluster import BrokerCluster
+from clusters import BrokerCluster
 
 from kraft.broker.lifecycle import BrokerState
 from kraft.metadata.image import image_equal
@@ -28,19 +28,24 @@ def brokers_caught_up(cluster: BrokerCluster) -> bool:
     if active is None:
         return False
     offset = active.image.provenance.last_offset
-    return all(cluster.broker(b).image.provenance.last_offset >= offset for b in cluster.broker_ids)
+    return all(
+        cluster.is_up(b) and cluster.broker(b).image.provenance.last_offset >= offset
+        for b in cluster.broker_ids
+    )
 
 
 def test_brokers_register_catch_up_and_run_unfenced() -> None:
     cluster = BrokerCluster()
     cluster.run_until(cluster.all_running)
-    image = cluster.image()
+    image = cluster.committed_image()
     for b in cluster.broker_ids:
         registration = image.brokers[b]
         node = cluster.broker(b)
         assert not registration.fenced and registration.epoch == node.lifecycle.broker_epoch
-        assert registration.incarnation_id == cluster.incarnations[b]
-        assert [e.port for e in registration.listeners] == [9000 + b]
+        assert registration.incarnation_id == cluster.sim_broker(b).incarnation_id
+        listeners = node.lifecycle.config.listeners
+        assert [(e.host, e.port) for e in registration.listeners] == [(x.host, x.port) for x in listeners]
+        assert f"broker{b}." in listeners[0].host  # its own, not another broker's
 
 
 def test_every_broker_replays_the_same_image_as_the_controllers() -> None:
@@ -62,28 +67,28 @@ def test_controlled_shutdown_moves_leadership_away_then_a_clean_restart_register
     cluster = BrokerCluster()
     cluster.run_until(cluster.all_running)
     create_topic(cluster, "t", partitions=3)
-    leaders = {p.leader for _t, _i, p in cluster.image().iter_partitions()}
+    leaders = {p.leader for _t, _i, p in cluster.committed_image().iter_partitions()}
     victim = 101 if 101 in leaders else sorted(leaders)[0]
     cluster.broker(victim).begin_controlled_shutdown(cluster.now_ms)
     cluster.run_until(lambda: cluster.broker(victim).lifecycle.controlled_shutdown_done)
-    image = cluster.image()
+    image = cluster.committed_image()
     assert all(p.leader != victim and victim not in p.isr for _t, _i, p in image.iter_partitions())
     epoch = cluster.broker(victim).lifecycle.broker_epoch
     cluster.stop_cleanly(victim)
-    cluster.start(victim)
+    cluster.restart(victim)
     cluster.run_until(cluster.all_running)
     # The controller saw PreviousBrokerEpoch == the old epoch: a clean restart (spec 2.2).
     assert cluster.broker(victim).lifecycle.config.previous_broker_epoch == epoch
-    assert cluster.image().brokers[victim].epoch > epoch
+    assert cluster.committed_image().brokers[victim].epoch > epoch
 
 
 def test_a_broker_cut_off_past_its_session_is_fenced_then_unfenced_without_registering_again() -> None:
     cluster = BrokerCluster()
     cluster.run_until(cluster.all_running)
-    cluster.cut_off.add(103)
-    cluster.run_until(lambda: cluster.image().brokers[103].fenced)
-    cluster.cut_off.clear()
-    cluster.run_until(lambda: not cluster.image().brokers[103].fenced)
+    cluster.cut_off(103)
+    cluster.run_until(lambda: cluster.committed_image().brokers[103].fenced)
+    cluster.reconnect(103)
+    cluster.run_until(lambda: not cluster.committed_image().brokers[103].fenced)
     node = cluster.broker(103)
     assert node.lifecycle.registrations == 1 and node.broker_state == BrokerState.RUNNING
     cluster.run_until(lambda: not node.lifecycle.is_fenced)
@@ -99,7 +104,7 @@ def test_brokers_follow_a_new_active_controller_after_the_old_one_crashes() -> N
     create_topic(cluster, "after-failover")
     cluster.run_until(lambda: brokers_caught_up(cluster))
     cluster.run_for(3 * cluster.config.session_timeout_ms)
-    image = cluster.image()
+    image = cluster.committed_image()
     assert all(not image.brokers[b].fenced for b in cluster.broker_ids)
     assert all("after-failover" in cluster.broker(b).image.topics_by_name for b in cluster.broker_ids)
 
@@ -110,8 +115,8 @@ def test_an_unregistered_broker_registers_again() -> None:
     response = cluster.call(unregister_broker, 0, broker_id=102)
     assert response.error_code == 0
     node = cluster.broker(102)
-    cluster.run_until(lambda: node.lifecycle.registrations == 2 and 102 in cluster.image().brokers)
-    cluster.run_until(lambda: not cluster.image().brokers[102].fenced)
+    cluster.run_until(lambda: node.lifecycle.registrations == 2 and 102 in cluster.committed_image().brokers)
+    cluster.run_until(lambda: not cluster.committed_image().brokers[102].fenced)
 
 
 def test_a_restarted_broker_loads_its_own_snapshot_and_gets_the_same_image() -> None:
@@ -123,7 +128,7 @@ def test_a_restarted_broker_loads_its_own_snapshot_and_gets_the_same_image() -> 
     node = cluster.broker(101)
     assert node.metadata is not None and node.metadata.snapshots_written >= 1
     cluster.stop_cleanly(101)
-    cluster.start(101)
+    cluster.restart(101)
     restarted = cluster.broker(101)
     cluster.run_until(lambda: brokers_caught_up(cluster) and cluster.all_running())
     assert restarted.metadata is not None and restarted.metadata.snapshots_loaded == 1
@@ -139,7 +144,7 @@ def test_combined_nodes_run_as_broker_and_controller(controllers: int) -> None:
     cluster = BrokerCluster(controllers, brokers=ids, combined=ids)
     cluster.run_until(cluster.all_running)
     create_topic(cluster, "c", partitions=2, rf=controllers)
-    image = cluster.image()
+    image = cluster.committed_image()
     assert sorted(image.brokers) == list(ids) and all(not b.fenced for b in image.brokers.values())
     for n in ids:
         assert cluster.broker(n).image is cluster.controller(n).image  # one image, replayed once
@@ -149,12 +154,12 @@ def test_a_leader_adds_returning_replicas_back_to_the_isr_which_clears_the_elr()
     cluster = BrokerCluster()
     cluster.run_until(cluster.all_running)
     create_topic(cluster, "elr", partitions=1, rf=3, **{"min.insync.replicas": "3"})
-    (topic,) = cluster.image().topics_by_name.values()
+    (topic,) = cluster.committed_image().topics_by_name.values()
     leader = topic.partitions[0].leader
     follower = next(b for b in cluster.broker_ids if b != leader)
-    cluster.cut_off.add(follower)
-    cluster.run_until(lambda: follower in cluster.image().topics_by_name["elr"].partitions[0].elr)
-    p = cluster.image().topics_by_name["elr"].partitions[0]
+    cluster.cut_off(follower)
+    cluster.run_until(lambda: follower in cluster.committed_image().topics_by_name["elr"].partitions[0].elr)
+    p = cluster.committed_image().topics_by_name["elr"].partitions[0]
     assert follower not in p.isr and p.leader == leader  # below min ISR: it entered the ELR
     cluster.run_until(lambda: cluster.broker(leader).image.topics_by_name["elr"].partitions[0].elr != ())
     metrics = cluster.broker(leader).metrics_snapshot()
@@ -164,11 +169,11 @@ def test_a_leader_adds_returning_replicas_back_to_the_isr_which_clears_the_elr()
         1,
     )
     assert metrics["broker_state"] == 3 and metrics["fenced"] == 0
-    cluster.cut_off.clear()
+    cluster.reconnect(follower)
     cluster.run_until(
-        lambda: sorted(cluster.image().topics_by_name["elr"].partitions[0].isr) == [101, 102, 103]
+        lambda: sorted(cluster.committed_image().topics_by_name["elr"].partitions[0].isr) == [101, 102, 103]
     )
-    p = cluster.image().topics_by_name["elr"].partitions[0]
+    p = cluster.committed_image().topics_by_name["elr"].partitions[0]
     assert p.elr == () and p.leader == leader
     assert cluster.broker(leader).isr.partitions_expanded >= 1
 
@@ -177,16 +182,18 @@ def test_an_unclean_leader_reports_its_partition_recovered() -> None:
     cluster = BrokerCluster()
     cluster.run_until(cluster.all_running)
     create_topic(cluster, "u", partitions=1, rf=2)
-    first, second = cluster.image().topics_by_name["u"].partitions[0].replicas
+    first, second = cluster.committed_image().topics_by_name["u"].partitions[0].replicas
     cluster.crash(first)
-    cluster.run_until(lambda: cluster.image().topics_by_name["u"].partitions[0].leader == second)
+    cluster.run_until(lambda: cluster.committed_image().topics_by_name["u"].partitions[0].leader == second)
     cluster.crash(second)  # the last ISR member: ISR empties, second is the last known leader
-    cluster.run_until(lambda: cluster.image().topics_by_name["u"].partitions[0].leader == -1)
-    cluster.start(
+    cluster.run_until(lambda: cluster.committed_image().topics_by_name["u"].partitions[0].leader == -1)
+    cluster.restart(
         second
     )  # an unclean restart: it leaves the ELR; only the last-known-leader rule can elect it
-    cluster.run_until(lambda: cluster.image().topics_by_name["u"].partitions[0].leader == second)
-    p = cluster.image().topics_by_name["u"].partitions[0]
+    cluster.run_until(lambda: cluster.committed_image().topics_by_name["u"].partitions[0].leader == second)
+    p = cluster.committed_image().topics_by_name["u"].partitions[0]
     assert p.isr == (second,) and p.elr == ()
-    cluster.run_until(lambda: cluster.image().topics_by_name["u"].partitions[0].leader_recovery_state == 0)
+    cluster.run_until(
+        lambda: cluster.committed_image().topics_by_name["u"].partitions[0].leader_recovery_state == 0
+    )
     assert cluster.broker(second).isr.partitions_recovered >= 1

@@ -4,9 +4,7 @@ KAFKA-16538)."""
 
 from __future__ import annotations
 
-import uuid
-
-from harness import ControllerCluster
+from clusters import ControllerCluster
 
 from kraft.controller.features import (
     KRAFT_VERSION,
@@ -58,7 +56,7 @@ def test_update_features_upgrades_a_static_quorum_once_it_commits() -> None:
     raft = c.nodes[active.node_id].raft
     # Answered after the commit: the leader already runs kraft.version 1 with the voters' disks.
     assert raft.kraft_version == 1
-    assert set(raft.voter_set.keys()) == {ReplicaKey(n, uuid.UUID(int=n)) for n in (1, 2, 3)}
+    assert set(raft.voter_set.keys()) == {ReplicaKey(n, c.directory_id(n)) for n in (1, 2, 3)}
     c.run_until(lambda: all(n.raft.kraft_version == 1 for n in c.nodes.values()))
     again = update(1)  # already in force: nothing to do
     assert again.error_code == 0, again  # type: ignore[attr-defined]

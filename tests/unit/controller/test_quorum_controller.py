@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from harness import CLUSTER_ID, ControllerCluster
+from clusters import CLUSTER_ID, ControllerCluster
 
 from kraft.controller.quorum_controller import ControllerConfig
 from kraft.metadata.image import MetadataLoader, image_equal
@@ -25,7 +25,7 @@ TOPIC, BROKER = 2, 4
 
 def committed_record_types(cluster: ControllerCluster, node: int = 1) -> list[str]:
     out = []
-    log = cluster.logs[node]
+    log = cluster.log(node)
     from kraft.records.batch import iter_batches
 
     for batch in iter_batches(log.read(0, 1 << 30)):
@@ -55,7 +55,7 @@ def test_bootstrap_features_come_from_the_bootstrap_checkpoint_and_are_written_o
     assert dict(first.image.features) == {"metadata.version": 24}
     c.crash(first.node_id)
     c.run_until(lambda: c.active() is not None and c.active() is not first)
-    c.step(500)
+    c.run_for(500)
     assert committed_record_types(c, c.active().node_id).count("FEATURE_LEVEL") == 1
 
 
@@ -132,10 +132,12 @@ def test_session_expiry_fences_silent_brokers_one_at_a_time_and_moves_leadership
     c.create_topic("t", 3, 3)
     start = c.wait_active().heartbeats.last_contact_ms[1]
     fenced_at: dict[int, int] = {}
+    last_heartbeat_ms = [c.now_ms]
 
     def keep_alive() -> bool:
-        for b in (2, 3):
-            if c.now_ms % 500 == 0:
+        if c.now_ms - last_heartbeat_ms[0] >= 500:
+            last_heartbeat_ms[0] = c.now_ms
+            for b in (2, 3):
                 c.heartbeat(b, epochs[b])
         img = c.image()
         if img.brokers[1].fenced and 1 not in fenced_at:
@@ -512,7 +514,7 @@ def test_failover_keeps_every_topic_and_the_new_active_controller_serves_at_once
         c.heartbeat(b, e)
     assert c.create_topic("after", 1, 3).error_code == 0
     # every controller (the restarted one too) converges on the same committed image
-    c.start(old.node_id)
+    c.restart(old.node_id)
     c.run_until(
         lambda: all(
             n.controller.image.provenance.last_offset == new.image.provenance.last_offset
@@ -528,33 +530,15 @@ def test_pending_requests_get_not_controller_when_leadership_is_lost() -> None:
     c.start_brokers([1])
     active = c.wait_active()
     others = [n for n in c.nodes if n != active.node_id]
-    # cut the active controller off so its write cannot commit
-    from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
     from kraft.protocol.messages import create_topics
 
     cls = create_topics.REQUEST.cls
-    body = create_topics.REQUEST.cls(
-        topics=[cls.CreatableTopic(name="lost", num_partitions=1, replication_factor=1)]
+    lost = c.request(
+        create_topics, 7, topics=[cls.CreatableTopic(name="lost", num_partitions=1, replication_factor=1)]
     )
-    c.in_flight.append(
-        ControllerEnvelope(-1000, active.node_id, 4242, ApiRequest(create_topics.API, 7, body))
-    )
-    real_step = c.step
-
-    def isolated_step(ms: int = 5) -> None:
-        c.in_flight = [
-            e
-            for e in c.in_flight
-            if not (
-                (e.source == active.node_id and e.destination in others)
-                or (e.destination == active.node_id and e.source in others)
-            )
-        ]
-        real_step(ms)
-
-    c.step = isolated_step  # type: ignore[method-assign]
-    c.run_until(lambda: 4242 in c.responses, timeout_ms=20_000)
-    assert c.responses[4242].body.topics[0].error_code == ErrorCode.NOT_CONTROLLER
+    # cut the active controller off the other controllers so its write cannot commit
+    c.world.network.isolate(active.node_id, others)
+    assert c.answer(lost, timeout_ms=20_000).topics[0].error_code == ErrorCode.NOT_CONTROLLER
     assert "lost" not in active.image.topics_by_name
 
 
@@ -583,18 +567,18 @@ def test_snapshot_then_restart_gives_the_same_image_as_replaying_the_whole_log()
     assert snap is not None
     c.create_topic("b", 2, 2)
     c.heartbeat(1, epochs[1], want_fence=True)
-    c.step(100)
+    c.run_for(100)
     full = MetadataLoader()
     for batch in recorder.batches:
         if batch.is_control:  # type: ignore[attr-defined]
             full.handle_control_batch(batch.last_offset, batch.epoch, 0)  # type: ignore[attr-defined]
         else:
             full.handle_batch(batch.base_offset, batch.epoch, 0, batch.records)  # type: ignore[attr-defined]
-    assert c.logs[1].start_offset() > 0  # the snapshot let the log drop its head
+    assert c.log(1).start_offset() > 0  # the snapshot let the log drop its head
     expected = c.wait_active().image
     assert image_equal(full.image, expected)
     c.crash(1)
-    c.start(1)
+    c.restart(1)
     restarted = c.wait_active()
     assert image_equal(restarted.image, expected, ignore_registration_offsets=True)
 
@@ -603,8 +587,7 @@ def test_snapshot_then_restart_gives_the_same_image_as_replaying_the_whole_log()
 def test_noop_records_are_written_while_idle(record_type: MetadataRecordType) -> None:
     c = ControllerCluster(1, config=ControllerConfig(max_idle_interval_ms=100))
     c.wait_active()
-    for _ in range(100):
-        c.step(10)
+    c.run_for(1000)
     assert committed_record_types(c).count(record_type.name) >= 5
 
 

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from harness import ControllerCluster
+from clusters import ControllerCluster
 
 from kraft.controller.quorum_controller import ControllerConfig, QuorumController
 from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
@@ -148,10 +148,14 @@ def test_a_restarted_former_leader_does_not_claim_to_be_active() -> None:
     first = cluster.wait_active()
     leader = first.node_id
     cluster.crash(leader)
-    cluster.start(leader)  # the core restarts resigned in the epoch it led
+    cluster.restart(leader)  # the core restarts resigned in the epoch it led
     restarted = cluster.controller(leader)
-    for _ in range(400):  # 2 s: a new leader is elected (possibly the restarted node, in a new epoch)
-        cluster.step()
-        assert not restarted.is_active or cluster.nodes[leader].raft.leader_state() is not None
+    raft = cluster.raft(leader)
+
+    def only_active_while_leading() -> None:
+        assert not restarted.is_active or raft.leader_state() is not None
+
+    # 2 s: a new leader is elected (possibly the restarted node, in a new epoch).
+    cluster.run_for(2_000, watch=only_active_while_leading)
     assert cluster.active() is not None
     assert restarted.metrics.new_active_controllers <= 1  # once, if it won the next epoch

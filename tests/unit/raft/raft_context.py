@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from raft_cluster import RecordingListener
+from clusters import RecordingListener
 
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.log import MemoryLog

@@ -8,13 +8,13 @@ being equal) gives way, so the other wins at once, one epoch up.
 
 from __future__ import annotations
 
-from raft_cluster import Cluster
+from clusters import RaftCluster
 
 from kraft.raft.states import ProspectiveState, Role
 
 
 def test_simultaneous_prospectives_elect_one_leader_in_one_epoch() -> None:
-    c = Cluster([1, 2, 3], fetch_timeout_ms=500, election_timeout_ms=1000)
+    c = RaftCluster([1, 2, 3], fetch_timeout_ms=500, election_timeout_ms=1000)
     leader = c.elected_leader()
     epoch = leader.epoch
     last = leader.schedule_append(epoch, [b"x"])
