@@ -9,7 +9,7 @@ from typing import Any
 
 from sim_fakes import fake_factory
 
-from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
+from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import broker_heartbeat
 from kraft.raft.messages import BeginQuorumEpochRequest, BeginQuorumEpochResponse, Envelope, FetchRequest
@@ -114,7 +114,7 @@ def test_an_unreachable_endpoint_refuses_unless_black_holed() -> None:
 
 
 class _Client:
-    """An actor that sends one controller request (the shell has no error answer for those)."""
+    """An actor that sends one controller request."""
 
     actor_id = 101
     incarnation = 0
@@ -127,7 +127,8 @@ class _Client:
         self.received.append(envelope)
 
 
-def test_an_actors_controller_request_to_a_dead_node_is_dropped_as_before() -> None:
+def test_a_controller_request_to_a_dead_node_is_refused_with_an_answer_without_a_body() -> None:
+    # As the server's shell answers a request whose connection fails: ApiResponse(body=None).
     world = _world()
     client = _Client()
     world.add_actor(client)
@@ -135,7 +136,24 @@ def test_an_actors_controller_request_to_a_dead_node_is_dropped_as_before() -> N
     world.schedule(1, "crash", lambda: world.crash(1))
     world.schedule(10, "ask", lambda: world.send(request, world.now_ms))
     world.run()
-    assert client.received == [] and world.network.stats.refused == 20  # the fakes' pings only
+    (answer,) = client.received
+    assert isinstance(answer, ControllerEnvelope) and answer.correlation_id == 1
+    assert answer.source == 1 and answer.destination == 101
+    assert isinstance(answer.body, ApiResponse) and answer.body.body is None
+    assert answer.body.api is broker_heartbeat.API and world.network.stats.refused == 21  # + the fakes' 20
+
+
+def test_a_controller_request_a_node_took_fails_when_that_node_crashes() -> None:
+    world = _world()
+    client = _Client()
+    world.add_actor(client)
+    request = ControllerEnvelope(101, 1, 7, ApiRequest(broker_heartbeat.API, 1, None))
+    world.schedule(5, "ask", lambda: world.send(request, world.now_ms))
+    world.schedule(40, "crash", lambda: world.crash(1))  # the fake never answers it
+    world.run()
+    (answer,) = client.received
+    assert answer.correlation_id == 7 and isinstance(answer.body, ApiResponse) and answer.body.body is None
+    assert world.network.stats.reset >= 1
 
 
 def test_a_follower_retries_a_crashed_leader_after_the_retry_backoff_not_the_request_timeout() -> None:

@@ -1,12 +1,14 @@
-"""The controller simulation's world: three quorum controllers on the simulator, plus brokers.
+"""The controller simulation's world: three quorum controllers and real brokers on the simulator.
 
-``ControllerWorld`` is a ``World`` whose node factory builds a controller ``Node`` with
-``build_node`` (a real ``RaftNode`` and a real ``QuorumController`` driven by one ``poll``) from
-the node's durable log and election store, so crashes (unflushed bytes lost), restarts, graceful
-shutdowns, slow disks and partitions apply to the controllers exactly as to plain raft nodes.
-The world's replicated-counter workload is off: the metadata log is the controllers' own. Brokers
-and the admin client are actors (``kraft.sim.brokers``) on the same network. ``ControllerChecker``
-replaces the raft checker (it extends it).
+``ControllerWorld`` is a ``World`` whose node factory builds every node with ``build_node``, as a
+process builds it, from the node's durable log and election store: controllers (a real
+``RaftNode`` and a real ``QuorumController`` driven by one ``poll``) and brokers (a raft observer
+and the real broker part: lifecycle, ISR manager, client APIs). Crashes (unflushed bytes lost),
+restarts, graceful shutdowns, slow disks and partitions apply to them exactly as to plain raft
+nodes. The world's replicated-counter workload is off: the metadata log is the controllers' own.
+Each broker has a driver (``kraft.sim.brokers.SimBroker``) that starts, stops, pauses and lags it;
+the admin client is an actor on the same network. ``ControllerChecker`` replaces the raft checker
+(it extends it).
 
 Determinism: each controller incarnation gets its own ``random.Random`` (seed, node id, restart
 count), so a restarted controller does not replay its predecessor's topic ids.
