@@ -24,6 +24,7 @@ import random
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
 from kraft.protocol.error_codes import ErrorCode
@@ -54,6 +55,7 @@ from kraft.raft.messages import (
     FetchResponse,
     FetchSnapshotRequest,
     FetchSnapshotResponse,
+    LeaderInfoResponse,
     RaftRequest,
     RaftResponse,
     RemoveRaftVoterRequest,
@@ -109,7 +111,7 @@ class PollResult:
 
 
 class Outcome(enum.Enum):
-    """Result of the common response handling (spec 3.3)."""
+    """Result of the common response handling (spec 3.3), ``RaftNode.preprocess_response``."""
 
     HANDLED = enum.auto()  # done, no backoff
     FAILED = enum.auto()  # done, back off before the next request to that destination
@@ -333,6 +335,13 @@ class RaftNode:
         raise FatalError(f"unknown request {body!r}")  # pragma: no cover
 
     def _handle_response(self, envelope: Envelope, body: RaftResponse, now_ms: int) -> bool:
+        """Whether ``body`` counts as a success for the request manager (else: back off)."""
+        if isinstance(body, (DescribeQuorumResponse, AddRaftVoterResponse, RemoveRaftVoterResponse)):
+            return True  # the core never asks these; nothing in them concerns the quorum
+        outcome = self.preprocess_response(body, now_ms)
+        if outcome is not Outcome.CONTINUE:
+            return outcome is Outcome.HANDLED
+        # The API-specific part, once spec 3.3 let the response through.
         match body:  # (disjoint classes, Fetch first as above)
             case FetchResponse():
                 return fetch.handle_fetch_response(self, envelope.source, body, now_ms)
@@ -344,11 +353,9 @@ class RaftNode:
                 return end_epoch.handle_end_quorum_epoch_response(self, envelope.source, body, now_ms)
             case FetchSnapshotResponse():
                 return fetch_snapshot.handle_fetch_snapshot_response(self, envelope.source, body, now_ms)
-            case DescribeQuorumResponse() | AddRaftVoterResponse() | RemoveRaftVoterResponse():
-                return True
             case UpdateRaftVoterResponse():
-                return self._handle_update_raft_voter_response(body, now_ms)
-        raise FatalError(f"unknown response {body!r}")  # pragma: no cover
+                return True  # done: the leader answers once the new voter set has committed
+        assert_never(body)
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -438,34 +445,43 @@ class RaftNode:
             raise FatalError("a peer rejected our request as INVALID_REQUEST: this is a bug")
         return Outcome.CONTINUE
 
-    def preprocess_response(
-        self,
-        *,
-        error_code: int,
-        partition_error_code: int,
-        epoch: int,
-        leader_id: int,
-        endpoints: tuple[Endpoint, ...],
-        now_ms: int,
-    ) -> bool | None:
+    def preprocess_response(self, response: LeaderInfoResponse, now_ms: int) -> Outcome:
         """Spec 3.3, applied to every raft response before its API-specific part.
 
-        Returns ``None`` when the API handler should go on, else the handler's result (whether the
-        response counts as a success for the request manager).
+        Returns ``CONTINUE`` when the API handler should go on; else the response is dealt with,
+        as a success (``HANDLED``) or a failure to back off from (``FAILED``).
         """
-        if error_code != ErrorCode.NONE:
-            return self.handle_top_level_error(error_code)
-        outcome = self.handle_common_response(
-            error=partition_error_code, epoch=epoch, leader_id=leader_id, endpoints=endpoints, now_ms=now_ms
+        if response.error_code != ErrorCode.NONE:
+            return self.handle_top_level_error(response, now_ms)
+        match response:  # where each response carries the sender's view of the quorum
+            case FetchResponse() | FetchSnapshotResponse():
+                error = response.partition_error_code
+                epoch, leader_id = response.current_leader_epoch, response.current_leader_id
+            case VoteResponse() | BeginQuorumEpochResponse() | EndQuorumEpochResponse():
+                error = response.partition_error_code
+                epoch, leader_id = response.leader_epoch, response.leader_id
+            case UpdateRaftVoterResponse():  # no partition level
+                error = ErrorCode.NONE
+                epoch, leader_id = response.leader_epoch, response.leader_id
+            case _:
+                assert_never(response)
+        return self.handle_common_response(
+            error=error, epoch=epoch, leader_id=leader_id, endpoints=response.leader_endpoints, now_ms=now_ms
         )
-        if outcome is not Outcome.CONTINUE:
-            return outcome is Outcome.HANDLED
-        return None
 
-    def handle_top_level_error(self, error: int) -> bool:
+    def handle_top_level_error(self, response: LeaderInfoResponse, now_ms: int) -> Outcome:
+        error = response.error_code
         if error == ErrorCode.CLUSTER_AUTHORIZATION_FAILED:
             raise FatalError("cluster authorization failed")
-        return False  # back off
+        if (
+            error == ErrorCode.UNSUPPORTED_VERSION
+            and isinstance(response, VoteResponse)
+            and isinstance(self.quorum.state, ProspectiveState)
+        ):
+            # Spec 3.4: the peer cannot take a pre-vote (no Vote v2): fall back to a real election.
+            self._transition_to_candidate(now_ms)
+            return Outcome.HANDLED
+        return Outcome.FAILED
 
     def maybe_transition(
         self, leader_id: int | None, epoch: int, endpoints: tuple[Endpoint, ...], now_ms: int
@@ -1129,19 +1145,6 @@ class RaftNode:
                 ),
             )
         return False
-
-    def _handle_update_raft_voter_response(self, response: UpdateRaftVoterResponse, now_ms: int) -> bool:
-        result = self.preprocess_response(
-            error_code=response.error_code,
-            partition_error_code=ErrorCode.NONE,
-            epoch=response.leader_epoch,
-            leader_id=response.leader_id,
-            endpoints=response.leader_endpoints,
-            now_ms=now_ms,
-        )
-        if result is not None:
-            return result
-        return response.error_code == ErrorCode.NONE
 
     # ---- listeners ---------------------------------------------------------------------------
 
