@@ -70,6 +70,7 @@ from kraft.raft.quorum_state import QuorumState, random_election_timeout_ms
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.states import (
     CandidateState,
+    EpochElection,
     FollowerState,
     LeaderState,
     ProspectiveState,
@@ -301,6 +302,7 @@ class RaftNode:
         ok = self._handle_response(envelope, body, now_ms)
         if isinstance(body, (FetchResponse, FetchSnapshotResponse)) and self.quorum.state is before:
             if isinstance(before, FollowerState):
+                before.fetch_before_resignation = False  # answered (see _poll_follower)
                 # Useful only from where this follower fetches (success sets ``fetch_via``): an
                 # answer from another bootstrap server that taught nothing is a failure too.
                 ok = ok and envelope.source in (before.leader_id, before.fetch_via)
@@ -796,9 +798,44 @@ class RaftNode:
         # Having given way to a peer, wait for its Vote request (which moves this node to its
         # epoch) or for the end of this round.
         if state.election.is_rejected or now_ms >= state.election_deadline_ms:
-            self._end_prospective(state, now_ms)
-            return
+            if not state.leader_resigned:
+                self._end_prospective(state, now_ms)
+                return
+            self._retry_prospective(state, now_ms)
+        if state.retry_at_ms is not None:
+            if now_ms < state.retry_at_ms:
+                return
+            state.retry_at_ms = None
         self._send_votes(state.election.unrecorded(), state.epoch, pre_vote=True, now_ms=now_ms)
+
+    def _retry_prospective(self, state: ProspectiveState, now_ms: int) -> None:
+        """A lost round of a voter whose leader resigned this epoch: ask again, not follow it.
+
+        Past Kafka, whose ProspectiveState goes back to following the leader it knows (spec 1.1).
+        That leader resigned (EndQuorumEpoch) and never leads this epoch again, so following it
+        only waits for a fetch timeout or another successor's backoff. The usual loser is the
+        first preferred successor, which campaigns as soon as the EndQuorumEpoch reaches it: its
+        pre-vote can reach voters before their own EndQuorumEpoch does (the two come from
+        different senders), and they refuse it, as their leader is alive as far as they know. So
+        the refused voters are asked again after ``retry.backoff.ms``, when they have the
+        EndQuorumEpoch too (the grants stand); the wait doubles with each lost round, up to an
+        election timeout, for voters that never get it (a leader that resigned on check-quorum
+        may reach only some). A round whose timer ran out starts over instead: new tally, new
+        timer, no yield to a peer, as a new Prospective state would. The node leaves Prospective
+        as before: elected, or told of a higher epoch.
+        """
+        backoff_ms = self.config.retry_backoff_ms << min(state.retries, 16)
+        state.retry_at_ms = now_ms + min(backoff_ms, self.config.election_timeout_ms)
+        state.retries += 1
+        if now_ms < state.election_deadline_ms:
+            state.election.forget_rejections()
+            return
+        assert self.node_id is not None  # (only voters are prospective)
+        state.election = EpochElection.start(self.quorum.voters, self.node_id)
+        state.election_deadline_ms = now_ms + random_election_timeout_ms(
+            self.rng, self.config.election_timeout_ms
+        )
+        state.yielded_to = None
 
     def _end_prospective(self, state: ProspectiveState, now_ms: int) -> None:
         previous = self.role
@@ -830,6 +867,8 @@ class RaftNode:
     def _poll_follower(self, state: FollowerState, now_ms: int) -> None:
         if now_ms >= state.fetch_deadline_ms:
             if self.is_voter:
+                if self._awaits_last_answer(state, now_ms):
+                    return
                 self._start_election(now_ms)
                 return
             # KAFKA-19354 (4.1): an observer keeps its leader and tries the bootstrap servers; here
@@ -861,6 +900,22 @@ class RaftNode:
             self.send(destination, update, now_ms)
             return
         self.send(destination, fetch.build_fetch_request(self), now_ms)
+
+    def _awaits_last_answer(self, state: FollowerState, now_ms: int) -> bool:
+        """Past Kafka: whether a voter whose election is due waits for the answer to the fetch it
+        sent before its leader's EndQuorumEpoch came, for up to ``retry.backoff.ms``.
+
+        The resigned leader answers it at once (with the records it sent before resigning, or
+        NOT_LEADER_OR_FOLLOWER), often just behind the EndQuorumEpoch. Becoming prospective
+        drops that answer (a role change resets the requests), and the first successor asked
+        for votes with a log shorter than the other voters' and lost (``kraft sim run --scenario
+        graceful-resign-5 --seed 3``).
+        """
+        return (
+            state.fetch_before_resignation
+            and now_ms < state.fetch_deadline_ms + self.config.retry_backoff_ms
+            and self.requests.has_any_inflight(now_ms)
+        )
 
     def _voter_update(self, state: FollowerState, now_ms: int) -> UpdateRaftVoterRequest | None:
         """KIP-853: the UpdateRaftVoter a voter sends its leader when the voter set has another
@@ -1001,8 +1056,12 @@ class RaftNode:
                     times.append(s.backoff_until_ms)
             case ProspectiveState():
                 times.append(s.election_deadline_ms)
+                if s.retry_at_ms is not None:
+                    times.append(s.retry_at_ms)
             case FollowerState():
                 times.append(s.fetch_deadline_ms)
+                if s.fetch_before_resignation:
+                    times.append(s.fetch_deadline_ms + self.config.retry_backoff_ms)
             case UnattachedState():
                 if s.election_deadline_ms is not None:
                     times.append(s.election_deadline_ms)
