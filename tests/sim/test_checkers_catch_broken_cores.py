@@ -110,6 +110,19 @@ def test_followers_refusing_pre_votes_after_their_leader_resigned_break_first_su
     assert _invariants(run_seed(scenario, 1)) == {"FirstSuccessorWins"}
 
 
+def test_a_successor_that_campaigns_before_its_last_fetch_answer_breaks_first_successor_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Kafka (pollFollowerAsVoter): the first successor becomes prospective on the EndQuorumEpoch,
+    # dropping the leader's last Fetch answer still on its way; it asks for votes with a shorter
+    # log than the others' and a later successor wins (graceful-resign-5 seed 3, docs/raft.md).
+    result = run_seed("graceful-resign-5", 3)
+    assert _invariants(result) == set() and result["handovers_answer_in_flight"] == 0
+    monkeypatch.setattr(RaftNode, "_awaits_last_answer", lambda self, state, now_ms: False)
+    broken = run_seed("graceful-resign-5", 3)
+    assert _invariants(broken) == {"FirstSuccessorWins"} and broken["handovers_answer_in_flight"] == 1
+
+
 def test_an_observer_that_drops_its_leader_on_a_fetch_timeout_breaks_observer_follows_via_bootstrap(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -46,15 +46,6 @@ def handle_begin_quorum_epoch_request(
 def handle_begin_quorum_epoch_response(
     node: RaftNode, source: int, response: BeginQuorumEpochResponse, now_ms: int
 ) -> bool:
-    result = node.preprocess_response(
-        error_code=response.error_code,
-        partition_error_code=response.partition_error_code,
-        epoch=response.leader_epoch,
-        leader_id=response.leader_id,
-        endpoints=response.leader_endpoints,
-        now_ms=now_ms,
-    )
-    if result is not None:
-        return result
+    """The API-specific part, once ``RaftNode.preprocess_response`` (spec 3.3) let it through."""
     # Acknowledgement is bookkeeping only: the leader re-announces to voters that do not fetch.
     return response.partition_error_code == ErrorCode.NONE

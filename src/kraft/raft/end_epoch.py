@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from kraft.protocol.error_codes import ErrorCode
 from kraft.raft.messages import EndQuorumEpochRequest, EndQuorumEpochResponse
-from kraft.raft.states import FollowerState, ResignedState
+from kraft.raft.states import FollowerState, ProspectiveState, ResignedState
 from kraft.raft.types import ReplicaKey
 
 if TYPE_CHECKING:
@@ -65,8 +65,17 @@ def handle_end_quorum_epoch_request(
             node.local_key, request.preferred_candidates, node.config.election_backoff_max_ms
         )
         state.fetch_deadline_ms = now_ms + backoff
+        if not state.leader_resigned:
+            # The fetch in flight now left before the resignation reached us (its answer may
+            # bring records); any later one can only be refused (NOT_LEADER_OR_FOLLOWER).
+            state.fetch_before_resignation = node.requests.has_any_inflight(now_ms)
         # The leader of this epoch is gone for good (a Resigned node never leads its epoch again,
         # not even after a restart): grant pre-votes from now on (vote.can_grant_vote).
+        state.leader_resigned = True
+        state.successors = request.preferred_candidates
+    elif isinstance(state, ProspectiveState) and state.leader_id == request.leader_id:
+        # Already campaigning (its fetch timer ran out first): a lost round must not go back to
+        # following the resigned leader either (RaftNode._poll_prospective).
         state.leader_resigned = True
         state.successors = request.preferred_candidates
     return respond(ErrorCode.NONE)
@@ -75,16 +84,7 @@ def handle_end_quorum_epoch_request(
 def handle_end_quorum_epoch_response(
     node: RaftNode, source: int, response: EndQuorumEpochResponse, now_ms: int
 ) -> bool:
-    result = node.preprocess_response(
-        error_code=response.error_code,
-        partition_error_code=response.partition_error_code,
-        epoch=response.leader_epoch,
-        leader_id=response.leader_id,
-        endpoints=response.leader_endpoints,
-        now_ms=now_ms,
-    )
-    if result is not None:
-        return result
+    """The API-specific part, once ``RaftNode.preprocess_response`` (spec 3.3) let it through."""
     if response.partition_error_code != ErrorCode.NONE:
         return False
     state = node.quorum.state

@@ -136,16 +136,7 @@ def _update_replica_progress(
 
 
 def handle_fetch_response(node: RaftNode, source: int, response: FetchResponse, now_ms: int) -> bool:
-    result = node.preprocess_response(
-        error_code=response.error_code,
-        partition_error_code=response.partition_error_code,
-        epoch=response.current_leader_epoch,
-        leader_id=response.current_leader_id,
-        endpoints=response.leader_endpoints,
-        now_ms=now_ms,
-    )
-    if result is not None:
-        return result
+    """The API-specific part, once ``RaftNode.preprocess_response`` (spec 3.3) let it through."""
     if response.partition_error_code != ErrorCode.NONE:
         return False
     state = node.quorum.state

@@ -222,6 +222,15 @@ RaftResponse = (
     | RemoveRaftVoterResponse
     | UpdateRaftVoterResponse
 )
+# The responses that carry the sender's epoch and leader (spec 3.3 applies to each of them).
+LeaderInfoResponse = (
+    VoteResponse
+    | BeginQuorumEpochResponse
+    | EndQuorumEpochResponse
+    | FetchResponse
+    | FetchSnapshotResponse
+    | UpdateRaftVoterResponse
+)
 RaftRpc = RaftRequest | RaftResponse
 
 # The request classes as a tuple for ``isinstance``: an inline ``A | B | ...`` builds a new union

@@ -24,6 +24,7 @@ import random
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
 from kraft.common.uuids import ZERO_UUID
@@ -55,6 +56,7 @@ from kraft.raft.messages import (
     FetchResponse,
     FetchSnapshotRequest,
     FetchSnapshotResponse,
+    LeaderInfoResponse,
     RaftRequest,
     RaftResponse,
     RemoveRaftVoterRequest,
@@ -69,6 +71,7 @@ from kraft.raft.quorum_state import QuorumState, random_election_timeout_ms
 from kraft.raft.request_manager import RequestManager
 from kraft.raft.states import (
     CandidateState,
+    EpochElection,
     FollowerState,
     LeaderState,
     ProspectiveState,
@@ -110,7 +113,7 @@ class PollResult:
 
 
 class Outcome(enum.Enum):
-    """Result of the common response handling (spec 3.3)."""
+    """Result of the common response handling (spec 3.3), ``RaftNode.preprocess_response``."""
 
     HANDLED = enum.auto()  # done, no backoff
     FAILED = enum.auto()  # done, back off before the next request to that destination
@@ -300,6 +303,7 @@ class RaftNode:
         ok = self._handle_response(envelope, body, now_ms)
         if isinstance(body, (FetchResponse, FetchSnapshotResponse)) and self.quorum.state is before:
             if isinstance(before, FollowerState):
+                before.fetch_before_resignation = False  # answered (see _poll_follower)
                 # Useful only from where this follower fetches (success sets ``fetch_via``): an
                 # answer from another bootstrap server that taught nothing is a failure too.
                 ok = ok and envelope.source in (before.leader_id, before.fetch_via)
@@ -334,6 +338,13 @@ class RaftNode:
         raise FatalError(f"unknown request {body!r}")  # pragma: no cover
 
     def _handle_response(self, envelope: Envelope, body: RaftResponse, now_ms: int) -> bool:
+        """Whether ``body`` counts as a success for the request manager (else: back off)."""
+        if isinstance(body, (DescribeQuorumResponse, AddRaftVoterResponse, RemoveRaftVoterResponse)):
+            return True  # the core never asks these; nothing in them concerns the quorum
+        outcome = self.preprocess_response(body, now_ms)
+        if outcome is not Outcome.CONTINUE:
+            return outcome is Outcome.HANDLED
+        # The API-specific part, once spec 3.3 let the response through.
         match body:  # (disjoint classes, Fetch first as above)
             case FetchResponse():
                 return fetch.handle_fetch_response(self, envelope.source, body, now_ms)
@@ -345,11 +356,9 @@ class RaftNode:
                 return end_epoch.handle_end_quorum_epoch_response(self, envelope.source, body, now_ms)
             case FetchSnapshotResponse():
                 return fetch_snapshot.handle_fetch_snapshot_response(self, envelope.source, body, now_ms)
-            case DescribeQuorumResponse() | AddRaftVoterResponse() | RemoveRaftVoterResponse():
-                return True
             case UpdateRaftVoterResponse():
-                return self._handle_update_raft_voter_response(body, now_ms)
-        raise FatalError(f"unknown response {body!r}")  # pragma: no cover
+                return True  # done: the leader answers once the new voter set has committed
+        assert_never(body)
 
     # ---- sending -----------------------------------------------------------------------------
 
@@ -439,34 +448,43 @@ class RaftNode:
             raise FatalError("a peer rejected our request as INVALID_REQUEST: this is a bug")
         return Outcome.CONTINUE
 
-    def preprocess_response(
-        self,
-        *,
-        error_code: int,
-        partition_error_code: int,
-        epoch: int,
-        leader_id: int,
-        endpoints: tuple[Endpoint, ...],
-        now_ms: int,
-    ) -> bool | None:
+    def preprocess_response(self, response: LeaderInfoResponse, now_ms: int) -> Outcome:
         """Spec 3.3, applied to every raft response before its API-specific part.
 
-        Returns ``None`` when the API handler should go on, else the handler's result (whether the
-        response counts as a success for the request manager).
+        Returns ``CONTINUE`` when the API handler should go on; else the response is dealt with,
+        as a success (``HANDLED``) or a failure to back off from (``FAILED``).
         """
-        if error_code != ErrorCode.NONE:
-            return self.handle_top_level_error(error_code)
-        outcome = self.handle_common_response(
-            error=partition_error_code, epoch=epoch, leader_id=leader_id, endpoints=endpoints, now_ms=now_ms
+        if response.error_code != ErrorCode.NONE:
+            return self.handle_top_level_error(response, now_ms)
+        match response:  # where each response carries the sender's view of the quorum
+            case FetchResponse() | FetchSnapshotResponse():
+                error = response.partition_error_code
+                epoch, leader_id = response.current_leader_epoch, response.current_leader_id
+            case VoteResponse() | BeginQuorumEpochResponse() | EndQuorumEpochResponse():
+                error = response.partition_error_code
+                epoch, leader_id = response.leader_epoch, response.leader_id
+            case UpdateRaftVoterResponse():  # no partition level
+                error = ErrorCode.NONE
+                epoch, leader_id = response.leader_epoch, response.leader_id
+            case _:
+                assert_never(response)
+        return self.handle_common_response(
+            error=error, epoch=epoch, leader_id=leader_id, endpoints=response.leader_endpoints, now_ms=now_ms
         )
-        if outcome is not Outcome.CONTINUE:
-            return outcome is Outcome.HANDLED
-        return None
 
-    def handle_top_level_error(self, error: int) -> bool:
+    def handle_top_level_error(self, response: LeaderInfoResponse, now_ms: int) -> Outcome:
+        error = response.error_code
         if error == ErrorCode.CLUSTER_AUTHORIZATION_FAILED:
             raise FatalError("cluster authorization failed")
-        return False  # back off
+        if (
+            error == ErrorCode.UNSUPPORTED_VERSION
+            and isinstance(response, VoteResponse)
+            and isinstance(self.quorum.state, ProspectiveState)
+        ):
+            # Spec 3.4: the peer cannot take a pre-vote (no Vote v2): fall back to a real election.
+            self._transition_to_candidate(now_ms)
+            return Outcome.HANDLED
+        return Outcome.FAILED
 
     def maybe_transition(
         self, leader_id: int | None, epoch: int, endpoints: tuple[Endpoint, ...], now_ms: int
@@ -781,9 +799,44 @@ class RaftNode:
         # Having given way to a peer, wait for its Vote request (which moves this node to its
         # epoch) or for the end of this round.
         if state.election.is_rejected or now_ms >= state.election_deadline_ms:
-            self._end_prospective(state, now_ms)
-            return
+            if not state.leader_resigned:
+                self._end_prospective(state, now_ms)
+                return
+            self._retry_prospective(state, now_ms)
+        if state.retry_at_ms is not None:
+            if now_ms < state.retry_at_ms:
+                return
+            state.retry_at_ms = None
         self._send_votes(state.election.unrecorded(), state.epoch, pre_vote=True, now_ms=now_ms)
+
+    def _retry_prospective(self, state: ProspectiveState, now_ms: int) -> None:
+        """A lost round of a voter whose leader resigned this epoch: ask again, not follow it.
+
+        Past Kafka, whose ProspectiveState goes back to following the leader it knows (spec 1.1).
+        That leader resigned (EndQuorumEpoch) and never leads this epoch again, so following it
+        only waits for a fetch timeout or another successor's backoff. The usual loser is the
+        first preferred successor, which campaigns as soon as the EndQuorumEpoch reaches it: its
+        pre-vote can reach voters before their own EndQuorumEpoch does (the two come from
+        different senders), and they refuse it, as their leader is alive as far as they know. So
+        the refused voters are asked again after ``retry.backoff.ms``, when they have the
+        EndQuorumEpoch too (the grants stand); the wait doubles with each lost round, up to an
+        election timeout, for voters that never get it (a leader that resigned on check-quorum
+        may reach only some). A round whose timer ran out starts over instead: new tally, new
+        timer, no yield to a peer, as a new Prospective state would. The node leaves Prospective
+        as before: elected, or told of a higher epoch.
+        """
+        backoff_ms = self.config.retry_backoff_ms << min(state.retries, 16)
+        state.retry_at_ms = now_ms + min(backoff_ms, self.config.election_timeout_ms)
+        state.retries += 1
+        if now_ms < state.election_deadline_ms:
+            state.election.forget_rejections()
+            return
+        assert self.node_id is not None  # (only voters are prospective)
+        state.election = EpochElection.start(self.quorum.voters, self.node_id)
+        state.election_deadline_ms = now_ms + random_election_timeout_ms(
+            self.rng, self.config.election_timeout_ms
+        )
+        state.yielded_to = None
 
     def _end_prospective(self, state: ProspectiveState, now_ms: int) -> None:
         previous = self.role
@@ -815,6 +868,8 @@ class RaftNode:
     def _poll_follower(self, state: FollowerState, now_ms: int) -> None:
         if now_ms >= state.fetch_deadline_ms:
             if self.is_voter:
+                if self._awaits_last_answer(state, now_ms):
+                    return
                 self._start_election(now_ms)
                 return
             # KAFKA-19354 (4.1): an observer keeps its leader and tries the bootstrap servers; here
@@ -846,6 +901,22 @@ class RaftNode:
             self.send(destination, update, now_ms)
             return
         self.send(destination, fetch.build_fetch_request(self), now_ms)
+
+    def _awaits_last_answer(self, state: FollowerState, now_ms: int) -> bool:
+        """Past Kafka: whether a voter whose election is due waits for the answer to the fetch it
+        sent before its leader's EndQuorumEpoch came, for up to ``retry.backoff.ms``.
+
+        The resigned leader answers it at once (with the records it sent before resigning, or
+        NOT_LEADER_OR_FOLLOWER), often just behind the EndQuorumEpoch. Becoming prospective
+        drops that answer (a role change resets the requests), and the first successor asked
+        for votes with a log shorter than the other voters' and lost (``kraft sim run --scenario
+        graceful-resign-5 --seed 3``).
+        """
+        return (
+            state.fetch_before_resignation
+            and now_ms < state.fetch_deadline_ms + self.config.retry_backoff_ms
+            and self.requests.has_any_inflight(now_ms)
+        )
 
     def _voter_update(self, state: FollowerState, now_ms: int) -> UpdateRaftVoterRequest | None:
         """KIP-853: the UpdateRaftVoter a voter sends its leader when the voter set has another
@@ -986,8 +1057,12 @@ class RaftNode:
                     times.append(s.backoff_until_ms)
             case ProspectiveState():
                 times.append(s.election_deadline_ms)
+                if s.retry_at_ms is not None:
+                    times.append(s.retry_at_ms)
             case FollowerState():
                 times.append(s.fetch_deadline_ms)
+                if s.fetch_before_resignation:
+                    times.append(s.fetch_deadline_ms + self.config.retry_backoff_ms)
             case UnattachedState():
                 if s.election_deadline_ms is not None:
                     times.append(s.election_deadline_ms)
@@ -1130,19 +1205,6 @@ class RaftNode:
                 ),
             )
         return False
-
-    def _handle_update_raft_voter_response(self, response: UpdateRaftVoterResponse, now_ms: int) -> bool:
-        result = self.preprocess_response(
-            error_code=response.error_code,
-            partition_error_code=ErrorCode.NONE,
-            epoch=response.leader_epoch,
-            leader_id=response.leader_id,
-            endpoints=response.leader_endpoints,
-            now_ms=now_ms,
-        )
-        if result is not None:
-            return result
-        return response.error_code == ErrorCode.NONE
 
     # ---- listeners ---------------------------------------------------------------------------
 

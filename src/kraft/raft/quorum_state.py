@@ -17,6 +17,9 @@ Lifecycle (voters, KIP-996)::
         +---------------------- higher epoch from anyone ------------------------------+
     Resigned --timeout--> Unattached(E+1) (expired timer => Prospective at once)
 
+A Prospective voter whose leader resigned in E (EndQuorumEpoch) never goes back to following it:
+a lost round starts another in place (``RaftNode._retry_prospective``).
+
 Observers only move between Unattached and Follower.
 """
 
@@ -391,6 +394,7 @@ class QuorumState:
                 EpochElection.start(self.voters, local_key.id),
                 now_ms + random_election_timeout_ms(self.rng, self.config.election_timeout_ms),
                 successors=s.successors if isinstance(s, FollowerState) and s.leader_resigned else (),
+                leader_resigned=isinstance(s, FollowerState) and s.leader_resigned,
             )
         )
 

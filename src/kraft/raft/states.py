@@ -32,7 +32,8 @@ class VoteStatus(enum.Enum):
 class EpochElection:
     """The tally shared by Prospective (pre-votes) and Candidate (votes).
 
-    The local voter is granted on creation; a recorded vote never flips; only voters count.
+    The local voter is granted on creation; a recorded vote never flips (but a prospective voter
+    whose leader resigned asks the refusers again: ``forget_rejections``); only voters count.
     """
 
     votes: dict[int, VoteStatus]
@@ -53,6 +54,16 @@ class EpochElection:
             return False
         self.votes[voter_id] = VoteStatus.GRANTED if granted else VoteStatus.REJECTED
         return True
+
+    def forget_rejections(self) -> None:
+        """A new pre-vote round of the same prospective node: ask again the voters that refused.
+
+        Grants stand: the request is the same (a prospective node neither appends nor changes
+        its epoch), and a pre-vote binds nobody.
+        """
+        for voter_id, status in self.votes.items():
+            if status is VoteStatus.REJECTED:
+                self.votes[voter_id] = VoteStatus.UNRECORDED
 
     def count(self, status: VoteStatus) -> int:
         return sum(1 for s in self.votes.values() if s is status)
@@ -102,6 +113,13 @@ class ProspectiveState:
     # the FollowerState): between two as up-to-date prospective peers, the better-ranked one
     # wins the tie, not the lower id, so that the first successor takes over.
     successors: tuple[ReplicaKey, ...] = ()
+    # Past Kafka: ``leader_id`` resigned this epoch (EndQuorumEpoch, before or during this state).
+    # It never leads the epoch again, so a lost round does not go back to following it: this node
+    # stays prospective and asks the voters that refused again at ``retry_at_ms`` (by then they
+    # have the EndQuorumEpoch too), ``retries`` rounds lost so far. See RaftNode._retry_prospective.
+    leader_resigned: bool = False
+    retry_at_ms: int | None = None
+    retries: int = 0
     role: Role = field(default=Role.PROSPECTIVE, init=False)
 
 
@@ -184,6 +202,9 @@ class FollowerState:
     leader_resigned: bool = False
     # The resigned leader's preferred successors (EndQuorumEpoch), best first; () otherwise.
     successors: tuple[ReplicaKey, ...] = ()
+    # A fetch sent before the EndQuorumEpoch came is still unanswered: its answer may carry the
+    # leader's last records, so the election waits for it (RaftNode._poll_follower).
+    fetch_before_resignation: bool = False
     # Where fetches go: None = the leader's own (advertised) endpoint, else a bootstrap
     # destination (-2, -3, ...) that answered as the leader: kept while it keeps answering.
     fetch_via: int | None = None

@@ -155,21 +155,7 @@ def _gives_way(node: RaftNode, state: ProspectiveState, request: VoteRequest, ne
 
 
 def handle_vote_response(node: RaftNode, source: int, response: VoteResponse, now_ms: int) -> bool:
-    prospective = isinstance(node.quorum.state, ProspectiveState)
-    if response.error_code == ErrorCode.UNSUPPORTED_VERSION and prospective:
-        # The peer cannot take a pre-vote (no Vote v2): fall back to a real election.
-        node._transition_to_candidate(now_ms)
-        return True
-    result = node.preprocess_response(
-        error_code=response.error_code,
-        partition_error_code=response.partition_error_code,
-        epoch=response.leader_epoch,
-        leader_id=response.leader_id,
-        endpoints=response.leader_endpoints,
-        now_ms=now_ms,
-    )
-    if result is not None:
-        return result
+    """The API-specific part, once ``RaftNode.preprocess_response`` (spec 3.3) let it through."""
     if response.partition_error_code != ErrorCode.NONE:
         return False
     state = node.quorum.state

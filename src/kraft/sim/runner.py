@@ -164,7 +164,13 @@ def summarise(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             row["seeds_leader_deposed"] = sum(1 for r in rs if r.get("leader_deposed_on_rejoin"))
         handover = [r for r in rs if "handovers" in r]
         if handover:
-            for key in ("handovers", "handovers_checked", "handovers_first_successor_won"):
-                row[key] = sum(r[key] for r in handover)
+            for key in (
+                "handovers",
+                "handovers_checked",
+                "handovers_first_successor_won",
+                "handovers_outran",
+                "handovers_answer_in_flight",
+            ):
+                row[key] = sum(r.get(key, 0) for r in handover)
         table[scenario] = row
     return table

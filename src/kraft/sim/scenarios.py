@@ -20,11 +20,13 @@ from kraft.node.node import NodeEnvelope
 from kraft.raft.messages import (
     EndQuorumEpochRequest,
     EndQuorumEpochResponse,
+    FetchResponse,
     VoteRequest,
     VoteResponse,
 )
 from kraft.raft.types import ReplicaKey
 from kraft.raft.voters import KRAFT_VERSION_1
+from kraft.records.batch import iter_batch_headers
 from kraft.sim import dynamic_voters
 from kraft.sim.disk import DiskProfile
 from kraft.sim.network import LinkProfile
@@ -346,6 +348,7 @@ class _Handover:
     told: dict[int, None] = field(default_factory=dict)
     outran: dict[int, None] = field(default_factory=dict)
     successor_rounds: int = 0  # the successor's pre-vote rounds (Prospective entries) since
+    in_flight: bool = False  # its claim counted records the leader had sent it (not in yet)
     done: bool = False
 
 
@@ -354,25 +357,40 @@ class FirstSuccessorWins:
 
     The resigning leader of epoch E names its preferred successors in EndQuorumEpoch; the first,
     S, campaigns at once. The expectation *applies* when S's first pre-vote after the resignation
-    claims a log at least as up to date as every voter's (so no voter may refuse it on the log;
-    the resigned leader's log is the longest there can be) and the network delivers (every voter
-    up, no partition, no loss, and no voter refused that pre-vote before it had the leader's
-    EndQuorumEpoch: the two come from different senders, and with per-message delays the pre-vote
-    can outrun the resignation; such a voter rightly refuses, its leader is alive as far as it
-    knows). Then the next leader elected must be S, in epoch E + 1 (one epoch bump), from that
-    first pre-vote round (S never re-enters Prospective), and within ``2T + 1000`` ms of that
-    pre-vote (T = election timeout: one pre-vote round at most).
+    claims a log at least as up to date as every voter's, counting the records the leader had
+    already sent S in a Fetch answer of epoch E (so no voter may refuse it on the log once that
+    answer is in; the resigned leader's log is the longest there can be), and the network
+    delivers (every voter up, no partition, no loss). Then the next leader elected must be S, in
+    epoch E + 1 (one epoch bump), without S leaving Prospective before it is a candidate (one
+    pre-vote state, however many times it asks), and within ``2T + 1000`` ms of that pre-vote
+    (T = election timeout).
+
+    It covers two races of the hand-over that no rule of the receivers settles: the leader's last
+    Fetch answer to S, with records, arrives after the EndQuorumEpoch (S must not campaign without
+    them); and S's pre-vote reaches voters before their EndQuorumEpoch, and they refuse it, as
+    their leader is alive as far as they know (S must not give up and follow the resigned leader).
 
     Figures (``world.extra``): ``handovers`` (resignations watched), ``handovers_checked`` (the
-    expectation applied), ``handovers_first_successor_won`` (S won in E + 1 from its first round,
-    whether or not the expectation applied).
+    expectation applied), ``handovers_first_successor_won`` (S won in E + 1 from its first
+    Prospective state, whether or not the expectation applied), ``handovers_outran`` (a voter
+    refused S's pre-vote before it had the EndQuorumEpoch) and ``handovers_answer_in_flight``
+    (S's claim counted records the leader had sent it that S did not have yet).
     """
 
     def __init__(self, world: World) -> None:
         self.world = world
         self.current: _Handover | None = None
         self._last_role: dict[int, str] = {}
-        world.extra.update(handovers=0, handovers_checked=0, handovers_first_successor_won=0)
+        # (sender, destination) -> (leader epoch, (last epoch, end offset)) of the last Fetch
+        # answer with records: what the destination's log claims once that answer is in.
+        self._sent: dict[tuple[int, int], tuple[int, tuple[int, int]]] = {}
+        world.extra.update(
+            handovers=0,
+            handovers_checked=0,
+            handovers_first_successor_won=0,
+            handovers_outran=0,
+            handovers_answer_in_flight=0,
+        )
         world.add_poll_watcher(self.on_poll)
 
     def start(self, leader: SimNode) -> None:
@@ -382,6 +400,15 @@ class FirstSuccessorWins:
     def on_poll(self, node: SimNode, outbound: Sequence[NodeEnvelope], observed: Observed) -> None:
         node_id = node.node_id
         role = observed.role
+        for env in outbound:
+            body = env.body
+            if isinstance(body, FetchResponse) and body.records:
+                last = None
+                for _pos, header in iter_batch_headers(body.records):
+                    last = header
+                if last is not None:
+                    claim = (last.partition_leader_epoch, last.next_offset)
+                    self._sent[(node_id, env.destination)] = (body.current_leader_epoch, claim)
         h = self.current
         if h is not None and not h.done:
             if h.successor is None and node_id == h.leader:
@@ -418,7 +445,10 @@ class FirstSuccessorWins:
                         and body.leader_epoch == h.epoch
                         and not body.vote_granted
                         and node_id not in h.told
+                        and node_id not in h.outran
                     ):
+                        if not h.outran:
+                            self.world.extra["handovers_outran"] += 1
                         h.outran[node_id] = None
             if role == "LEADER" and observed.epoch > h.epoch:
                 self._next_leader(h, node_id, observed.epoch)
@@ -432,6 +462,12 @@ class FirstSuccessorWins:
         if down or net.has_partitions or net.default.loss > 0.0:
             h.why_not = f"voters down {down}, partitions {net.has_partitions}, loss {net.default.loss}"
             return
+        sent = self._sent.get((h.leader, node.node_id))
+        if sent is not None and sent[0] == h.epoch and sent[1] > claim:
+            # The leader had sent it more before resigning (the answer was still on its way).
+            world.extra["handovers_answer_in_flight"] += 1
+            h.in_flight = True
+            claim = sent[1]
         for v in world.voter_ids:
             log = world.nodes[v].log
             theirs = (log.last_fetched_epoch(), log.end_offset())
@@ -444,8 +480,6 @@ class FirstSuccessorWins:
         def check() -> None:
             if self.current is h and not h.done:
                 h.done = True
-                if h.outran:
-                    return
                 world.extra["handovers_checked"] += 1
                 world.report(
                     "FirstSuccessorWins",
@@ -461,16 +495,20 @@ class FirstSuccessorWins:
         won = node_id == h.successor and epoch == h.epoch + 1 and h.successor_rounds == 1
         if won:
             self.world.extra["handovers_first_successor_won"] += 1
-        applies = h.checked and not h.outran
-        if applies:
+        if h.checked:
             self.world.extra["handovers_checked"] += 1
-        if applies and not won:
+        if h.checked and not won:
+            races = ""
+            if h.in_flight:
+                races += "; the leader's last Fetch answer to it was still on its way"
+            if h.outran:
+                races += f"; voters {sorted(h.outran)} refused its pre-vote before the EndQuorumEpoch"
             self.world.report(
                 "FirstSuccessorWins",
                 f"leader {h.leader} resigned epoch {h.epoch} at t={h.started_ms}; its first successor "
                 f"{h.successor} pre-voted at t={h.prevote_ms} with an up-to-date log over a healthy "
                 f"network, but the next leader is {node_id} in epoch {epoch} (successor pre-vote "
-                f"rounds: {h.successor_rounds})",
+                f"rounds: {h.successor_rounds}{races})",
             )
 
 
