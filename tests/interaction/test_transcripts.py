@@ -6,15 +6,24 @@ import difflib
 from pathlib import Path
 
 import pytest
+from cluster_env import ClusterEnv
 from raft_env import RaftEnv
-from transcript import run_transcript
+from transcript import Environment, run_transcript
 
 TESTDATA = Path(__file__).parent / "testdata"
+# testdata/*.txt drive raft cores (raft_env), testdata/cluster/*.txt whole nodes (cluster_env).
+TRANSCRIPTS = sorted(TESTDATA.glob("*.txt")) + sorted((TESTDATA / "cluster").glob("*.txt"))
 
 
-@pytest.mark.parametrize("path", sorted(TESTDATA.glob("*.txt")), ids=lambda p: p.stem)
+def _environment(path: Path) -> Environment:
+    return ClusterEnv() if path.parent.name == "cluster" else RaftEnv()
+
+
+@pytest.mark.parametrize(
+    "path", TRANSCRIPTS, ids=lambda p: f"cluster/{p.stem}" if p.parent.name == "cluster" else p.stem
+)
 def test_transcript(path: Path, request: pytest.FixtureRequest) -> None:
-    expected, actual = run_transcript(path, RaftEnv)
+    expected, actual = run_transcript(path, lambda: _environment(path))
     if request.config.getoption("--rewrite"):
         path.write_text(actual)
         return

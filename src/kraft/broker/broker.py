@@ -22,7 +22,7 @@ from kraft.broker.isr import IsrManager
 from kraft.broker.lifecycle import BrokerLifecycle, BrokerState
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.broker.metrics import BrokerMetrics
-from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataLoader
+from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataLoader, Publisher
 from kraft.protocol.envelope import ClientEnvelope, ControllerEnvelope
 from kraft.raft.types import LeaderAndEpoch
 
@@ -56,9 +56,14 @@ class Broker:
         self.isr = isr
         self.metrics = metrics
         self._loader = loader
-        loader.install_publisher(self.publish)
-        current = loader.image
-        self.publish(MetadataDelta(current), current)
+        self.install_publisher(self.publish)
+
+    def install_publisher(self, publish: Publisher) -> None:
+        """Let ``publish`` see this broker's images: the current one at once (with an empty delta),
+        then every later one with its delta (the publisher rules of ``kraft.metadata.publisher``)."""
+        self._loader.install_publisher(publish)
+        current = self._loader.image
+        publish(MetadataDelta(current), current)
 
     @property
     def image(self) -> MetadataImage:
