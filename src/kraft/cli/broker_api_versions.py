@@ -28,18 +28,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from kraft.cli.common import (
-    ClientFactory,
+    Connect,
+    UsageError,
     add_json_option,
     add_timeout_options,
-    client_from_args,
+    broker_tool,
+    check_timeouts,
     one_line,
-    parse_args,
-    report_misuse,
-    streams,
 )
 from kraft.client.broker_admin import (
     BrokerNode,
@@ -79,10 +78,6 @@ API_NAMES: dict[int, str] = {
 CLIENT_API_KEYS: frozenset[int] = frozenset(
     [0, 1, 2, 3, *range(8, 52), 55, 57, 60, 61, 64, 65, 66, 68, 69, 71, 72, *range(74, 82), *range(83, 88)]
 )
-
-
-class _UsageError(Exception):
-    pass
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -149,27 +144,17 @@ def versions_json(versions: Mapping[int, tuple[int, int]]) -> list[dict[str, Any
     return rows
 
 
-def main(
-    argv: Sequence[str] | None = None,
-    out: TextIO | None = None,
-    *,
-    err: TextIO | None = None,
-    client_factory: ClientFactory = client_from_args,
-) -> int:
-    out, err = streams(out, err)
-    ns = parse_args(build_parser(), argv)
-    if isinstance(ns, int):
-        return ns
-    try:
-        if ns.bootstrap_server is None:
-            raise _UsageError('Missing required argument "[bootstrap-server]"')
-        if ns.timeout_ms <= 0 or ns.request_timeout_ms <= 0:
-            raise _UsageError("--timeout-ms and --request-timeout-ms must be positive")
-        client = client_factory(ns)
-    except _UsageError as e:
-        return report_misuse(PROG, e, err)
-    except AdminError as e:  # a malformed --bootstrap-server
-        return report_misuse(PROG, one_line(e), err)
+def _node_json(node: BrokerNode, key: str, value: object) -> dict[str, Any]:
+    """One broker's entry in ``--json`` output: its address and ``key`` (``apis`` or ``error``)."""
+    return {"id": node.node_id, "host": node.host, "port": node.port, "rack": node.rack, key: value}
+
+
+@broker_tool(PROG, build_parser)
+def main(ns: argparse.Namespace, _args: list[str], connect: Connect, out: TextIO, err: TextIO) -> int:
+    if ns.bootstrap_server is None:
+        raise UsageError('Missing required argument "[bootstrap-server]"')
+    check_timeouts(ns)
+    client = connect()
     failed = 0
     brokers_json: list[dict[str, Any]] = []
     with client:
@@ -187,28 +172,12 @@ def main(
             except AdminError as e:
                 failed += 1
                 if ns.json:
-                    brokers_json.append(
-                        {
-                            "id": node.node_id,
-                            "host": node.host,
-                            "port": node.port,
-                            "rack": node.rack,
-                            "error": one_line(e),
-                        }
-                    )
+                    brokers_json.append(_node_json(node, "error", one_line(e)))
                 else:
                     print(f"{node_string(node)} -> ERROR: {one_line(e)}", file=out)
                 continue
             if ns.json:
-                brokers_json.append(
-                    {
-                        "id": node.node_id,
-                        "host": node.host,
-                        "port": node.port,
-                        "rack": node.rack,
-                        "apis": versions_json(versions),
-                    }
-                )
+                brokers_json.append(_node_json(node, "apis", versions_json(versions)))
             else:
                 print(f"{node_string(node)} -> {format_versions(versions)}", file=out)
     if ns.json:

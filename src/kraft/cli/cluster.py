@@ -399,6 +399,17 @@ def start_node(
     return child
 
 
+def _check_still_running(nodes: Sequence[NodeEntry], children: dict[int, subprocess.Popen[bytes]]) -> None:
+    """Raises ClusterError (with the node's log tail) if the child of one of ``nodes`` has exited."""
+    for node in nodes:
+        child = children.get(node.pid or -1)
+        if child is not None and child.poll() is not None:
+            raise ClusterError(
+                f"node {node.id} (pid {child.pid}) exited with code {child.returncode} during startup; "
+                f"last lines of {node.server_log}:\n{processes.tail(node.server_log)}"
+            )
+
+
 def wait_for_leader(
     cluster: ClusterFile,
     children: dict[int, subprocess.Popen[bytes]],
@@ -413,13 +424,7 @@ def wait_for_leader(
     deadline = time.monotonic() + timeout_s
     last_error = "no answer yet"
     while True:
-        for node in cluster.nodes:
-            child = children.get(node.pid or -1)
-            if child is not None and child.poll() is not None:
-                raise ClusterError(
-                    f"node {node.id} (pid {child.pid}) exited with code {child.returncode} during startup; "
-                    f"last lines of {node.server_log}:\n{processes.tail(node.server_log)}"
-                )
+        _check_still_running(cluster.nodes, children)
         remaining_ms = int((deadline - time.monotonic()) * 1000)
         if remaining_ms <= 0:
             raise ClusterError(
@@ -501,13 +506,7 @@ def wait_for_brokers(
     deadline = time.monotonic() + timeout_s
     seen: set[int] = set()
     while True:
-        for node in cluster.brokers:
-            child = children.get(node.pid or -1)
-            if child is not None and child.poll() is not None:
-                raise ClusterError(
-                    f"node {node.id} (pid {child.pid}) exited with code {child.returncode} during startup; "
-                    f"last lines of {node.server_log}:\n{processes.tail(node.server_log)}"
-                )
+        _check_still_running(cluster.brokers, children)
         for node in cluster.brokers:
             with contextlib.suppress(AdminError, OSError):
                 seen = unfenced_brokers(node.broker_address, 1.0)
@@ -863,8 +862,7 @@ def _stop_all(
 
 
 def cmd_down(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    path = Path(ns.data_dir).resolve() / CLUSTER_FILE
-    cluster = ClusterFile.load(path)
+    path, cluster = _load_cluster(ns)
     ours = running_nodes(cluster)
     for n in cluster.nodes:
         if n.pid is not None and n not in ours:
@@ -908,9 +906,14 @@ def cmd_status(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def cmd_stop_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _load_cluster(ns: argparse.Namespace) -> tuple[Path, ClusterFile]:
+    """The cluster file under ``--data-dir`` (its path, to save it again) and what it holds."""
     path = Path(ns.data_dir).resolve() / CLUSTER_FILE
-    cluster = ClusterFile.load(path)
+    return path, ClusterFile.load(path)
+
+
+def cmd_stop_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    path, cluster = _load_cluster(ns)
     node = cluster.node(ns.id)
     if node.pid is None or not processes.is_our_server(node.pid, node.config_path):
         raise ClusterError(f"node {node.id} is not running")
@@ -927,8 +930,7 @@ def cmd_stop_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_start_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    path = Path(ns.data_dir).resolve() / CLUSTER_FILE
-    cluster = ClusterFile.load(path)
+    path, cluster = _load_cluster(ns)
     node = cluster.node(ns.id)
     if node.pid is not None and processes.is_our_server(node.pid, node.config_path):
         raise ClusterError(f"node {node.id} is already running as pid {node.pid}")
@@ -951,8 +953,7 @@ def _require_dynamic(cluster: ClusterFile, path: Path, command: str) -> None:
 
 def cmd_add_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Start one more controller as an observer and add it to the voter set (KIP-853)."""
-    path = Path(ns.data_dir).resolve() / CLUSTER_FILE
-    cluster = ClusterFile.load(path)
+    path, cluster = _load_cluster(ns)
     _require_dynamic(cluster, path, "add-node")
     if not running_nodes(cluster):
         raise ClusterError(
@@ -992,8 +993,7 @@ def cmd_add_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_remove_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Remove a controller from the voter set (KIP-853), then stop it and forget it."""
-    path = Path(ns.data_dir).resolve() / CLUSTER_FILE
-    cluster = ClusterFile.load(path)
+    path, cluster = _load_cluster(ns)
     _require_dynamic(cluster, path, "remove-node")
     node = cluster.node(ns.id)
     if not node.is_controller:

@@ -9,12 +9,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from kraft.client.admin import AdminClient
     from kraft.client.broker_admin import BrokerAdminClient
 
 DEFAULT_TIMEOUT_MS = 30_000
+
+
+class UsageError(Exception):
+    """The arguments do not make one valid command; ``run_tool`` prints ``PROG: message``, exit 2."""
 
 
 def streams(out: TextIO | None, err: TextIO | None) -> tuple[TextIO, TextIO]:
@@ -36,6 +42,29 @@ def report_misuse(prog: str, message: object, err: TextIO) -> int:
     """Prints ``PROG: message`` to ``err`` and returns 2, the exit status of a misused tool."""
     print(f"{prog}: {message}", file=err)
     return 2
+
+
+def run_tool(
+    prog: str,
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    out: TextIO | None,
+    err: TextIO | None,
+    run: Callable[[argparse.Namespace, TextIO, TextIO], int],
+) -> int:
+    """A tool's ``main``: parses ``argv`` with ``parser`` and returns ``run(ns, out, err)``.
+
+    The exit status argparse asked for (0 after --help, 2 on an error) comes back without running;
+    a ``UsageError`` from ``run`` is reported as ``PROG: message`` on ``err`` with exit status 2.
+    """
+    out, err = streams(out, err)
+    ns = parse_args(parser, argv)
+    if isinstance(ns, int):
+        return ns
+    try:
+        return run(ns, out, err)
+    except UsageError as e:
+        return report_misuse(prog, e, err)
 
 
 def add_json_option(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +94,39 @@ def add_timeout_options(
     )
 
 
+def check_timeouts(ns: argparse.Namespace) -> None:
+    """Raises ``UsageError`` unless ``--timeout-ms`` and ``--request-timeout-ms`` are positive."""
+    if ns.timeout_ms <= 0 or ns.request_timeout_ms <= 0:
+        raise UsageError("--timeout-ms and --request-timeout-ms must be positive")
+
+
+def add_bootstrap_options(parser: argparse.ArgumentParser, *, server_help: str) -> None:
+    """Adds the required choice of ``--bootstrap-server`` (``server_help``) or ``--bootstrap-controller``."""
+    connection = parser.add_mutually_exclusive_group(required=True)
+    connection.add_argument("--bootstrap-server", metavar="HOST:PORT", help=server_help)
+    connection.add_argument(
+        "--bootstrap-controller",
+        metavar="HOST:PORT",
+        help="comma-separated host:port pairs of controllers to connect to",
+    )
+
+
+def admin_client_from_args(ns: argparse.Namespace) -> AdminClient:
+    """The client ``add_bootstrap_options`` and ``add_timeout_options`` ask for: to the controllers
+    with ``--bootstrap-controller``, else through the brokers of ``--bootstrap-server``."""
+    from kraft.client.admin import AdminClient
+    from kraft.client.connection import parse_bootstrap
+
+    controller = ns.bootstrap_controller is not None
+    bootstrap = parse_bootstrap(ns.bootstrap_controller if controller else ns.bootstrap_server)
+    return AdminClient(
+        bootstrap,
+        timeout_ms=ns.timeout_ms,
+        request_timeout_ms=ns.request_timeout_ms,
+        controller_endpoints=controller,
+    )
+
+
 # How a broker tool's ``main`` builds its client (tests pass a fake).
 ClientFactory = Callable[[argparse.Namespace], "BrokerAdminClient"]
 
@@ -79,6 +141,58 @@ def client_from_args(ns: argparse.Namespace) -> BrokerAdminClient:
         timeout_ms=ns.timeout_ms,
         request_timeout_ms=ns.request_timeout_ms,
     )
+
+
+# What a broker tool's ``connect()`` returns: its client, opened (a malformed --bootstrap-server is misuse).
+Connect = Callable[[], "BrokerAdminClient"]
+# What a broker tool writes itself: ``main(ns, args, connect, out, err)`` -> exit status.
+BrokerToolBody = Callable[[argparse.Namespace, list[str], Connect, TextIO, TextIO], int]
+
+
+@dataclass(frozen=True)
+class BrokerTool:
+    """The ``main`` of a tool that talks to the brokers through one ``BrokerAdminClient``; made by
+    ``@broker_tool(PROG, build_parser)`` over the tool's ``main(ns, args, connect, out, err) -> int``.
+
+    Called as ``main(argv, out, err=..., client_factory=...)``, it runs the tool's function under
+    ``run_tool`` with ``args`` the command line as a list (``argv``, else the process's) and
+    ``connect()`` the client ``client_factory`` opens, a malformed ``--bootstrap-server`` being a
+    ``UsageError``; the tool checks its arguments before it connects.
+    """
+
+    prog: str
+    build_parser: Callable[[], argparse.ArgumentParser]
+    execute: BrokerToolBody
+
+    def __call__(
+        self,
+        argv: Sequence[str] | None = None,
+        out: TextIO | None = None,
+        *,
+        err: TextIO | None = None,
+        client_factory: ClientFactory = client_from_args,
+    ) -> int:
+        from kraft.client.connection import AdminError
+
+        args = list(sys.argv[1:] if argv is None else argv)
+
+        def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+            def connect() -> BrokerAdminClient:
+                try:
+                    return client_factory(ns)
+                except AdminError as e:
+                    raise UsageError(one_line(e)) from e
+
+            return self.execute(ns, args, connect, out, err)
+
+        return run_tool(self.prog, self.build_parser(), args, out, err, run)
+
+
+def broker_tool(
+    prog: str, build_parser: Callable[[], argparse.ArgumentParser]
+) -> Callable[[BrokerToolBody], BrokerTool]:
+    """``@broker_tool(PROG, build_parser)``: the decorated function becomes a ``BrokerTool``."""
+    return lambda execute: BrokerTool(prog, build_parser, execute)
 
 
 def one_line(error: Exception) -> str:

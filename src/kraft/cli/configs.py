@@ -34,14 +34,13 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from kraft.cli.common import (
-    ClientFactory,
+    Connect,
+    UsageError,
     add_json_option,
     add_timeout_options,
-    client_from_args,
+    broker_tool,
+    check_timeouts,
     one_line,
-    parse_args,
-    report_misuse,
-    streams,
 )
 from kraft.client.broker_admin import (
     AlterConfigOp,
@@ -62,10 +61,6 @@ _MAX_TOPIC_NAME = 249
 # Kafka splits --add-config on commas (and each item on '=') outside square brackets.
 _OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
 _KEY = re.compile(r"[$a-zA-Z0-9._-]*")
-
-
-class _UsageError(Exception):
-    pass
 
 
 class _CommandError(Exception):
@@ -116,60 +111,57 @@ def validate(ns: argparse.Namespace) -> tuple[str, str | None]:
         (entity type, entity name): the name is None when not given and "" for ``--entity-default``.
 
     Raises:
-        _UsageError: the arguments do not make one valid command.
+        UsageError: the arguments do not make one valid command.
     """
     if ns.alter == ns.describe:
-        raise _UsageError("Command must include exactly one action: --describe, --alter")
+        raise UsageError("Command must include exactly one action: --describe, --alter")
     if ns.describe:
         for dest in ("add_config", "delete_config"):
             if getattr(ns, dest):
-                raise _UsageError(
+                raise UsageError(
                     f'Option "[describe]" can\'t be used with option "[{dest.replace("_", "-")}]"'
                 )
     types: list[str] = ns.entity_type or []
     duplicates = sorted({t for t in types if types.count(t) > 1})
     if duplicates:
-        raise _UsageError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
+        raise UsageError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
     if ns.bootstrap_server is None:
-        raise _UsageError("--bootstrap-server must be specified")
+        raise UsageError("--bootstrap-server must be specified")
     for entity_type in types:
         if entity_type not in ENTITY_TYPES:
-            raise _UsageError(
+            raise UsageError(
                 f"Invalid entity type {entity_type}, the entity type must be one of "
                 f"{', '.join(ENTITY_TYPES)} with a --bootstrap-server argument"
             )
     if not types:
-        raise _UsageError("At least one entity type must be specified")
+        raise UsageError("At least one entity type must be specified")
     if len(types) > 1:
-        raise _UsageError(f"Only one entity type may be specified here, got {', '.join(types)}")
+        raise UsageError(f"Only one entity type may be specified here, got {', '.join(types)}")
     entity_type = types[0]
     name: str | None = "" if ns.entity_default else ns.entity_name
     if name and entity_type == BROKERS:
         try:
             int(name)
         except ValueError:
-            raise _UsageError(
+            raise UsageError(
                 f"The entity name for brokers must be a valid integer broker id, but it is: {name}"
             ) from None
     if ns.describe and ns.entity_default and entity_type != BROKERS:
-        raise _UsageError(f"--entity-default must not be specified with --describe of {entity_type}")
+        raise UsageError(f"--entity-default must not be specified with --describe of {entity_type}")
     if ns.alter:
         if entity_type == BROKERS:
             if name is None:
-                raise _UsageError(
+                raise UsageError(
                     "An entity-name or default entity must be specified with --alter of users, clients, "
                     "brokers or ips"
                 )
         elif not name:
-            raise _UsageError(f"An entity name must be specified with --alter of {entity_type}")
+            raise UsageError(f"An entity name must be specified with --alter of {entity_type}")
         if ns.add_config is None and not ns.delete_config:
-            raise _UsageError(
-                "At least one of --add-config or --delete-config must be specified with --alter"
-            )
+            raise UsageError("At least one of --add-config or --delete-config must be specified with --alter")
     if entity_type == TOPICS and name:
         validate_topic_name(name)
-    if ns.timeout_ms <= 0 or ns.request_timeout_ms <= 0:
-        raise _UsageError("--timeout-ms and --request-timeout-ms must be positive")
+    check_timeouts(ns)
     return entity_type, name
 
 
@@ -177,7 +169,7 @@ def validate_topic_name(name: str) -> None:
     """Kafka's ``Topic.validate`` (InvalidTopicException's message).
 
     Raises:
-        _UsageError: the name cannot be a topic's.
+        UsageError: the name cannot be a topic's.
     """
     reason = None
     if name in (".", ".."):
@@ -187,14 +179,14 @@ def validate_topic_name(name: str) -> None:
     elif not _LEGAL_TOPIC_CHARS.fullmatch(name):
         reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
     if reason is not None:
-        raise _UsageError(f"Topic name is invalid: {reason}")
+        raise UsageError(f"Topic name is invalid: {reason}")
 
 
 def parse_add_config(text: str) -> dict[str, str]:
     """Kafka's ``parseConfigsToBeAdded``: ``k1=v1,k2=[v1,v2]`` -> {k1: v1, k2: "v1,v2"}.
 
     Raises:
-        _UsageError: an item that is not ``key=value``, or a key with characters Kafka refuses.
+        UsageError: an item that is not ``key=value``, or a key with characters Kafka refuses.
     """
     items = re.split("," + _OUTSIDE_BRACKETS, text)
     while items and items[-1] == "":  # Java's String.split drops trailing empty strings
@@ -203,13 +195,13 @@ def parse_add_config(text: str) -> dict[str, str]:
     for item in items:
         pair = re.split(r"\s*=\s*" + _OUTSIDE_BRACKETS, item)
         if len(pair) != 2:
-            raise _UsageError(
+            raise UsageError(
                 'Invalid entity config: all configs to be added must be in the format "key=val" or  '
                 '"key=[val1,val2]" to group values which contain commas.'
             )
         key = pair[0].strip()
         if not _KEY.fullmatch(key):
-            raise _UsageError(f"Invalid character found for config key: {key}")
+            raise UsageError(f"Invalid character found for config key: {key}")
         configs[key] = re.sub(r"\[?\]?", "", pair[1]).strip()
     return configs
 
@@ -357,27 +349,12 @@ def _alter(
 # main
 
 
-def main(
-    argv: Sequence[str] | None = None,
-    out: TextIO | None = None,
-    *,
-    err: TextIO | None = None,
-    client_factory: ClientFactory = client_from_args,
-) -> int:
-    out, err = streams(out, err)
-    args = list(sys.argv[1:] if argv is None else argv)
-    ns = parse_args(build_parser(), args)
-    if isinstance(ns, int):
-        return ns
-    try:
-        entity_type, name = validate(ns)
-        if ns.add_config is not None:
-            parse_add_config(ns.add_config)  # refuse malformed input before connecting
-        client = client_factory(ns)
-    except _UsageError as e:
-        return report_misuse(PROG, e, err)
-    except AdminError as e:  # a malformed --bootstrap-server
-        return report_misuse(PROG, one_line(e), err)
+@broker_tool(PROG, build_parser)
+def main(ns: argparse.Namespace, args: list[str], connect: Connect, out: TextIO, err: TextIO) -> int:
+    entity_type, name = validate(ns)
+    if ns.add_config is not None:
+        parse_add_config(ns.add_config)  # refuse malformed input before connecting
+    client = connect()
     try:
         with client:
             if ns.describe:
@@ -389,6 +366,7 @@ def main(
         print(str(e), file=err)
         return 1
     except (_ServerError, AdminError) as e:
+        # Kafka quotes the command line
         print(f"Error while executing config command with args '{' '.join(args)}': {one_line(e)}", file=err)
         return 1
     return 0

@@ -34,9 +34,17 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from kraft.cli.common import add_json_option, add_timeout_options, parse_args, report_misuse, streams
+from kraft.cli.common import (
+    UsageError,
+    add_bootstrap_options,
+    add_json_option,
+    add_timeout_options,
+    admin_client_from_args,
+    check_timeouts,
+    run_tool,
+)
 from kraft.client.admin import AdminClient
-from kraft.client.connection import AdminError, FeatureMetadata, parse_bootstrap
+from kraft.client.connection import AdminError, FeatureMetadata
 from kraft.metadata.bootstrap import MINIMUM_BOOTSTRAP_METADATA_VERSION, default_features
 from kraft.metadata.records import LATEST_METADATA_VERSION, MetadataVersion, parse_release_version
 
@@ -48,27 +56,13 @@ _SHORT_MIN, _SHORT_MAX = -0x8000, 0x7FFF
 ClientFactory = Callable[[argparse.Namespace], AdminClient]
 
 
-class _UsageError(Exception):
-    pass
-
-
 class _Failed(Exception):
     pass
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="This tool manages feature flags in Kafka.")
-    connection = parser.add_mutually_exclusive_group(required=True)
-    connection.add_argument(
-        "--bootstrap-server",
-        metavar="HOST:PORT",
-        help="comma-separated host:port pairs of nodes to connect to",
-    )
-    connection.add_argument(
-        "--bootstrap-controller",
-        metavar="HOST:PORT",
-        help="comma-separated host:port pairs of controllers to connect to",
-    )
+    add_bootstrap_options(parser, server_help="comma-separated host:port pairs of nodes to connect to")
     add_timeout_options(
         parser,
         request_timeout_ms_default=5_000,
@@ -181,22 +175,20 @@ def parse_name_and_level(text: str) -> tuple[str, int]:
     """``NAME=LEVEL`` with Kafka's messages (``FeatureCommand.parseNameAndLevel``).
 
     Raises:
-        _UsageError: no ``=``, or a level that is not a 16-bit integer.
+        UsageError: no ``=``, or a level that is not a 16-bit integer.
     """
     name, sep, level_text = text.partition("=")
     if not sep:
-        raise _UsageError(f"Can't parse feature=level string {text}: equals sign not found.")
+        raise UsageError(f"Can't parse feature=level string {text}: equals sign not found.")
     name, level_text = name.strip(), level_text.strip()
     try:
         level = int(level_text)
     except ValueError:
         level = None
     if level is None or not _SHORT_MIN <= level <= _SHORT_MAX:
-        raise _UsageError(
-            f"Can't parse feature=level string {text}: unable to parse {level_text} as a short."
-        )
+        raise UsageError(f"Can't parse feature=level string {text}: unable to parse {level_text} as a short.")
     if not name:
-        raise _UsageError(f"Can't parse feature=level string {text}: the feature name is empty.")
+        raise UsageError(f"Can't parse feature=level string {text}: the feature name is empty.")
     return name, level
 
 
@@ -209,7 +201,7 @@ def _release(text: str) -> MetadataVersion:
     try:
         return parse_release_version(text)
     except ValueError:
-        raise _UsageError(
+        raise UsageError(
             f"Unknown metadata.version {text}. Supported metadata.version are {_supported_releases()}"
         ) from None
 
@@ -218,7 +210,7 @@ def build_updates(ns: argparse.Namespace, out: TextIO) -> tuple[str, dict[str, t
     """(operation, {feature: (level, upgrade type)}) for upgrade, downgrade or disable.
 
     Raises:
-        _UsageError: as ``FeatureCommand`` refuses the arguments.
+        UsageError: as ``FeatureCommand`` refuses the arguments.
     """
     op: str = ns.command
     if op == "upgrade":
@@ -229,11 +221,11 @@ def build_updates(ns: argparse.Namespace, out: TextIO) -> tuple[str, dict[str, t
     if op == "disable":
         for name in ns.feature or ():
             if name in updates:
-                raise _UsageError(f"Feature {name} was specified more than once.")
+                raise UsageError(f"Feature {name} was specified more than once.")
             updates[name] = (0, kind)
     elif ns.release_version is not None:
         if ns.metadata is not None or ns.feature:
-            raise _UsageError("Can not specify `release-version` with other feature flags.")
+            raise UsageError("Can not specify `release-version` with other feature flags.")
         mv = _release(ns.release_version)
         for name, level in sorted(default_features(int(mv)).items()):
             # Don't send a request to upgrade a feature to 0 (Kafka's rule).
@@ -246,10 +238,10 @@ def build_updates(ns: argparse.Namespace, out: TextIO) -> tuple[str, dict[str, t
         for text in ns.feature or ():
             name, level = parse_name_and_level(text)
             if name in updates:
-                raise _UsageError(f"Feature {name} was specified more than once.")
+                raise UsageError(f"Feature {name} was specified more than once.")
             updates[name] = (level, kind)
     if not updates:
-        raise _UsageError(f"You must specify at least one feature to {op}")
+        raise UsageError(f"You must specify at least one feature to {op}")
     return op, updates
 
 
@@ -281,20 +273,8 @@ def format_update_results(
 # main
 
 
-def default_client(ns: argparse.Namespace) -> AdminClient:
-    controller = ns.bootstrap_controller is not None
-    bootstrap = parse_bootstrap(ns.bootstrap_controller if controller else ns.bootstrap_server)
-    return AdminClient(
-        bootstrap,
-        timeout_ms=ns.timeout_ms,
-        request_timeout_ms=ns.request_timeout_ms,
-        controller_endpoints=controller,
-    )
-
-
 def _run(ns: argparse.Namespace, client_factory: ClientFactory, out: TextIO) -> None:
-    if ns.timeout_ms <= 0 or ns.request_timeout_ms <= 0:
-        raise _UsageError("--timeout-ms and --request-timeout-ms must be positive")
+    check_timeouts(ns)
     if ns.command == "describe":
         meta = client_factory(ns).describe_features()
         if ns.json:
@@ -313,21 +293,9 @@ def _run(ns: argparse.Namespace, client_factory: ClientFactory, out: TextIO) -> 
         raise _Failed(f"{failures} out of {len(updates)} operation(s) failed.")
 
 
-def main(
-    argv: Sequence[str] | None = None,
-    *,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-    client_factory: ClientFactory = default_client,
-) -> int:
-    out, err = streams(out, err)
-    ns = parse_args(build_parser(), argv)
-    if isinstance(ns, int):
-        return ns
+def _execute(ns: argparse.Namespace, client_factory: ClientFactory, out: TextIO, err: TextIO) -> int:
     try:
         _run(ns, client_factory, out)
-    except _UsageError as e:
-        return report_misuse(PROG, e, err)
     except _Failed as e:
         print(str(e), file=err)
         return 1
@@ -335,6 +303,18 @@ def main(
         print(f"{PROG}: {e}", file=err)
         return 1
     return 0
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    client_factory: ClientFactory = admin_client_from_args,
+) -> int:
+    return run_tool(
+        PROG, build_parser(), argv, out, err, lambda ns, out, err: _execute(ns, client_factory, out, err)
+    )
 
 
 if __name__ == "__main__":

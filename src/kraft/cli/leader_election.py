@@ -22,18 +22,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from kraft.cli.common import (
-    ClientFactory,
+    Connect,
+    UsageError,
     add_json_option,
     add_timeout_options,
-    client_from_args,
+    broker_tool,
+    check_timeouts,
     one_line,
-    parse_args,
-    report_misuse,
-    streams,
 )
 from kraft.client.broker_admin import (
     ApiError,
@@ -57,10 +56,6 @@ _EXCEPTION_NAMES = {
 }
 
 TopicPartition = tuple[str, int]
-
-
-class _UsageError(Exception):
-    pass
 
 
 class _CommandError(Exception):
@@ -117,7 +112,7 @@ def validate(ns: argparse.Namespace) -> ElectionType:
     """Kafka's ``LeaderElectionCommandOptions.validate``, with its messages.
 
     Raises:
-        _UsageError: the arguments do not make one valid command.
+        UsageError: the arguments do not make one valid command.
     """
     missing = [
         name
@@ -125,25 +120,24 @@ def validate(ns: argparse.Namespace) -> ElectionType:
         if value is None
     ]
     if missing:
-        raise _UsageError(f"Missing required option(s): {', '.join(missing)}")
+        raise UsageError(f"Missing required option(s): {', '.join(missing)}")
     chosen = [ns.topic is not None, ns.all_topic_partitions, ns.path_to_json_file is not None]
     if sum(chosen) != 1:
-        raise _UsageError(
+        raise UsageError(
             "One and only one of the following options is required: "
             "topic, all-topic-partitions, path-to-json-file"
         )
     if ns.topic is not None and ns.partition is None:
-        raise _UsageError("Missing required option(s): partition")
+        raise UsageError("Missing required option(s): partition")
     if ns.topic is None and ns.partition is not None:
-        raise _UsageError("Option partition is only allowed if topic is used")
+        raise UsageError("Option partition is only allowed if topic is used")
     if ns.partition is not None and not _INT32_MIN <= ns.partition <= _INT32_MAX:
-        raise _UsageError(f"--partition {ns.partition} is not a 32-bit integer")
-    if ns.timeout_ms <= 0 or ns.request_timeout_ms <= 0:
-        raise _UsageError("--timeout-ms and --request-timeout-ms must be positive")
+        raise UsageError(f"--partition {ns.partition} is not a 32-bit integer")
+    check_timeouts(ns)
     try:
         return ElectionType[ns.election_type.strip().upper()]
     except KeyError:
-        raise _UsageError(
+        raise UsageError(
             f"Invalid election type '{ns.election_type}': expected one of PREFERRED, UNCLEAN"
         ) from None
 
@@ -152,32 +146,32 @@ def parse_election_data(text: str) -> list[TopicPartition]:
     """Kafka's replica election JSON: ``{"partitions": [{"topic": T, "partition": P}, ...]}``.
 
     Raises:
-        _UsageError: not such a document, or a partition named twice.
+        UsageError: not such a document, or a partition named twice.
     """
     if not text.strip():
-        raise _UsageError("Replica election data is empty")
+        raise UsageError("Replica election data is empty")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as e:
-        raise _UsageError(f"Replica election data is not valid JSON: {e}") from None
+        raise UsageError(f"Replica election data is not valid JSON: {e}") from None
     if not isinstance(document, dict) or "partitions" not in document:
-        raise _UsageError('Replica election data is missing "partitions" field')
+        raise UsageError('Replica election data is missing "partitions" field')
     entries = document["partitions"]
     if not isinstance(entries, list):
-        raise _UsageError('Replica election data\'s "partitions" field is not a list')
+        raise UsageError('Replica election data\'s "partitions" field is not a list')
     partitions: list[TopicPartition] = []
     for entry in entries:
         topic = entry.get("topic") if isinstance(entry, dict) else None
         partition = entry.get("partition") if isinstance(entry, dict) else None
         if not isinstance(topic, str) or isinstance(partition, bool) or not isinstance(partition, int):
-            raise _UsageError(
+            raise UsageError(
                 f'Replica election data has an entry without a string "topic" and an integer "partition": '
                 f"{json.dumps(entry)}"
             )
         partitions.append((topic, partition))
     duplicates = sorted({tp for tp in partitions if partitions.count(tp) > 1})
     if duplicates:
-        raise _UsageError(
+        raise UsageError(
             "Replica election data contains duplicate partitions: [" + ", ".join(map(_tp, duplicates)) + "]"
         )
     return partitions
@@ -250,32 +244,18 @@ def _partitions(ns: argparse.Namespace) -> list[TopicPartition] | None:
             with open(ns.path_to_json_file, encoding="utf-8") as f:
                 text = f.read()
         except OSError as e:
-            raise _UsageError(f"cannot read {ns.path_to_json_file}: {e.strerror or e}") from None
+            raise UsageError(f"cannot read {ns.path_to_json_file}: {e.strerror or e}") from None
         return parse_election_data(text)
     if ns.topic is not None:
         return [(ns.topic, ns.partition)]
     return None  # --all-topic-partitions
 
 
-def main(
-    argv: Sequence[str] | None = None,
-    out: TextIO | None = None,
-    *,
-    err: TextIO | None = None,
-    client_factory: ClientFactory = client_from_args,
-) -> int:
-    out, err = streams(out, err)
-    ns = parse_args(build_parser(), argv)
-    if isinstance(ns, int):
-        return ns
-    try:
-        election_type = validate(ns)
-        partitions = _partitions(ns)
-        client = client_factory(ns)
-    except _UsageError as e:
-        return report_misuse(PROG, e, err)
-    except AdminError as e:  # a malformed --bootstrap-server
-        return report_misuse(PROG, one_line(e), err)
+@broker_tool(PROG, build_parser)
+def main(ns: argparse.Namespace, _args: list[str], connect: Connect, out: TextIO, err: TextIO) -> int:
+    election_type = validate(ns)
+    partitions = _partitions(ns)
+    client = connect()
     try:
         with client:
             results = client.elect_leaders(election_type, partitions)

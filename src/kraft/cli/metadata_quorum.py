@@ -38,9 +38,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from kraft.cli.common import add_json_option, add_timeout_options, parse_args, streams
+from kraft.cli.common import (
+    UsageError,
+    add_bootstrap_options,
+    add_json_option,
+    add_timeout_options,
+    admin_client_from_args,
+    check_timeouts,
+    parse_args,
+    streams,
+)
 from kraft.client.admin import AdminClient
-from kraft.client.connection import AdminError, parse_bootstrap
+from kraft.client.connection import AdminError
 from kraft.client.quorum_info import (
     ClockDriftError,
     format_replication,
@@ -57,25 +66,14 @@ from kraft.storage.meta_properties import read_meta_properties
 ClientFactory = Callable[[argparse.Namespace], AdminClient]
 
 
-class _UsageError(Exception):
-    pass
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kraft metadata-quorum", description="This tool describes kraft metadata quorum status."
     )
-    connection = parser.add_mutually_exclusive_group(required=True)
-    connection.add_argument(
-        "--bootstrap-server",
-        metavar="HOST:PORT",
-        help="comma-separated host:port pairs of brokers to connect to; they forward DescribeQuorum, "
+    add_bootstrap_options(
+        parser,
+        server_help="comma-separated host:port pairs of brokers to connect to; they forward DescribeQuorum, "
         "AddRaftVoter and RemoveRaftVoter to the active controller",
-    )
-    connection.add_argument(
-        "--bootstrap-controller",
-        metavar="HOST:PORT",
-        help="comma-separated host:port pairs of controllers to connect to",
     )
     add_timeout_options(
         parser,
@@ -126,19 +124,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _validate(ns: argparse.Namespace) -> None:
-    if ns.timeout_ms <= 0 or ns.request_timeout_ms <= 0:
-        raise _UsageError("--timeout-ms and --request-timeout-ms must be positive")
+    check_timeouts(ns)
     if ns.command != "describe":
         return
     # Messages as Kafka's tool words them.
     if ns.status and ns.replication:
-        raise _UsageError(
+        raise UsageError(
             "Only one of --status or --replication should be specified with describe sub-command"
         )
     if not ns.status and not ns.replication:
-        raise _UsageError("One of --status or --replication must be specified with describe sub-command")
+        raise UsageError("One of --status or --replication must be specified with describe sub-command")
     if ns.status and ns.human_readable:
-        raise _UsageError("The option --human-readable is only supported along with --replication")
+        raise UsageError("The option --human-readable is only supported along with --replication")
 
 
 class _TerseError(Exception):
@@ -268,17 +265,6 @@ def remove_controller(ns: argparse.Namespace, client_factory: ClientFactory) -> 
     return f"{prefix} KRaft controller {ns.controller_id} with directory id {uuid_to_base64(directory_id)}"
 
 
-def default_client(ns: argparse.Namespace) -> AdminClient:
-    controller = ns.bootstrap_controller is not None
-    bootstrap = parse_bootstrap(ns.bootstrap_controller if controller else ns.bootstrap_server)
-    return AdminClient(
-        bootstrap,
-        timeout_ms=ns.timeout_ms,
-        request_timeout_ms=ns.request_timeout_ms,
-        controller_endpoints=controller,
-    )
-
-
 def render(ns: argparse.Namespace, client: AdminClient, now_ms: Callable[[], int]) -> str:
     """Runs the describe command against ``client`` and returns the text to print."""
     if ns.json:
@@ -302,7 +288,7 @@ def main(
     *,
     out: TextIO | None = None,
     err: TextIO | None = None,
-    client_factory: ClientFactory = default_client,
+    client_factory: ClientFactory = admin_client_from_args,
     now_ms: Callable[[], int] = _wall_clock_ms,
 ) -> int:
     out, err = streams(out, err)
@@ -317,7 +303,7 @@ def main(
             text = remove_controller(ns, client_factory)
         else:
             text = render(ns, client_factory(ns), now_ms)
-    except _UsageError as e:
+    except UsageError as e:  # Kafka's tool prints these without its name
         print(str(e), file=err)
         return 2
     except _TerseError as e:

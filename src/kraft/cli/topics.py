@@ -37,14 +37,13 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kraft.cli.common import (
-    ClientFactory,
+    Connect,
+    UsageError,
     add_json_option,
     add_timeout_options,
-    client_from_args,
+    broker_tool,
+    check_timeouts,
     one_line,
-    parse_args,
-    report_misuse,
-    streams,
 )
 from kraft.client.broker_admin import (
     ApiError,
@@ -77,10 +76,6 @@ _COLLISION_WARNING = (
     "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could "
     "collide. To avoid issues it is best to use either, but not both."
 )
-
-
-class _UsageError(Exception):
-    pass
 
 
 class _CommandError(Exception):
@@ -193,33 +188,33 @@ def validate(ns: argparse.Namespace) -> None:
     """Kafka's ``TopicCommandOptions.checkArgs``, with its messages.
 
     Raises:
-        _UsageError: the arguments do not make one valid command.
+        UsageError: the arguments do not make one valid command.
     """
     used = [a for a in ACTIONS if getattr(ns, a)]
     if len(used) != 1:
-        raise _UsageError(
+        raise UsageError(
             "Command must include exactly one action: --list, --describe, --create, --alter or --delete"
         )
     action = used[0]
     if ns.bootstrap_server is None:
-        raise _UsageError("--bootstrap-server must be specified")
+        raise UsageError("--bootstrap-server must be specified")
     if action == "describe" and ns.if_exists and ns.topic is None and ns.topic_id is None:
-        raise _UsageError("--topic or --topic-id is required to describe a topic")
+        raise UsageError("--topic or --topic-id is required to describe a topic")
     if action not in ("list", "describe") and ns.topic is None:
-        raise _UsageError(f"Missing required argument {_opt('topic')}")
+        raise UsageError(f"Missing required argument {_opt('topic')}")
     if action == "alter":
         if ns.config:
-            raise _UsageError(
+            raise UsageError(
                 f"Option {_opt('config')} can't be used with option {_opt('alter')}{_ALTER_HINT}"
             )
         if ns.partitions is None:
-            raise _UsageError(f"Missing required argument {_opt('partitions')}")
+            raise UsageError(f"Missing required argument {_opt('partitions')}")
 
     def only_with(dest: str, allowed: Iterable[str], present: bool | None = None) -> None:
         if not (getattr(ns, dest) if present is None else present):
             return
         if action not in allowed:
-            raise _UsageError(f"Option {_opt(dest)} can't be used with option {_opt(action)}")
+            raise UsageError(f"Option {_opt(dest)} can't be used with option {_opt(action)}")
 
     only_with("config", ("alter", "create"), bool(ns.config))
     only_with("partitions", ("alter", "create"), ns.partitions is not None)
@@ -228,13 +223,13 @@ def validate(ns: argparse.Namespace) -> None:
     if action == "create" and ns.replica_assignment is not None:
         for other in ("partitions", "replication_factor"):
             if getattr(ns, other) is not None:
-                raise _UsageError(
+                raise UsageError(
                     f"Option {_opt('replica_assignment')} can't be used with option {_opt(other)}"
                 )
     for report in REPORT_OPTIONS:
         only_with(report, ("describe",))
         if getattr(ns, report) and ns.topics_with_overrides:
-            raise _UsageError(
+            raise UsageError(
                 f"Option {_opt(report)} can't be used with option {_opt('topics_with_overrides')}"
             )
     only_with("topics_with_overrides", ("describe",))
@@ -247,11 +242,10 @@ def validate(ns: argparse.Namespace) -> None:
     )
     limit = ns.partition_size_limit_per_response
     if limit is not None and not _INT32_MIN <= limit <= _INT32_MAX:
-        raise _UsageError(f"--partition-size-limit-per-response {limit} is not a 32-bit integer")
+        raise UsageError(f"--partition-size-limit-per-response {limit} is not a 32-bit integer")
     if ns.partitions is not None and not _INT32_MIN <= ns.partitions <= _INT32_MAX:
-        raise _UsageError(f"--partitions {ns.partitions} is not a 32-bit integer")
-    if ns.timeout_ms <= 0 or ns.request_timeout_ms <= 0:
-        raise _UsageError("--timeout-ms and --request-timeout-ms must be positive")
+        raise UsageError(f"--partitions {ns.partitions} is not a 32-bit integer")
+    check_timeouts(ns)
     # Parse everything before connecting, so that misuse never waits for a cluster.
     ns.assignment = parse_replica_assignment(ns.replica_assignment) if ns.replica_assignment else {}
     ns.configs = parse_topic_configs(ns.config or ())
@@ -260,16 +254,16 @@ def validate(ns: argparse.Namespace) -> None:
     if action == "create":
         rf = ns.replication_factor
         if rf is not None and not 1 <= rf <= _INT16_MAX:
-            raise _UsageError(f"The replication factor must be between 1 and {_INT16_MAX} inclusive")
+            raise UsageError(f"The replication factor must be between 1 and {_INT16_MAX} inclusive")
         if ns.partitions is not None and ns.partitions < 1:
-            raise _UsageError("The partitions must be greater than 0")
+            raise UsageError("The partitions must be greater than 0")
 
 
 def parse_replica_assignment(text: str) -> dict[int, list[int]]:
     """``1:2,2:3`` -> {0: [1, 2], 1: [2, 3]} (Kafka's ``parseReplicaAssignment``).
 
     Raises:
-        _UsageError: a broker id that is not an integer, duplicates within a partition, or
+        UsageError: a broker id that is not an integer, duplicates within a partition, or
             partitions with different replication factors.
     """
     out: dict[int, list[int]] = {}
@@ -277,17 +271,17 @@ def parse_replica_assignment(text: str) -> dict[int, list[int]]:
         try:
             brokers = [int(b.strip()) for b in item.split(":")]
         except ValueError:
-            raise _UsageError(
+            raise UsageError(
                 f"Invalid replica assignment '{text}': '{item}' is not a ':'-separated list of broker ids"
             ) from None
         duplicates = sorted({b for b in brokers if brokers.count(b) > 1})
         if duplicates:
-            raise _UsageError(
+            raise UsageError(
                 "Partition replica lists may not contain duplicate entries: " + ",".join(map(str, duplicates))
             )
         out[index] = brokers
         if len(brokers) != len(out[0]):
-            raise _UsageError(
+            raise UsageError(
                 f"Partition {index} has different replication factor: [{', '.join(map(str, brokers))}]"
             )
     return out
@@ -297,7 +291,7 @@ def parse_topic_configs(items: Sequence[str]) -> dict[str, str]:
     """``--config k=v`` values (Kafka splits on ``\\s*=\\s*`` and wants exactly two parts).
 
     Raises:
-        _UsageError: an item without exactly one ``=`` separating a key and a non-empty value.
+        UsageError: an item without exactly one ``=`` separating a key and a non-empty value.
     """
     configs: dict[str, str] = {}
     for item in items:
@@ -305,7 +299,7 @@ def parse_topic_configs(items: Sequence[str]) -> dict[str, str]:
         while parts and parts[-1] == "":  # Java's String.split drops trailing empty strings
             parts.pop()
         if len(parts) != 2:
-            raise _UsageError(
+            raise UsageError(
                 "requirement failed: Invalid topic config: all configs to be added must be in the format "
                 '"key=val".'
             )
@@ -317,7 +311,7 @@ def include_pattern(raw: str) -> re.Pattern[str]:
     """Kafka's ``TopicFilter``: commas become alternatives, spaces and surrounding quotes go.
 
     Raises:
-        _UsageError: not a valid regular expression.
+        UsageError: not a valid regular expression.
     """
     regex = raw.strip().replace(",", "|").replace(" ", "")
     regex = re.sub(r"""^["']+""", "", regex)
@@ -325,7 +319,7 @@ def include_pattern(raw: str) -> re.Pattern[str]:
     try:
         return re.compile(regex)
     except re.error:
-        raise _UsageError(f"{regex} is an invalid regex.") from None
+        raise UsageError(f"{regex} is an invalid regex.") from None
 
 
 def select_topics(names: Iterable[str], pattern: re.Pattern[str] | None, exclude_internal: bool) -> list[str]:
@@ -577,7 +571,7 @@ def _parse_topic_id(text: str) -> uuid.UUID:
     try:
         return uuid_from_base64(text.strip())
     except ValueError as e:
-        raise _UsageError(f"Invalid --topic-id: {e}") from None
+        raise UsageError(f"Invalid --topic-id: {e}") from None
 
 
 def _describe(ns: argparse.Namespace, client: BrokerAdminClient, out: TextIO) -> None:
@@ -638,24 +632,10 @@ def _describe(ns: argparse.Namespace, client: BrokerAdminClient, out: TextIO) ->
 # main
 
 
-def main(
-    argv: Sequence[str] | None = None,
-    out: TextIO | None = None,
-    *,
-    err: TextIO | None = None,
-    client_factory: ClientFactory = client_from_args,
-) -> int:
-    out, err = streams(out, err)
-    ns = parse_args(build_parser(), argv)
-    if isinstance(ns, int):
-        return ns
-    try:
-        validate(ns)
-        client = client_factory(ns)
-    except _UsageError as e:
-        return report_misuse(PROG, e, err)
-    except AdminError as e:  # a malformed --bootstrap-server
-        return report_misuse(PROG, one_line(e), err)
+@broker_tool(PROG, build_parser)
+def main(ns: argparse.Namespace, _args: list[str], connect: Connect, out: TextIO, err: TextIO) -> int:
+    validate(ns)
+    client = connect()
     try:
         with client:
             if ns.list:
@@ -668,8 +648,6 @@ def main(
                 _delete(ns, client, out)
             else:
                 _describe(ns, client, out)
-    except _UsageError as e:
-        return report_misuse(PROG, e, err)
     except _CommandError as e:
         for line in e.args:
             print(f"Error while executing topic command : {line}", file=err)

@@ -79,31 +79,14 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
         resources = request.resources if request is not None else like.results
         return cls(
             throttle_time_ms=0,
-            results=[
-                cls.DescribeConfigsResult(
-                    error_code=c,
-                    error_message=message,
-                    resource_type=r.resource_type,
-                    resource_name=r.resource_name,
-                    configs=[],
-                )
-                for r in resources
-            ],
+            results=_resource_errors(cls.DescribeConfigsResult, resources, c, message, configs=[]),
         )
     if key == incremental_alter_configs.API.key:
         cls = incremental_alter_configs.RESPONSE.cls
         resources = request.resources if request is not None else like.responses
         return cls(
             throttle_time_ms=0,
-            responses=[
-                cls.AlterConfigsResourceResponse(
-                    error_code=c,
-                    error_message=message,
-                    resource_type=r.resource_type,
-                    resource_name=r.resource_name,
-                )
-                for r in resources
-            ],
+            responses=_resource_errors(cls.AlterConfigsResourceResponse, resources, c, message),
         )
     if key == elect_leaders.API.key:
         cls = elect_leaders.RESPONSE.cls
@@ -162,3 +145,19 @@ def response_error_codes(key: int, response: Any) -> set[int]:
     elif key == update_features.API.key:
         codes.update(r.error_code for r in (getattr(response, "results", None) or ()))
     return codes
+
+
+def _resource_errors(
+    result_cls: Any, resources: Any, code: int, message: str | None, **fields: Any
+) -> list[Any]:
+    """One ``result_cls`` per config resource (its type and name) with the error and ``fields``."""
+    return [
+        result_cls(
+            error_code=code,
+            error_message=message,
+            resource_type=r.resource_type,
+            resource_name=r.resource_name,
+            **fields,
+        )
+        for r in resources
+    ]

@@ -10,7 +10,7 @@ for the current one. docs/metrics.md lists them all.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, start_http_server
@@ -137,17 +137,9 @@ class ControllerCollector(Collector):
                 buckets.append(("+Inf" if bound == float("inf") else str(bound), float(cumulative)))
             family.add_metric([self._node_id], buckets, float(histogram.total))
             yield family
-        for field_name, (type_name, name) in PROMETHEUS_NAMES.items():
-            value = metrics.get(field_name)
-            if value is None:
-                continue
-            gauge = GaugeMetricFamily(
-                controller_metric_name(type_name, name),
-                f"kafka.controller:type={type_name},name={name}",
-                labels=["node_id"],
-            )
-            gauge.add_metric([self._node_id], float(value))
-            yield gauge
+        yield from _gauges(
+            metrics, PROMETHEUS_NAMES, controller_metric_name, "kafka.controller", self._node_id
+        )
 
 
 def broker_metric_name(type_name: str, name: str) -> str:
@@ -167,17 +159,27 @@ class BrokerCollector(Collector):
         from kraft.broker.metrics import PROMETHEUS_NAMES
 
         metrics = self._view().broker_metrics
-        for field_name, (type_name, name) in PROMETHEUS_NAMES.items():
-            value = metrics.get(field_name)
-            if value is None:
-                continue
-            gauge = GaugeMetricFamily(
-                broker_metric_name(type_name, name),
-                f"kafka.server:type={type_name},name={name}",
-                labels=["node_id"],
-            )
-            gauge.add_metric([self._node_id], float(value))
-            yield gauge
+        yield from _gauges(metrics, PROMETHEUS_NAMES, broker_metric_name, "kafka.server", self._node_id)
+
+
+def _gauges(
+    metrics: Mapping[str, float],
+    names: Mapping[str, tuple[str, str]],
+    metric_name: Callable[[str, str], str],
+    domain: str,
+    node_id: str,
+) -> Iterator[Metric]:
+    """One gauge per field of ``metrics`` that ``names`` maps to an MBean ``(type, name)`` in
+    ``domain``, named ``metric_name(type, name)``; a field without a value is left out."""
+    for field_name, (type_name, name) in names.items():
+        value = metrics.get(field_name)
+        if value is None:
+            continue
+        gauge = GaugeMetricFamily(
+            metric_name(type_name, name), f"{domain}:type={type_name},name={name}", labels=["node_id"]
+        )
+        gauge.add_metric([node_id], float(value))
+        yield gauge
 
 
 def build_registry(view: Callable[[], NodeView], node_id: int) -> CollectorRegistry:

@@ -15,6 +15,7 @@ import pytest
 
 from kraft.cli import cluster_processes as processes
 from kraft.cli import features
+from kraft.cli.common import UsageError
 from kraft.client.admin import AdminClient
 from kraft.client.connection import Address, AdminError, FeatureMetadata
 from kraft.net.server import FeatureInfo, api_versions_body
@@ -71,7 +72,7 @@ def test_parses_name_and_level(text: str, expected: tuple[str, int]) -> None:
     ],
 )
 def test_refuses_malformed_name_and_level(text: str, message: str) -> None:
-    with pytest.raises(features._UsageError) as excinfo:
+    with pytest.raises(UsageError) as excinfo:
         features.parse_name_and_level(text)
     assert str(excinfo.value) == message
 

@@ -6,7 +6,7 @@ map to ``Endpoint(name, host, port)``.
 
 from __future__ import annotations
 
-from kraft.net.codecs.common import Codec, ImmediateResponse, from_named_endpoints, named_endpoints
+from kraft.net.codecs.common import from_named_endpoints, named_endpoints, voter_change_codec
 from kraft.protocol.messages import add_raft_voter as wire
 from kraft.raft.messages import AddRaftVoterRequest, AddRaftVoterResponse
 from kraft.raft.types import LeaderAndEpoch, ReplicaKey
@@ -25,7 +25,7 @@ def encode_request(request: AddRaftVoterRequest, version: int) -> wire.AddRaftVo
 
 def decode_request(
     body: wire.AddRaftVoterRequest, version: int, leader: LeaderAndEpoch | None = None
-) -> AddRaftVoterRequest | ImmediateResponse:
+) -> AddRaftVoterRequest:
     return AddRaftVoterRequest(
         cluster_id=body.cluster_id,
         timeout_ms=body.timeout_ms,
@@ -34,26 +34,6 @@ def decode_request(
     )
 
 
-def encode_response(
-    response: AddRaftVoterResponse, version: int, listener_name: str
-) -> wire.AddRaftVoterResponse:
-    return wire.RESPONSE.cls(
-        throttle_time_ms=0, error_code=response.error_code, error_message=response.error_message
-    )
-
-
-def decode_response(
-    body: wire.AddRaftVoterResponse, version: int, listener_name: str
-) -> AddRaftVoterResponse:
-    return AddRaftVoterResponse(error_code=body.error_code, error_message=body.error_message)
-
-
-CODEC = Codec(
-    wire.API,
-    AddRaftVoterRequest,
-    AddRaftVoterResponse,
-    encode_request,
-    decode_request,
-    encode_response,
-    decode_response,
+CODEC = voter_change_codec(
+    wire.API, AddRaftVoterRequest, AddRaftVoterResponse, encode_request, decode_request
 )

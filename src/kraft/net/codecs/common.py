@@ -15,10 +15,12 @@ from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.schema import StructValue
 from kraft.raft.messages import (
+    AddRaftVoterResponse,
     BeginQuorumEpochResponse,
     EndQuorumEpochResponse,
     RaftRequest,
     RaftResponse,
+    RemoveRaftVoterResponse,
     VoteResponse,
 )
 from kraft.raft.types import METADATA_PARTITION, METADATA_TOPIC, Endpoint, LeaderAndEpoch
@@ -142,6 +144,20 @@ def single_partition(
     return partition
 
 
+def metadata_topics(topic_cls: Any, **partition_fields: Any) -> list[Any]:
+    """Topic ``__cluster_metadata`` with its partition 0 (``partition_fields``), as the one-element
+    topic list of a message whose ``topic_cls`` is named ``TopicName`` and its partition
+    ``PartitionIndex`` (Vote, BeginQuorumEpoch, EndQuorumEpoch, DescribeQuorum)."""
+    partition = topic_cls.PartitionData(partition_index=METADATA_PARTITION, **partition_fields)
+    return [topic_cls(topic_name=METADATA_TOPIC, partitions=[partition])]
+
+
+def metadata_partition(topics: Sequence[Any] | None) -> Any:
+    """The one partition of a request that names exactly ``__cluster_metadata`` partition 0 in
+    ``metadata_topics``' shape, or None if it names anything else."""
+    return single_partition(topics, "topic_name", METADATA_TOPIC, "partition_index")
+
+
 def first_partition(topics: Sequence[Any] | None) -> Any:
     """The first partition of the first topic, or None: a response's one partition."""
     if topics and topics[0].partitions:
@@ -165,15 +181,13 @@ def encode_partition_response(
     response class."""
     topics = []
     if r.error_code == Code.NONE:
-        topic_cls = cls.TopicData
-        partition = topic_cls.PartitionData(
-            partition_index=METADATA_PARTITION,
+        topics = metadata_topics(
+            cls.TopicData,
             error_code=r.partition_error_code,
             leader_id=r.leader_id,
             leader_epoch=r.leader_epoch,
             **partition_fields,
         )
-        topics = [topic_cls(topic_name=METADATA_TOPIC, partitions=[partition])]
     return cls(
         error_code=r.error_code,
         topics=topics,
@@ -181,6 +195,15 @@ def encode_partition_response(
             cls.NodeEndpoint, version, r.leader_id, r.leader_endpoints, listener_name
         ),
     )
+
+
+def invalid_shape(
+    cls: Any, response_type: type[VoteResponse | BeginQuorumEpochResponse | EndQuorumEpochResponse]
+) -> ImmediateResponse:
+    """The answer to a request that does not name exactly ``__cluster_metadata`` partition 0: a
+    top-level INVALID_REQUEST (``cls``: the response class)."""
+    invalid = response_type(error_code=Code.INVALID_REQUEST)
+    return ImmediateResponse(encode_partition_response(cls, invalid, 0, ""), INVALID_SHAPE)
 
 
 _LeaderResponse = TypeVar("_LeaderResponse", BeginQuorumEpochResponse, EndQuorumEpochResponse)
@@ -202,4 +225,55 @@ def decode_leader_response(
         leader_id=p.leader_id,
         leader_epoch=p.leader_epoch,
         leader_endpoints=from_node_endpoints(body.node_endpoints, p.leader_id, listener_name),
+    )
+
+
+def leader_codec(
+    api: Api,
+    request_type: type[Q],
+    response_type: type[_LeaderResponse],
+    encode_request: Callable[[Q, int], StructValue],
+    decode_request: Callable[[Any, int, LeaderAndEpoch | None], Q | ImmediateResponse],
+) -> Codec[Q, _LeaderResponse]:
+    """The ``Codec`` of BeginQuorumEpoch or EndQuorumEpoch: their responses are one shape
+    (``encode_partition_response``, ``decode_leader_response``)."""
+    return Codec(
+        api,
+        request_type,
+        response_type,
+        encode_request,
+        decode_request,
+        lambda r, version, listener_name: encode_partition_response(
+            api.response.cls, r, version, listener_name
+        ),
+        lambda body, version, listener_name: decode_leader_response(body, response_type, listener_name),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# AddRaftVoter and RemoveRaftVoter responses share one shape
+
+_VoterChangeResponse = TypeVar("_VoterChangeResponse", AddRaftVoterResponse, RemoveRaftVoterResponse)
+
+
+def voter_change_codec(
+    api: Api,
+    request_type: type[Q],
+    response_type: type[_VoterChangeResponse],
+    encode_request: Callable[[Q, int], StructValue],
+    decode_request: Callable[[Any, int, LeaderAndEpoch | None], Q | ImmediateResponse],
+) -> Codec[Q, _VoterChangeResponse]:
+    """The ``Codec`` of AddRaftVoter or RemoveRaftVoter: their responses are one shape (no throttle
+    time of ours, an error code and its message)."""
+
+    def encode_response(response: _VoterChangeResponse, version: int, listener_name: str) -> StructValue:
+        return api.response.cls(
+            throttle_time_ms=0, error_code=response.error_code, error_message=response.error_message
+        )
+
+    def decode_response(body: Any, version: int, listener_name: str) -> _VoterChangeResponse:
+        return response_type(error_code=body.error_code, error_message=body.error_message)
+
+    return Codec(
+        api, request_type, response_type, encode_request, decode_request, encode_response, decode_response
     )

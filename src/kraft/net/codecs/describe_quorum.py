@@ -11,26 +11,31 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kraft.common.uuids import ZERO_UUID
-from kraft.net.codecs.common import Codec, ImmediateResponse, first_partition, single_partition
+from kraft.net.codecs.common import (
+    Codec,
+    ImmediateResponse,
+    first_partition,
+    metadata_partition,
+    metadata_topics,
+    named_endpoints,
+)
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.messages import describe_quorum as wire
 from kraft.raft.messages import DescribeQuorumRequest, DescribeQuorumResponse, ReplicaState
-from kraft.raft.types import METADATA_PARTITION, METADATA_TOPIC, Endpoint, LeaderAndEpoch
+from kraft.raft.types import Endpoint, LeaderAndEpoch
 
 if TYPE_CHECKING:  # (the stub's classes exist at run time only as attributes of RESPONSE.cls)
     _ReplicaStateWire = wire.DescribeQuorumResponse.TopicData.PartitionData.ReplicaState
 
 
 def encode_request(request: DescribeQuorumRequest, version: int) -> wire.DescribeQuorumRequest:
-    cls = wire.REQUEST.cls
-    partition = cls.TopicData.PartitionData(partition_index=METADATA_PARTITION)
-    return cls(topics=[cls.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])])
+    return wire.REQUEST.cls(topics=metadata_topics(wire.REQUEST.cls.TopicData))
 
 
 def decode_request(
     body: wire.DescribeQuorumRequest, version: int, leader: LeaderAndEpoch | None = None
 ) -> DescribeQuorumRequest | ImmediateResponse:
-    if single_partition(body.topics, "topic_name", METADATA_TOPIC, "partition_index") is None:
+    if metadata_partition(body.topics) is None:
         return ImmediateResponse(
             partition_error(body, Code.UNKNOWN_TOPIC_OR_PARTITION),
             "only __cluster_metadata partition 0 exists",
@@ -79,8 +84,8 @@ def encode_response(
 
     topics = []
     if r.error_code == Code.NONE:
-        partition = partition_cls(
-            partition_index=METADATA_PARTITION,
+        topics = metadata_topics(
+            cls.TopicData,
             error_code=r.partition_error_code,
             error_message=r.partition_error_message,
             leader_id=r.leader_id,
@@ -89,13 +94,12 @@ def encode_response(
             current_voters=[replica(s) for s in r.current_voters],
             observers=[replica(s) for s in r.observers],
         )
-        topics = [cls.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])]
     nodes = []
     if version >= 2:
         nodes = [
             cls.Node(
                 node_id=node_id,
-                listeners=[cls.Node.Listener(name=e.name, host=e.host, port=e.port) for e in endpoints],
+                listeners=named_endpoints(cls.Node.Listener, endpoints),
             )
             for node_id, endpoints in sorted(r.nodes.items())
         ]

@@ -8,37 +8,34 @@ ids (``PreferredCandidates``) from v1; both are ignorable, so the one a version 
 from __future__ import annotations
 
 from kraft.net.codecs.common import (
-    INVALID_SHAPE,
-    Codec,
     ImmediateResponse,
-    decode_leader_response,
-    encode_partition_response,
     from_named_endpoints,
+    invalid_shape,
+    leader_codec,
+    metadata_partition,
+    metadata_topics,
     named_endpoints,
-    single_partition,
 )
-from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.messages import end_quorum_epoch as wire
 from kraft.raft.messages import EndQuorumEpochRequest, EndQuorumEpochResponse
-from kraft.raft.types import METADATA_PARTITION, METADATA_TOPIC, LeaderAndEpoch, ReplicaKey
+from kraft.raft.types import LeaderAndEpoch, ReplicaKey
 
 
 def encode_request(request: EndQuorumEpochRequest, version: int) -> wire.EndQuorumEpochRequest:
     cls = wire.REQUEST.cls
-    partition_cls = cls.TopicData.PartitionData
-    partition = partition_cls(
-        partition_index=METADATA_PARTITION,
-        leader_id=request.leader_id,
-        leader_epoch=request.leader_epoch,
-        preferred_successors=[k.id for k in request.preferred_candidates],
-        preferred_candidates=[
-            partition_cls.ReplicaInfo(candidate_id=k.id, candidate_directory_id=k.directory_id)
-            for k in request.preferred_candidates
-        ],
-    )
+    replica_info = cls.TopicData.PartitionData.ReplicaInfo
     return cls(
         cluster_id=request.cluster_id,
-        topics=[cls.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])],
+        topics=metadata_topics(
+            cls.TopicData,
+            leader_id=request.leader_id,
+            leader_epoch=request.leader_epoch,
+            preferred_successors=[k.id for k in request.preferred_candidates],
+            preferred_candidates=[
+                replica_info(candidate_id=k.id, candidate_directory_id=k.directory_id)
+                for k in request.preferred_candidates
+            ],
+        ),
         leader_endpoints=named_endpoints(cls.LeaderEndpoint, request.leader_endpoints),
     )
 
@@ -46,12 +43,9 @@ def encode_request(request: EndQuorumEpochRequest, version: int) -> wire.EndQuor
 def decode_request(
     body: wire.EndQuorumEpochRequest, version: int, leader: LeaderAndEpoch | None = None
 ) -> EndQuorumEpochRequest | ImmediateResponse:
-    p: wire.EndQuorumEpochRequest.TopicData.PartitionData | None = single_partition(
-        body.topics, "topic_name", METADATA_TOPIC, "partition_index"
-    )
+    p: wire.EndQuorumEpochRequest.TopicData.PartitionData | None = metadata_partition(body.topics)
     if p is None:
-        invalid = EndQuorumEpochResponse(error_code=Code.INVALID_REQUEST)
-        return ImmediateResponse(encode_response(invalid, 0, ""), INVALID_SHAPE)
+        return invalid_shape(wire.RESPONSE.cls, EndQuorumEpochResponse)
     if p.preferred_candidates:
         preferred = tuple(
             ReplicaKey(c.candidate_id, c.candidate_directory_id) for c in p.preferred_candidates
@@ -68,27 +62,4 @@ def decode_request(
     )
 
 
-def encode_response(
-    response: EndQuorumEpochResponse, version: int, listener_name: str
-) -> wire.EndQuorumEpochResponse:
-    result: wire.EndQuorumEpochResponse = encode_partition_response(
-        wire.RESPONSE.cls, response, version, listener_name
-    )
-    return result
-
-
-def decode_response(
-    body: wire.EndQuorumEpochResponse, version: int, listener_name: str
-) -> EndQuorumEpochResponse:
-    return decode_leader_response(body, EndQuorumEpochResponse, listener_name)
-
-
-CODEC = Codec(
-    wire.API,
-    EndQuorumEpochRequest,
-    EndQuorumEpochResponse,
-    encode_request,
-    decode_request,
-    encode_response,
-    decode_response,
-)
+CODEC = leader_codec(wire.API, EndQuorumEpochRequest, EndQuorumEpochResponse, encode_request, decode_request)

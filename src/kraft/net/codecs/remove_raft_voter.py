@@ -5,7 +5,7 @@ No topic or partition to check: the core validates the voter.
 
 from __future__ import annotations
 
-from kraft.net.codecs.common import Codec, ImmediateResponse
+from kraft.net.codecs.common import voter_change_codec
 from kraft.protocol.messages import remove_raft_voter as wire
 from kraft.raft.messages import RemoveRaftVoterRequest, RemoveRaftVoterResponse
 from kraft.raft.types import LeaderAndEpoch, ReplicaKey
@@ -21,32 +21,12 @@ def encode_request(request: RemoveRaftVoterRequest, version: int) -> wire.Remove
 
 def decode_request(
     body: wire.RemoveRaftVoterRequest, version: int, leader: LeaderAndEpoch | None = None
-) -> RemoveRaftVoterRequest | ImmediateResponse:
+) -> RemoveRaftVoterRequest:
     return RemoveRaftVoterRequest(
         cluster_id=body.cluster_id, voter_key=ReplicaKey(body.voter_id, body.voter_directory_id)
     )
 
 
-def encode_response(
-    response: RemoveRaftVoterResponse, version: int, listener_name: str
-) -> wire.RemoveRaftVoterResponse:
-    return wire.RESPONSE.cls(
-        throttle_time_ms=0, error_code=response.error_code, error_message=response.error_message
-    )
-
-
-def decode_response(
-    body: wire.RemoveRaftVoterResponse, version: int, listener_name: str
-) -> RemoveRaftVoterResponse:
-    return RemoveRaftVoterResponse(error_code=body.error_code, error_message=body.error_message)
-
-
-CODEC = Codec(
-    wire.API,
-    RemoveRaftVoterRequest,
-    RemoveRaftVoterResponse,
-    encode_request,
-    decode_request,
-    encode_response,
-    decode_response,
+CODEC = voter_change_codec(
+    wire.API, RemoveRaftVoterRequest, RemoveRaftVoterResponse, encode_request, decode_request
 )

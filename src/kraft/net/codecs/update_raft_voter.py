@@ -6,13 +6,7 @@ listener (Kafka's ``RaftUtil.updateVoterResponse``); Host "" and Port 0 when non
 
 from __future__ import annotations
 
-from kraft.net.codecs.common import (
-    Codec,
-    ImmediateResponse,
-    endpoints_for_wire,
-    from_named_endpoints,
-    named_endpoints,
-)
+from kraft.net.codecs.common import Codec, endpoints_for_wire, from_named_endpoints, named_endpoints
 from kraft.protocol.messages import update_raft_voter as wire
 from kraft.raft.messages import UpdateRaftVoterRequest, UpdateRaftVoterResponse
 from kraft.raft.types import Endpoint, LeaderAndEpoch, ReplicaKey
@@ -35,7 +29,7 @@ def encode_request(request: UpdateRaftVoterRequest, version: int) -> wire.Update
 
 def decode_request(
     body: wire.UpdateRaftVoterRequest, version: int, leader: LeaderAndEpoch | None = None
-) -> UpdateRaftVoterRequest | ImmediateResponse:
+) -> UpdateRaftVoterRequest:
     feature = body.k_raft_version_feature
     return UpdateRaftVoterRequest(
         cluster_id=body.cluster_id,

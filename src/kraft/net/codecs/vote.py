@@ -7,19 +7,19 @@ with a top-level INVALID_REQUEST. A pre-vote (KIP-996) cannot be written below V
 from __future__ import annotations
 
 from kraft.net.codecs.common import (
-    INVALID_SHAPE,
     Codec,
     EncodeVersionError,
     ImmediateResponse,
     encode_partition_response,
     first_partition,
     from_node_endpoints,
-    single_partition,
+    invalid_shape,
+    metadata_partition,
+    metadata_topics,
 )
-from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.messages import vote as wire
 from kraft.raft.messages import VoteRequest, VoteResponse
-from kraft.raft.types import METADATA_PARTITION, METADATA_TOPIC, LeaderAndEpoch, ReplicaKey
+from kraft.raft.types import LeaderAndEpoch, ReplicaKey
 
 # Vote v2 is KIP-996: the first version that can carry PreVote=true.
 PRE_VOTE_MIN_VERSION = 2
@@ -34,33 +34,28 @@ def encode_request(request: VoteRequest, version: int) -> wire.VoteRequest:
             f"a pre-vote needs Vote v{PRE_VOTE_MIN_VERSION}+, the peer speaks v{version}"
         )
     cls = wire.REQUEST.cls
-    partition = cls.TopicData.PartitionData(
-        partition_index=METADATA_PARTITION,
-        replica_epoch=request.candidate_epoch,
-        replica_id=request.candidate_key.id,
-        replica_directory_id=request.candidate_key.directory_id,
-        voter_directory_id=request.voter_key.directory_id,
-        last_offset_epoch=request.last_offset_epoch,
-        last_offset=request.last_offset,
-        pre_vote=request.pre_vote,
-    )
     return cls(
         cluster_id=request.cluster_id,
         voter_id=request.voter_key.id,
-        topics=[cls.TopicData(topic_name=METADATA_TOPIC, partitions=[partition])],
+        topics=metadata_topics(
+            cls.TopicData,
+            replica_epoch=request.candidate_epoch,
+            replica_id=request.candidate_key.id,
+            replica_directory_id=request.candidate_key.directory_id,
+            voter_directory_id=request.voter_key.directory_id,
+            last_offset_epoch=request.last_offset_epoch,
+            last_offset=request.last_offset,
+            pre_vote=request.pre_vote,
+        ),
     )
 
 
 def decode_request(
     body: wire.VoteRequest, version: int, leader: LeaderAndEpoch | None = None
 ) -> VoteRequest | ImmediateResponse:
-    p: wire.VoteRequest.TopicData.PartitionData | None = single_partition(
-        body.topics, "topic_name", METADATA_TOPIC, "partition_index"
-    )
+    p: wire.VoteRequest.TopicData.PartitionData | None = metadata_partition(body.topics)
     if p is None:
-        return ImmediateResponse(
-            encode_response(VoteResponse(error_code=Code.INVALID_REQUEST), 0, ""), INVALID_SHAPE
-        )
+        return invalid_shape(wire.RESPONSE.cls, VoteResponse)
     return VoteRequest(
         cluster_id=body.cluster_id,
         candidate_epoch=p.replica_epoch,
