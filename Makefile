@@ -28,13 +28,11 @@ jvm: $(STAMP)
 run: $(STAMP) jvm
 	$(VENV)/bin/kraft cluster up --controllers 3 --brokers 3 --data-dir ./data --create-topic demo:3:3
 
-## The whole suite (unit, golden, simulator, process-level, Spark), in two runs: the in-process
-## tests spread over every core (pytest-xdist), then the process-level and Spark tests one at a
-## time (they start real processes and a JVM, and measure timeouts on the wall clock).
+## The whole suite (unit, golden, transcripts, simulator, process-level, Spark) over every core
+## (pytest-xdist); the Spark tests stay on one worker (one SparkSession: `xdist_group("spark")`).
 PYTEST_WORKERS ?= auto
 test: $(STAMP) jvm
-	$(PY) -m pytest -m "not slow and not spark" -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
-	$(PY) -m pytest -m "slow or spark" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 ## Everything but the process-level and Spark tests.
 test-fast: $(STAMP) jvm

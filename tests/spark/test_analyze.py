@@ -19,7 +19,8 @@ import pytest
 from kraft.spark import analyze as A
 from kraft.spark.columns import RECORD_DDL
 
-pytestmark = pytest.mark.spark
+# One worker runs every Spark test of a parallel run (`--dist loadgroup`): one SparkSession.
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 PNG = b"\x89PNG\r\n\x1a\n"

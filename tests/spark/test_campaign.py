@@ -27,7 +27,8 @@ from kraft.spark.campaign import (
     write_runs,
 )
 
-pytestmark = pytest.mark.spark
+# One worker runs every Spark test of a parallel run (`--dist loadgroup`): one SparkSession.
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 STEADY_SEEDS = "1..50"  # x2 (Pre-Vote on and off): 100 runs
 REJOIN_SEEDS = "1..8"  # x2: 16 runs

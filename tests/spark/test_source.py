@@ -36,7 +36,8 @@ from kraft.spark.arrow_log import plan_units
 from kraft.spark.columns import RECORD_SCHEMA
 from kraft.spark.source import KraftDataSource, KraftPartition, ReadOptions
 
-pytestmark = pytest.mark.spark
+# One worker runs every Spark test of a parallel run (`--dist loadgroup`): one SparkSession.
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 COLUMNS = [f.name for f in RECORD_SCHEMA]
 # Small segments, a snapshot soon, and a NoOpRecord every 20 ms: a few seconds of a 1+1 cluster

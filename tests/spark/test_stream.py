@@ -33,7 +33,8 @@ from kraft.records.batch import SimpleRecord, build_batch
 from kraft.spark.columns import RECORD_SCHEMA
 from kraft.spark.stream import KraftStreamReader, StreamOptions, decode_chunks, pack_chunks, plan_ranges
 
-pytestmark = pytest.mark.spark
+# One worker runs every Spark test of a parallel run (`--dist loadgroup`): one SparkSession.
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 # A voter appending 500 records/s of 64 bytes while it leads (``kraft test-raft-server``).
 APPEND = ["--throughput", "500", "--record-size", "64", "--report-interval-s", "5"]
