@@ -137,7 +137,11 @@ def _targets(out: Path, name: str, seeds: str, chunk: int) -> list[tuple[str, Pa
 
 def audit(document: dict[str, Any], sample: int, rng: random.Random) -> tuple[int, list[str]]:
     """Re-run ``sample`` of the document's seeds interpreted; return (checked, mismatches)."""
-    from kraft.sim.runner import run_seed  # the interpreted source: this process has no build path
+    # The interpreted source of this tree (not whichever kraft the venv has installed: a worktree's
+    # sweep must be audited against its own code). This process never has the build on its path.
+    if str(SRC) not in sys.path:
+        sys.path.insert(0, str(SRC))
+    from kraft.sim.runner import run_seed
 
     runs = document["runs"]
     mismatches = []
