@@ -45,7 +45,7 @@ ALLOWED: dict[str, set[str]] = {
     "client": _CORE | {"net", "node", "server"},
     "server": _CORE | {"controller", "broker", "node", "storage", "net"},
     "sim": _CORE | {"controller", "broker", "node", "storage", "net"},
-    "spark": _CORE | {"controller", "broker", "node", "storage", "net", "sim", "client", "tools"},
+    "spark": _CORE | {"controller", "broker", "node", "storage", "net", "sim", "client"},
     "cli": _CORE
     | {
         "controller",
@@ -56,7 +56,6 @@ ALLOWED: dict[str, set[str]] = {
         "server",
         "sim",
         "client",
-        "tools",
         "spark",
         "__version__",
     },
