@@ -329,10 +329,12 @@ class RaftCluster(SimCluster):
         self.listeners: dict[int, RecordingListener] = {}
         super().__init__(self._make_world(seed, list(voters), list(observers), timing, pre_vote))
 
+    world_class: type[World] = World
+
     def _make_world(
         self, seed: int, voters: list[int], observers: list[int], timing: Timing, pre_vote: bool
     ) -> World:
-        return World(
+        return self.world_class(
             seed=seed,
             voters=voters,
             observers=observers,
@@ -383,24 +385,12 @@ class DynamicRaftCluster(RaftCluster):
     ``others`` without; every node knows the others only as bootstrap servers. Ids are 1, 2, ...:
     the initial voters first."""
 
+    world_class = DynamicVotersWorld
+
     def __init__(self, initial: int, others: int, *, seed: int = 0, **quorum: Any) -> None:
         quorum.setdefault("fetch_timeout_ms", 2000)
         super().__init__(
             list(range(1, initial + 1)), list(range(initial + 1, initial + others + 1)), seed=seed, **quorum
-        )
-
-    def _make_world(
-        self, seed: int, voters: list[int], observers: list[int], timing: Timing, pre_vote: bool
-    ) -> World:
-        return DynamicVotersWorld(
-            seed=seed,
-            voters=voters,
-            observers=observers,
-            timing=timing,
-            pre_vote=pre_vote,
-            link=TEST_LINK,
-            client_workload=False,
-            node_factory=self._build,
         )
 
     @property

@@ -329,37 +329,23 @@ def describe_configs(resolver: ConfigResolver, image: MetadataImage, request: An
     results = []
     for res in request.resources:
         rtype, rname = res.resource_type, res.resource_name
+        error: tuple[ErrorCode, str] | None = None
         if rtype == TOPIC:
-            if rname not in image.topics_by_name:
-                results.append(
-                    cls.DescribeConfigsResult(
-                        error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                        error_message=f"The topic '{rname}' does not exist.",
-                        resource_type=rtype,
-                        resource_name=rname,
-                        configs=[],
-                    )
-                )
-                continue
             keys = TOPIC_CONFIG_NAMES
+            if rname not in image.topics_by_name:
+                error = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{rname}' does not exist.")
         elif rtype == BROKER:
-            if rname and not rname.isdigit():
-                results.append(
-                    cls.DescribeConfigsResult(
-                        error_code=int(ErrorCode.INVALID_REQUEST),
-                        error_message=f"Invalid broker name {rname!r}",
-                        resource_type=rtype,
-                        resource_name=rname,
-                        configs=[],
-                    )
-                )
-                continue
             keys = BROKER_CONFIG_NAMES
+            if rname and not rname.isdigit():
+                error = (ErrorCode.INVALID_REQUEST, f"Invalid broker name {rname!r}")
         else:
+            error = (ErrorCode.INVALID_REQUEST, f"Unsupported resource type {rtype}")
+        if error is not None:
+            code, message = error
             results.append(
                 cls.DescribeConfigsResult(
-                    error_code=int(ErrorCode.INVALID_REQUEST),
-                    error_message=f"Unsupported resource type {rtype}",
+                    error_code=int(code),
+                    error_message=message,
                     resource_type=rtype,
                     resource_name=rname,
                     configs=[],
