@@ -32,7 +32,8 @@ from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.messages import api_versions, create_topics, describe_configs, metadata, vote
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+# One worker runs the module (`--dist loadgroup`): its node fixture is started once, not per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.xdist_group("bad-input-node")]
 
 MAX_REQUEST_BYTES = 4096
 ILLEGAL_NAMES = ["bad/name", "..", "x" * 250, "spaced name"]

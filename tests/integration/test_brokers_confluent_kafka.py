@@ -27,7 +27,8 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]  # noqa: E402
     NewTopic,
 )
 
-pytestmark = pytest.mark.slow
+# One worker runs the module (`--dist loadgroup`): its cluster fixture is started once, not per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("confluent-cluster")]
 
 K = TypeVar("K")
 TIMEOUT_S = 30.0

@@ -5,10 +5,19 @@ A failure prints the reproduce command (``kraft sim run --scenario X --seed S``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from kraft.sim.runner import run_seed
 from kraft.sim.scenarios import SCENARIOS
+
+# One worker runs this module (`--dist loadgroup`): the tests that read more figures of a CI seed
+# get it from the worker's memo (``sim_run``) instead of running it again.
+pytestmark = pytest.mark.xdist_group("raft-scenarios")
+
+SimRun = Callable[..., dict[str, Any]]
 
 
 def _assert_clean(result: dict[str, object]) -> None:
@@ -17,45 +26,45 @@ def _assert_clean(result: dict[str, object]) -> None:
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_scenario_keeps_every_invariant(scenario: str, sim_seed: int) -> None:
-    result = run_seed(scenario, sim_seed)
+def test_scenario_keeps_every_invariant(scenario: str, sim_seed: int, sim_run: SimRun) -> None:
+    result = sim_run(scenario, sim_seed)
     _assert_clean(result)
     assert result["time_to_first_leader_ms"] is not None
     assert result["committed_records"] > 0
     assert result["events"] > 1000
 
 
-def test_same_seed_gives_the_same_trace_and_another_seed_does_not() -> None:
-    first = run_seed("flaky-network", 11)
+def test_same_seed_gives_the_same_trace_and_another_seed_does_not(sim_run: SimRun) -> None:
+    first = sim_run("flaky-network", 11)  # a CI seed's run, then a second run here
     second = run_seed("flaky-network", 11)
     assert first["trace_hash"] == second["trace_hash"]
     assert first["events"] == second["events"]
     assert first["high_watermark"] == second["high_watermark"]
-    assert run_seed("flaky-network", 12)["trace_hash"] != first["trace_hash"]
+    assert sim_run("flaky-network", 12)["trace_hash"] != first["trace_hash"]
 
 
-def test_crash_restart_replays_identically() -> None:
-    a = run_seed("crash-restart-loop", 4)
+def test_crash_restart_replays_identically(sim_run: SimRun) -> None:
+    a = sim_run("crash-restart-loop", 4)  # (a CI seed: one run, then a second one here)
     b = run_seed("crash-restart-loop", 4)
     assert a["trace_hash"] == b["trace_hash"] and a["crashes"] == b["crashes"] > 0
 
 
-def test_snapshot_catchup_actually_loads_snapshots() -> None:
-    result = run_seed("snapshot-catchup", 1)
+def test_snapshot_catchup_actually_loads_snapshots(sim_run: SimRun) -> None:
+    result = sim_run("snapshot-catchup", 1)
     _assert_clean(result)
     assert result["snapshots_loaded_by_lagging"] >= 1
 
 
-def test_zombie_leader_steps_down_within_the_check_quorum_window() -> None:
-    result = run_seed("zombie-leader", 1)
+def test_zombie_leader_steps_down_within_the_check_quorum_window(sim_run: SimRun) -> None:
+    result = sim_run("zombie-leader", 1)
     _assert_clean(result)
     # check-quorum = 1.5 x fetch timeout (3000 ms)
     assert 4500 <= result["zombie_step_down_ms"] <= 4500 + 1000
 
 
 @pytest.mark.parametrize("scenario", ["graceful-resign", "graceful-resign-5", "graceful-resign-7"])
-def test_the_first_preferred_successor_takes_over_a_graceful_handover(scenario: str) -> None:
-    results = [run_seed(scenario, seed) for seed in (1, 2, 3)]
+def test_the_first_preferred_successor_takes_over_a_graceful_handover(scenario: str, sim_run: SimRun) -> None:
+    results = [sim_run(scenario, seed) for seed in (1, 2, 3)]
     for r in results:
         _assert_clean(r)
     handovers = sum(r["handovers"] for r in results)
@@ -81,16 +90,20 @@ def test_the_first_successor_takes_over_with_a_short_election_backoff(seed: int)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_prevote_keeps_the_majority_epoch_and_leader_when_an_isolated_voter_rejoins(seed: int) -> None:
-    result = run_seed("partition-rejoin", seed, pre_vote=True)
+def test_prevote_keeps_the_majority_epoch_and_leader_when_an_isolated_voter_rejoins(
+    seed: int, sim_run: SimRun
+) -> None:
+    result = sim_run("partition-rejoin", seed, pre_vote=True)
     _assert_clean(result)
     assert result["majority_epoch_increase"] == 0
     assert result["leader_deposed_on_rejoin"] is False
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_without_prevote_a_rejoining_voter_deposes_the_leader_and_inflates_the_epoch(seed: int) -> None:
-    result = run_seed("partition-rejoin", seed, pre_vote=False)
+def test_without_prevote_a_rejoining_voter_deposes_the_leader_and_inflates_the_epoch(
+    seed: int, sim_run: SimRun
+) -> None:
+    result = sim_run("partition-rejoin", seed, pre_vote=False)
     _assert_clean(result)
     assert result["majority_epoch_increase"] > 0
     assert result["leader_deposed_on_rejoin"] is True
@@ -99,8 +112,8 @@ def test_without_prevote_a_rejoining_voter_deposes_the_leader_and_inflates_the_e
 # Regression: the core used to restart the election timer on every higher-epoch Vote while
 # Unattached/Candidate, so a rejected disruptive candidate livelocked the quorum without Pre-Vote.
 @pytest.mark.parametrize("seed", [4, 5])
-def test_without_prevote_the_quorum_recovers_after_the_rejoin(seed: int) -> None:
-    _assert_clean(run_seed("partition-rejoin", seed, pre_vote=False))
+def test_without_prevote_the_quorum_recovers_after_the_rejoin(seed: int, sim_run: SimRun) -> None:
+    _assert_clean(sim_run("partition-rejoin", seed, pre_vote=False))
 
 
 @pytest.mark.parametrize("seed", [1170, 1674, 2035])

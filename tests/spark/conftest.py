@@ -12,12 +12,38 @@ pytest.importorskip("pyspark")
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from kraft.spark.session import kraft_session
+
+    _claim_the_one_session(tmp_path_factory)
 
     session = kraft_session("local[2]", "kraft-tests", {"spark.sql.shuffle.partitions": "4"})
     yield session
     session.stop()
+
+
+def _claim_the_one_session(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Fail loudly when a second xdist worker starts a SparkSession: the ``spark`` tests are meant
+    to share one (``xdist_group("spark")`` with ``--dist loadgroup``), and when grouping silently
+    breaks (pytest 9.2 with pytest-xdist 3.8.0 did) the run starts two JVMs and builds every
+    module fixture twice, minutes longer with nothing failing."""
+    import os
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return
+    claim = tmp_path_factory.getbasetemp().parent / "spark-session-worker"
+    try:
+        fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        pytest.fail(
+            f"worker {worker} would start a second SparkSession ({claim.read_text()} has one): "
+            "the spark tests are not grouped on one worker; run with --dist loadgroup and check "
+            "that pytest-xdist still honours xdist_group with this pytest",
+            pytrace=False,
+        )
+    with os.fdopen(fd, "w") as f:
+        f.write(worker)
 
 
 def _integration_conftest() -> Any:

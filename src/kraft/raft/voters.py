@@ -106,7 +106,9 @@ class VoterSet:
         return voter_id in self._ids
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, VoterSet) and dict(self._nodes) == dict(other._nodes)
+        # ``is`` first: a voter set is immutable and the simulator's checker compares a node's
+        # current set with its own latest record after every poll (usually the same object).
+        return self is other or (isinstance(other, VoterSet) and self._nodes == other._nodes)
 
     def __hash__(self) -> int:
         return hash(tuple(self._nodes.values()))

@@ -67,6 +67,9 @@ from kraft.storage.metadata_log import MetadataLog  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import test_arrow_log as ta  # noqa: E402  (its log builders)
 
+# One worker runs the module (`--dist loadgroup`): the probe is compiled and the scenarios read once.
+pytestmark = pytest.mark.xdist_group("jvm-reader")
+
 HERE = Path(__file__).resolve().parent
 NODE = ta.NODE
 
