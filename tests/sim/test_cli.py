@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -92,3 +93,15 @@ def test_bad_seed_range_is_rejected(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["sweep", "--scenario", "steady", "--seeds", "5..1"])
     assert "is empty" in capsys.readouterr().err
+
+
+def test_a_sweep_keeps_the_simulated_nodes_log_lines_out_unless_asked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    argv = ["sweep", "--scenario", "controller-failover", "--seeds", "1..1"]
+    assert _run(argv)[0] == 0
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("kraft.")] == []
+    assert logging.getLogger("kraft").level == logging.NOTSET  # put back after the sweep
+    assert _run([*argv, "--node-logs"])[0] == 0
+    assert any("AlterPartition failed: no answer" in r.getMessage() for r in caplog.records)

@@ -147,7 +147,10 @@ class IsrManager:
         top = ErrorCode.UNKNOWN_SERVER_ERROR if response is None else int(response.error_code)
         if top != ErrorCode.NONE:
             # NOT_CONTROLLER, STALE_BROKER_EPOCH, a lost connection: ask again after a backoff.
-            log.info("broker %d: AlterPartition failed: %s", self.node_id, _name(top))
+            # (A lost connection is an answer without a body: say so rather than name an error
+            # code the controller never sent.)
+            why = "no answer (the connection to the controller was lost)" if response is None else _name(top)
+            log.info("broker %d: AlterPartition failed: %s", self.node_id, why)
             self._asked.clear()
             self._not_before_ms = now_ms + self.retry_backoff_ms
         else:

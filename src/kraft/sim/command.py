@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -58,6 +59,11 @@ def build_parser(prog: str = "python -m kraft.sim") -> tuple[argparse.ArgumentPa
     sweep.add_argument("--voters", type=int, choices=range(1, 10), metavar="{1..9}", default=None)
     sweep.add_argument("--no-prevote", action="store_true")
     sweep.add_argument("--json", action="store_true")
+    sweep.add_argument(
+        "--node-logs",
+        action="store_true",
+        help="keep the simulated nodes' own log lines (off: thousands per sweep; `run` keeps them)",
+    )
 
     sub.add_parser("list", help="list the scenarios")
     return parser, sub
@@ -111,6 +117,14 @@ def _print_run(result: dict[str, Any], out: TextIO) -> None:
         print(f"  reproduce: {result['reproduce']}", file=out)
 
 
+def _quiet_nodes() -> None:
+    """Silence the simulated nodes' log lines (the cores' ``kraft.*`` loggers) for a sweep: a
+    controller sweep's brokers alone write "heartbeat answered NOT_CONTROLLER" by the thousand, which
+    buries the table. A run's result, violations and trace hash are what a sweep checks; ``kraft sim
+    run`` (one seed, to debug) keeps the lines, and so does ``sweep --node-logs``."""
+    logging.getLogger("kraft").setLevel(logging.CRITICAL + 1)
+
+
 def _sweep(args: argparse.Namespace, out: TextIO) -> int:
     from kraft.sim.runner import _run_args, expand_scenarios, reproduce_command, summarise
 
@@ -125,11 +139,16 @@ def _sweep(args: argparse.Namespace, out: TextIO) -> int:
     from tqdm import tqdm
 
     bar = tqdm(total=len(jobs), file=sys.stderr, unit="seed", disable=None)
+    nodes_logger = logging.getLogger("kraft")
+    level = nodes_logger.level
+    if not args.node_logs:
+        _quiet_nodes()
     try:
         if args.workers > 1:
             import multiprocessing
 
-            with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
+            initializer = None if args.node_logs else _quiet_nodes
+            with multiprocessing.get_context("spawn").Pool(args.workers, initializer) as pool:
                 for result in pool.imap_unordered(_run_args, jobs, chunksize=1):
                     results.append(result)
                     bar.update(1)
@@ -139,6 +158,7 @@ def _sweep(args: argparse.Namespace, out: TextIO) -> int:
                 bar.update(1)
     finally:
         bar.close()
+        nodes_logger.setLevel(level)
     results.sort(key=lambda r: (r["scenario"], r["seed"]))
     table = summarise(results)
     failing = [r for r in results if r["violations"]]
