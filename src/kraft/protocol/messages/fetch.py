@@ -1,4 +1,11 @@
-"""Fetch (API key 1), versions 0-17."""
+"""Fetch (API key 1), versions 0-17, with two served ranges: ``API`` for controller listeners
+(raft, 13-17) and ``CLIENT_API`` for broker listeners (consumers and follower replicas, 4-17).
+
+Checked field for field against Kafka 4.x's ``FetchRequest.json``/``FetchResponse.json`` for v4-17
+(names, versions, defaults, nullability, tags, ignorable). Kafka 4.0 serves 4-17 (KIP-896 removed
+v0-3); v4 is the first that carries RecordBatch v2. Kafka 4.1 added v18 (KIP-1166: a tagged
+``HighWatermark`` in the request's partition, default Long.MAX_VALUE); it is not described here.
+"""
 
 from kraft.protocol.api import Api
 from kraft.protocol.schema import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, Versions, array, f, struct
@@ -78,8 +85,13 @@ RESPONSE = struct("FetchResponse", [
     ])), "16+", tag=0, tagged="16+"),
 ])
 
-# The versions this node accepts and advertises; the schema above describes all of 0-17.
+# The versions a controller listener accepts and advertises (KRaft's fetch names topics by id);
+# the schema above describes all of 0-17.
 SERVED_VERSIONS = Versions.parse("13-17")
+
+# The versions a broker listener accepts and advertises: what Kafka 4.0 serves to consumers and
+# followers (clients such as kafka-python and librdkafka still send v4-12, topics by name).
+CLIENT_SERVED_VERSIONS = Versions.parse("4-17")
 
 API = Api(
     key=1,
@@ -89,4 +101,16 @@ API = Api(
     request=REQUEST,
     response=RESPONSE,
     served_versions=SERVED_VERSIONS,
+)
+
+# Same key, schemas and codec as API; only the served range differs. Not in REGISTRY (one Api per
+# key there): a broker listener's table names it instead.
+CLIENT_API = Api(
+    key=API.key,
+    name=API.name,
+    versions=API.versions,
+    flexible=API.flexible,
+    request=REQUEST,
+    response=RESPONSE,
+    served_versions=CLIENT_SERVED_VERSIONS,
 )

@@ -31,4 +31,6 @@ class FetchResponse(StructValue):
 REQUEST: StructType[FetchRequest]
 RESPONSE: StructType[FetchResponse]
 SERVED_VERSIONS: Versions
+CLIENT_SERVED_VERSIONS: Versions
 API: Api
+CLIENT_API: Api
