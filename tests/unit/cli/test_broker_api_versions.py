@@ -142,6 +142,8 @@ def test_usable_versions_are_this_clients_and_unknown_apis_are_named_so(cluster:
         dataclasses.replace(REGISTRY[60], served_versions=Versions(5, 6)),  # all above what we speak
         dataclasses.replace(REGISTRY[1], served_versions=Versions(4, 17)),
         Api(key=0, name="Produce", versions=Versions(0, 12), flexible=Versions(9, 0x7FFF),
+            request=REGISTRY[3].request, response=REGISTRY[3].response),  # Kafka 4.0's advertised range
+        Api(key=8, name="OffsetCommit", versions=Versions(2, 9), flexible=Versions(8, 0x7FFF),
             request=REGISTRY[3].request, response=REGISTRY[3].response),  # no codec here
         Api(key=200, name="Future", versions=Versions(0, 1), flexible=Versions(0, 0x7FFF),
             request=REGISTRY[3].request, response=REGISTRY[3].response),  # a key Kafka 4.0 does not name
@@ -153,11 +155,12 @@ def test_usable_versions_are_this_clients_and_unknown_apis_are_named_so(cluster:
     lines = out.splitlines()
     assert lines[0] == f"127.0.0.1:{b1.port} (id: 1 rack: null isFenced: false) -> ("
     assert lines[1:5] == [
-        "\tProduce(0): 0 to 12,",
+        "\tProduce(0): 0 to 12 [usable: 12],",  # our Produce codec describes 3-13
         "\tFetch(1): 4 to 17 [usable: 17],",
         "\tListOffsets(2): UNSUPPORTED,",
         "\tMetadata(3): 1 to 20 [usable: 13],",
     ]
+    assert "\tOffsetCommit(8): 2 to 9," in lines
     assert "\tDescribeCluster(60): 5 to 6 [unusable: node too new]," in lines
     assert "\tApiVersions(18): 0 to 4 [usable: 4]," in lines
     assert lines[-2:] == ["\tUNKNOWN(200): 0 to 1", ")"]

@@ -37,20 +37,36 @@ from kafka.protocol.admin import (
     UpdateFeaturesRequest,
     UpdateFeaturesResponse,
 )
-from kafka.protocol.consumer import FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse
+from kafka.protocol.consumer import (
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
+from kafka.protocol.producer import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+    ProduceRequest,
+    ProduceResponse,
+)
 
 from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.schema import ArrayType, StructType
 
 # api key -> (request class, response class)
 KAFKA_PYTHON: dict[int, tuple[Any, Any]] = {
+    0: (ProduceRequest, ProduceResponse),
     1: (FetchRequest, FetchResponse),
     2: (ListOffsetsRequest, ListOffsetsResponse),
     3: (MetadataRequest, MetadataResponse),
     18: (ApiVersionsRequest, ApiVersionsResponse),
     19: (CreateTopicsRequest, CreateTopicsResponse),
     20: (DeleteTopicsRequest, DeleteTopicsResponse),
+    22: (InitProducerIdRequest, InitProducerIdResponse),
+    23: (OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
     32: (DescribeConfigsRequest, DescribeConfigsResponse),
     43: (ElectLeadersRequest, ElectLeadersResponse),
     44: (IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),

@@ -6,13 +6,17 @@ those values produce (the codec is canonical: one value, one encoding).
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from protocol_strategies import full_value, values
 
+from kraft.common.errors import UnsupportedApiError
+from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.api import decode_request, decode_response, encode_request, encode_response
-from kraft.protocol.messages import REGISTRY
+from kraft.protocol.messages import REGISTRY, fetch, init_producer_id, offset_for_leader_epoch, produce
 
 
 def _cases() -> list[tuple[int, int, str]]:
@@ -59,12 +63,23 @@ def test_registry_holds_every_api_of_the_brief() -> None:
         "CreatePartitions": "0-3",
         "UnregisterBroker": "0",
         "ListOffsets": "0-10",
+        "Produce": "3-13",
+        "InitProducerId": "0-6",
+        "OffsetForLeaderEpoch": "0-4",
+        "AllocateProducerIds": "0",
     }
     assert {api.name: str(api.versions) for api in REGISTRY.values()} == expected
     served = {api.name: str(api.served) for api in REGISTRY.values() if api.served != api.versions}
     # The issue's ranges: CreateTopics 0-7, DeleteTopics 0-6 and DescribeConfigs 0-4 are served
     # whole (Kafka 4.0 dropped their oldest versions, KIP-896; older clients still send them).
-    assert served == {"Fetch": "13-17", "ListOffsets": "1-10", "UpdateFeatures": "0-1"}
+    # Kafka 4.0: OffsetForLeaderEpoch v0-1 removed (KIP-896); InitProducerId v6 (KIP-939) unstable.
+    assert served == {
+        "Fetch": "13-17",
+        "ListOffsets": "1-10",
+        "UpdateFeatures": "0-1",
+        "OffsetForLeaderEpoch": "2-4",
+        "InitProducerId": "0-5",
+    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids)
@@ -158,3 +173,101 @@ def test_defaults_that_can_change_are_fresh_in_every_value() -> None:
     assert one.current_leader is not two.current_leader
     one.current_leader.leader_id = 7
     assert two.current_leader.leader_id == -1
+
+
+# ---------------------------------------------------------------------------------------------------
+# The data plane's schemas
+
+
+def test_fetch_for_clients_is_the_raft_schema_served_from_v4() -> None:
+    # One codec, two served ranges: a broker listener takes consumers' and followers' v4-12 (topics
+    # by name) as well as v13-17; REGISTRY keeps the controller listener's 13-17.
+    assert REGISTRY[1] is fetch.API
+    client = fetch.CLIENT_API
+    assert (client.key, client.name, client.versions, client.flexible) == (
+        1,
+        "Fetch",
+        fetch.API.versions,
+        fetch.API.flexible,
+    )
+    assert client.request is fetch.API.request and client.response is fetch.API.response
+    assert (str(client.served), str(fetch.API.served)) == ("4-17", "13-17")
+    brokers = {**REGISTRY, 1: client}
+    for version in range(4, 18):
+        value = full_value(client.request, version, client.is_flexible(version), version)
+        payload = encode_request(client, version, 21, value, client_id="consumer")
+        assert payload == encode_request(fetch.API, version, 21, value, client_id="consumer")
+        header, body = decode_request(payload, brokers)
+        assert (header.api_version, body) == (version, value)
+        if version < 13:
+            with pytest.raises(UnsupportedApiError):
+                decode_request(payload, REGISTRY)
+
+
+def test_produce_names_topics_by_id_from_v13_and_by_name_before() -> None:
+    partition = produce.REQUEST.cls.TopicProduceData.PartitionProduceData(index=0, records=None)
+    topic_id = uuid.UUID(int=7)
+    topic = produce.REQUEST.cls.TopicProduceData(name="t", topic_id=topic_id, partition_data=[partition])
+    body = produce.REQUEST.cls(acks=-1, timeout_ms=30000, topic_data=[topic])
+    # Both are ignorable (KIP-516): the one the version lacks is dropped, not refused.
+    v12 = produce.API.decode_request_body(produce.API.encode_request_body(body, 12), 12)
+    v13 = produce.API.decode_request_body(produce.API.encode_request_body(body, 13), 13)
+    assert (v12.topic_data[0].name, v12.topic_data[0].topic_id) == ("t", ZERO_UUID)
+    assert (v13.topic_data[0].name, v13.topic_data[0].topic_id) == ("", topic_id)
+    assert v12.transactional_id is None and v12.topic_data[0].partition_data[0].records is None
+
+
+def test_produce_response_carries_kip_951_leader_hints_as_tags_from_v10_only() -> None:
+    resp = produce.RESPONSE.cls
+    part = resp.TopicProduceResponse.PartitionProduceResponse
+    leader = part.LeaderIdAndEpoch(leader_id=2, leader_epoch=9)
+    body = resp(
+        responses=[
+            resp.TopicProduceResponse(
+                name="t", partition_responses=[part(index=0, error_code=6, current_leader=leader)]
+            )
+        ],
+        node_endpoints=[resp.NodeEndpoint(node_id=2, host="h", port=9092)],
+    )
+    decoded = produce.API.decode_response_body(produce.API.encode_response_body(body, 10), 10)
+    assert decoded == body
+    # Before v10 the tagged fields do not exist: a non-default value cannot be written.
+    with pytest.raises(ValueError, match=r"ProduceResponse\.node_endpoints=.* at version 9"):
+        produce.API.encode_response_body(body, 9)
+    body.node_endpoints = []
+    with pytest.raises(ValueError, match=r"PartitionProduceResponse\.current_leader=.* at version 9"):
+        produce.API.encode_response_body(body, 9)
+    plain = resp(responses=[resp.TopicProduceResponse(name="t", partition_responses=[part(index=0)])])
+    # Left at their defaults they cost nothing but the empty tagged sections.
+    assert len(produce.API.encode_response_body(plain, 10)) == len(produce.API.encode_response_body(plain, 9))
+
+
+def test_init_producer_id_refuses_to_drop_a_producer_id_older_versions_cannot_carry() -> None:
+    # Not ignorable in Kafka's schema: a v3+ producer id or KIP-939's 2PC flag would change meaning.
+    body = init_producer_id.REQUEST.cls(transactional_id=None, transaction_timeout_ms=60000, producer_id=5)
+    with pytest.raises(ValueError, match=r"producer_id=5 at version 2"):
+        init_producer_id.API.encode_request_body(body, 2)
+    assert (
+        init_producer_id.API.decode_request_body(init_producer_id.API.encode_request_body(body, 3), 3) == body
+    )
+    with pytest.raises(ValueError, match=r"enable2_pc=True at version 5"):
+        init_producer_id.API.encode_request_body(init_producer_id.REQUEST.cls(enable2_pc=True), 5)
+    # Defaults as Kafka declares them: the transactional id is "" (not null) unless set.
+    assert init_producer_id.REQUEST.cls().transactional_id == ""
+    assert (init_producer_id.RESPONSE.cls().producer_id, init_producer_id.RESPONSE.cls().producer_epoch) == (
+        -1,
+        0,
+    )
+
+
+def test_offset_for_leader_epoch_defaults_the_replica_id_to_the_debug_consumer() -> None:
+    body = offset_for_leader_epoch.REQUEST.cls()
+    assert body.replica_id == -2
+    # Ignorable: a follower's id is dropped at v2 (before ReplicaId existed), not refused.
+    follower = offset_for_leader_epoch.REQUEST.cls(replica_id=3)
+    v2 = offset_for_leader_epoch.API.decode_request_body(
+        offset_for_leader_epoch.API.encode_request_body(follower, 2), 2
+    )
+    assert v2.replica_id == -2
+    end = offset_for_leader_epoch.RESPONSE.cls.OffsetForLeaderTopicResult.EpochEndOffset()
+    assert (end.leader_epoch, end.end_offset) == (-1, -1)

@@ -19,9 +19,19 @@ from kraft.common.errors import (
     RemoteProtocolError,
     UnsupportedApiError,
 )
-from kraft.protocol.api import decode_request, decode_response, encode_request, encode_response
+from kraft.protocol.api import Api, decode_request, decode_response, encode_request, encode_response
 from kraft.protocol.framing import FrameDecoder, frame
-from kraft.protocol.messages import REGISTRY, describe_quorum, fetch, metadata, vote
+from kraft.protocol.messages import (
+    REGISTRY,
+    allocate_producer_ids,
+    describe_quorum,
+    fetch,
+    init_producer_id,
+    metadata,
+    offset_for_leader_epoch,
+    produce,
+    vote,
+)
 from kraft.protocol.primitives import Reader, Writer
 from kraft.protocol.schema import BOOL, INT16, INT32, INT64, STRING, array, f, struct
 
@@ -29,17 +39,39 @@ from kraft.protocol.schema import BOOL, INT16, INT32, INT64, STRING, array, f, s
 # Truncation
 
 
-TRUNCATION_REQUESTS = [(vote.API, 2), (fetch.API, 17), (metadata.API, 8), (describe_quorum.API, 2)]
+TRUNCATION_REQUESTS = [
+    (vote.API, 2),
+    (fetch.API, 17),
+    (metadata.API, 8),
+    (describe_quorum.API, 2),
+    # The data plane: Fetch as consumers send it (topics by name, non-flexible), Produce at its lowest
+    # and highest versions, and the producer-id and epoch lookups.
+    (fetch.CLIENT_API, 4),
+    (fetch.CLIENT_API, 12),
+    (produce.API, 3),
+    (produce.API, 13),
+    (offset_for_leader_epoch.API, 2),
+    (offset_for_leader_epoch.API, 4),
+    (init_producer_id.API, 0),
+    (init_producer_id.API, 5),
+    (allocate_producer_ids.API, 0),
+]
+
+
+def _serving(api: Api) -> dict[int, Api]:
+    """The registry with ``api`` in its key's place (Fetch's client range is not in REGISTRY)."""
+    return {**REGISTRY, api.key: api}
 
 
 @pytest.mark.parametrize(("api", "version"), TRUNCATION_REQUESTS, ids=lambda x: getattr(x, "name", x))
 def test_every_truncated_request_is_rejected_as_malformed(api, version) -> None:  # type: ignore[no-untyped-def]
     body = full_value(api.request, version, api.is_flexible(version), 5)
     payload = encode_request(api, version, 1, body, client_id="c")
+    registry = _serving(api)
     for cut in range(len(payload)):
         with pytest.raises(MalformedMessageError):
-            decode_request(payload[:cut], REGISTRY)
-    assert decode_request(payload, REGISTRY)[1] == body
+            decode_request(payload[:cut], registry)
+    assert decode_request(payload, registry)[1] == body
 
 
 @pytest.mark.parametrize(("api", "version"), TRUNCATION_REQUESTS, ids=lambda x: getattr(x, "name", x))
@@ -186,6 +218,30 @@ def test_a_described_but_unserved_version_is_refused_by_the_server_yet_codable()
     assert fetch.API.decode_request_body(fetch.API.encode_request_body(body, 4), 4) == body
 
 
+@pytest.mark.parametrize(
+    ("api", "version", "served"),
+    [
+        (fetch.CLIENT_API, 3, "4-17"),  # KIP-896: Kafka 4.0 removed Fetch v0-3
+        (fetch.CLIENT_API, 18, "4-17"),
+        (produce.API, 2, "3-13"),  # KAFKA-18659: Produce v0-2 are refused
+        (produce.API, 14, "3-13"),
+        (offset_for_leader_epoch.API, 1, "2-4"),
+        (init_producer_id.API, 6, "0-5"),  # KIP-939's v6 is described but unstable in Kafka 4.x
+        (allocate_producer_ids.API, 1, "0"),
+    ],
+    ids=lambda x: getattr(x, "name", x),
+)
+def test_a_data_plane_version_outside_the_served_range_is_refused_naming_the_range(
+    api: Api, version: int, served: str
+) -> None:
+    payload = struct_pack(">hhi", api.key, version, 31) + b"\x00\x01c" + b"\x00" * 32
+    with pytest.raises(
+        UnsupportedApiError, match=rf"version {version} is not supported \(supported: {served}\)"
+    ) as info:
+        decode_request(payload, _serving(api))
+    assert (info.value.api_key, info.value.api_version, info.value.correlation_id) == (api.key, version, 31)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Tagged fields
 
@@ -267,12 +323,15 @@ def test_out_of_range_integer_names_the_field() -> None:
 # Fuzzing
 
 
-def _valid_payloads() -> list[bytes]:
+def _valid_payloads() -> list[tuple[dict[int, Api], bytes]]:
+    """(registry that serves it, request) for each API's highest served version, and for the
+    lowest and the last non-flexible versions of Fetch as a broker serves it to consumers."""
     out = []
-    for _key, api in sorted(REGISTRY.items()):
-        version = api.served.high
+    served = [(api, api.served.high) for _key, api in sorted(REGISTRY.items())]
+    served += [(fetch.CLIENT_API, 4), (fetch.CLIENT_API, 11), (produce.API, 3), (produce.API, 9)]
+    for api, version in served:
         body = full_value(api.request, version, api.is_flexible(version), 1)
-        out.append(encode_request(api, version, 3, body))
+        out.append((_serving(api), encode_request(api, version, 3, body)))
     return out
 
 
@@ -295,14 +354,15 @@ def test_random_bytes_raise_only_remote_protocol_errors(data: bytes) -> None:
 def test_mutated_requests_raise_only_remote_protocol_errors(
     index: int, edits: list[tuple[int, int]], cut: int | None
 ) -> None:
-    payload = bytearray(VALID[index])
+    registry, valid = VALID[index]
+    payload = bytearray(valid)
     for pos, byte in edits:
         # Leave the header prefix intact so mutations reach the body decoder.
         payload[8 + pos % max(1, len(payload) - 8)] = byte
     if cut is not None:
         payload = payload[: cut % (len(payload) + 1)]
     with contextlib.suppress(RemoteProtocolError):
-        decode_request(bytes(payload), REGISTRY)
+        decode_request(bytes(payload), registry)
 
 
 def test_uuid_round_trip_is_big_endian_msb_first() -> None:

@@ -7,6 +7,7 @@ tagged versions, tags, defaults, ``ignorable``); see each module for where we de
 from kraft.protocol.api import Api
 from kraft.protocol.messages import (
     add_raft_voter,
+    allocate_producer_ids,
     alter_partition,
     api_versions,
     begin_quorum_epoch,
@@ -24,8 +25,11 @@ from kraft.protocol.messages import (
     fetch,
     fetch_snapshot,
     incremental_alter_configs,
+    init_producer_id,
     list_offsets,
     metadata,
+    offset_for_leader_epoch,
+    produce,
     remove_raft_voter,
     unregister_broker,
     update_features,
@@ -34,6 +38,7 @@ from kraft.protocol.messages import (
 )
 
 _MODULES = (
+    produce,
     fetch,
     list_offsets,
     metadata,
@@ -59,6 +64,9 @@ _MODULES = (
     remove_raft_voter,
     update_raft_voter,
     unregister_broker,
+    init_producer_id,
+    offset_for_leader_epoch,
+    allocate_producer_ids,
 )
 
 REGISTRY: dict[int, Api] = {m.API.key: m.API for m in _MODULES}

@@ -1,0 +1,29 @@
+"""Typed view of ``kraft.protocol.messages.produce`` for type checkers, written by
+``python -m kraft.protocol.stubs`` from the module's schema: do not edit, regenerate.
+
+The classes exist at run time as ``REQUEST.cls``, ``RESPONSE.cls`` and their nested attributes.
+"""
+
+import uuid
+
+from kraft.protocol.api import Api
+from kraft.protocol.schema import StructType, StructValue
+
+class ProduceRequest(StructValue):
+    class TopicProduceData(StructValue):
+        class PartitionProduceData(StructValue): index: int = ...; records: bytes | None = ...
+        name: str = ...; topic_id: uuid.UUID = ...; partition_data: list[PartitionProduceData] = ...
+    transactional_id: str | None = ...; acks: int = ...; timeout_ms: int = ...; topic_data: list[TopicProduceData] = ...
+class ProduceResponse(StructValue):
+    class TopicProduceResponse(StructValue):
+        class PartitionProduceResponse(StructValue):
+            class BatchIndexAndErrorMessage(StructValue): batch_index: int = ...; batch_index_error_message: str | None = ...
+            class LeaderIdAndEpoch(StructValue): leader_id: int = ...; leader_epoch: int = ...
+            index: int = ...; error_code: int = ...; base_offset: int = ...; log_append_time_ms: int = ...; log_start_offset: int = ...; record_errors: list[BatchIndexAndErrorMessage] = ...; error_message: str | None = ...; current_leader: LeaderIdAndEpoch = ...
+        name: str = ...; topic_id: uuid.UUID = ...; partition_responses: list[PartitionProduceResponse] = ...
+    class NodeEndpoint(StructValue): node_id: int = ...; host: str = ...; port: int = ...; rack: str | None = ...
+    responses: list[TopicProduceResponse] = ...; throttle_time_ms: int = ...; node_endpoints: list[NodeEndpoint] = ...
+
+REQUEST: StructType[ProduceRequest]
+RESPONSE: StructType[ProduceResponse]
+API: Api
