@@ -626,8 +626,9 @@ class SegmentLog:
                         f"at offset {header.base_offset} "
                         f"after epoch {latest.epoch} began at offset {latest.start_offset}"
                     )
-                # Entries with no batches of their own (a leader epoch started here and never used).
-                cache.truncate_from_end(header.base_offset)
+                # Entries with no batches of their own (a leader epoch started here and never used);
+                # dropping them is a change even when no new entry follows.
+                changed |= cache.truncate_from_end(header.base_offset)
                 latest = cache.latest()
             if latest is None or epoch_of_batch > latest.epoch:
                 cache.assign(epoch_of_batch, header.base_offset)
@@ -829,6 +830,16 @@ class SegmentLog:
         if self._dir_dirty:
             fsync_dir(self._dir)
             self._dir_dirty = False
+        return True
+
+    def roll(self) -> bool:
+        """Begin a new active segment at the log end unless the active one is empty (Kafka's ``roll``,
+        for a data partition's ``segment.ms``); returns whether it rolled. As with a roll by size,
+        the finished segment is fsynced; the new file is durable at the next ``flush()``."""
+        self._check_open()
+        if not self._segments[-1].size:
+            return False
+        self._roll()
         return True
 
     # ------------------------------------------------------------------ durability and lifecycle

@@ -1,0 +1,902 @@
+"""``BasePartitionLog``: what a data partition's log adds to a segment log (Kafka's ``UnifiedLog``),
+written once for its two twins: ``PartitionLog`` (files) and ``MemoryPartitionLog`` (the simulator).
+
+A twin supplies a ``LogStore``: ``SegmentLog`` on files, or ``MemorySegmentLog``, its in-memory
+mirror. The store owns the batches, segments, epoch cache, truncation and durability; this class
+owns the rest:
+
+* validation and offset assignment of produced batches (``log_validator``) and the idempotent
+  producers' state (``producer_state``), checked before anything is written;
+* the high watermark (stored here; the replica manager decides when it moves) and the recovery
+  point, with their clamps;
+* reads bounded by an offset (the high watermark for consumers, the log end for followers) with
+  KIP-74's "at least one whole batch";
+* an in-memory index of the batches (base offset, byte position, max timestamp and its running
+  maximum) for those bounded reads, ListOffsets by timestamp (Kafka's time index) and retention;
+* retention by time and by size, whole segments at a time, and the roll after ``segment.ms``.
+
+Invariants (after every public call): ``log_start_offset <= high_watermark <= log_end_offset`` and
+``recovery_point <= log_end_offset``; ``recovery_point`` is at most the store's flushed end, so
+everything below it survives a crash; the batch index covers exactly the batches from the one that
+holds ``log_start_offset`` to the log end, in order and densely.
+
+Durability is Kafka's default: an append is never fsynced by itself. ``flush`` (the caller applies
+``flush.messages``/``flush.ms``), a segment roll (Kafka schedules a flush up to the new segment at
+every roll) and a truncation make data durable; a crash loses what was appended since.
+
+Errors: a refused request raises a ``log_errors.PartitionLogError`` carrying Kafka's error code;
+misuse by our own caller a ``KraftError``; a broken invariant or failed write a ``FatalError``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import uuid
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Protocol
+
+from kraft.common.errors import CorruptRecordError, KraftError, StorageError
+from kraft.common.uuids import uuid_to_base64
+from kraft.protocol.primitives import INT32_MAX
+from kraft.records.batch import NO_TIMESTAMP, BatchHeader, decode_batch, iter_batch_headers, read_batch_header
+from kraft.storage.epoch_cache import EpochEntry
+from kraft.storage.log_errors import (
+    CorruptMessageError,
+    OffsetOutOfRangeError,
+    RecordBatchTooLargeError,
+    UnexpectedAppendOffsetError,
+)
+from kraft.storage.log_validator import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    ValidatedAppend,
+    validate_follower_append,
+    validate_leader_append,
+)
+from kraft.storage.producer_state import (
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    ProducerStateEntry,
+    ProducerStateManager,
+)
+
+logger = logging.getLogger(__name__)
+
+# ListOffsets' special timestamps (Kafka's ListOffsetsRequest).
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+
+UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH_OFFSET = -1
+
+# How much a scan of the whole log (open, rebuild) reads at a time.
+_SCAN_BYTES = 8 * 1024 * 1024
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "EARLIEST_LOCAL_TIMESTAMP",
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "MAX_TIMESTAMP",
+    "AppendInfo",
+    "BasePartitionLog",
+    "LogStore",
+]
+
+
+class LogStore(Protocol):
+    """The segment log under a partition log: ``SegmentLog``'s methods, which ``MemorySegmentLog``
+    mirrors exactly (segments, rolls, truncation, epoch cache, flushed end, errors)."""
+
+    @property
+    def closed(self) -> bool: ...
+    def start_offset(self) -> int: ...
+    def end_offset(self) -> int: ...
+    def last_flushed_offset(self) -> int: ...
+    def segment_base_offsets(self) -> list[int]: ...
+    def latest_epoch(self) -> int | None: ...
+    def epoch_entries(self) -> tuple[EpochEntry, ...]: ...
+    def initialize_leader_epoch(self, epoch: int) -> None: ...
+    def append_as_leader(self, batches: bytes, epoch: int) -> int: ...
+    def append_as_follower(self, batches: bytes, epoch: int) -> int: ...
+    def read(self, start_offset: int, max_bytes: int) -> bytes: ...
+    def truncate_to(self, offset: int) -> None: ...
+    def truncate_fully_and_start_at(self, offset: int) -> None: ...
+    def advance_start_offset(self, offset: int) -> bool: ...
+    def roll(self) -> bool: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AppendInfo:
+    """The outcome of an append (Kafka's ``LogAppendInfo``, what a Produce response needs).
+
+    ``log_append_time_ms`` is -1 under CreateTime. ``max_timestamp``/``offset_of_max_timestamp`` are
+    Kafka 4's shallow values (see ``ValidatedAppend``). ``duplicate``: a retried idempotent batch
+    that was already written; nothing was written now and the offsets are the original's. A
+    follower append of nothing (an empty fetch) has ``record_count`` 0 and offsets -1.
+    """
+
+    first_offset: int
+    last_offset: int
+    log_append_time_ms: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    record_count: int
+    valid_bytes: int
+    duplicate: bool = False
+
+
+_NOTHING_APPENDED = AppendInfo(
+    first_offset=-1,
+    last_offset=-1,
+    log_append_time_ms=NO_TIMESTAMP,
+    max_timestamp=NO_TIMESTAMP,
+    offset_of_max_timestamp=-1,
+    record_count=0,
+    valid_bytes=0,
+)
+
+
+class _BatchIndex:
+    """Every batch from the one holding the log start offset to the log end: base offset, byte
+    position (from an arbitrary origin, so only differences mean anything), max timestamp and the
+    running maximum of max timestamps (non-decreasing, so it can be bisected: Kafka's time index).
+
+    Offsets are dense, so a batch ends where the next begins (the last one at ``end_offset``).
+    ``array('q')`` keeps 32 bytes per batch.
+    """
+
+    __slots__ = ("bases", "end_offset", "end_position", "max_timestamps", "positions", "running_max")
+
+    def __init__(self, end_offset: int) -> None:
+        self.bases = array("q")
+        self.positions = array("q")
+        self.max_timestamps = array("q")
+        self.running_max = array("q")
+        self.end_offset = end_offset
+        self.end_position = 0
+
+    def __len__(self) -> int:
+        return len(self.bases)
+
+    def reset(self, end_offset: int) -> None:
+        del self.bases[:], self.positions[:], self.max_timestamps[:], self.running_max[:]
+        self.end_offset = end_offset
+        self.end_position = 0
+
+    def append(self, header: BatchHeader) -> None:
+        self.bases.append(header.base_offset)
+        self.positions.append(self.end_position)
+        self.max_timestamps.append(header.max_timestamp)
+        previous = self.running_max[-1] if self.running_max else NO_TIMESTAMP
+        self.running_max.append(max(previous, header.max_timestamp))
+        self.end_position += header.size_in_bytes
+        self.end_offset = header.next_offset
+
+    def slot_of(self, offset: int) -> int:
+        """The batch that holds ``offset`` (-1 if it is before them all)."""
+        return bisect.bisect_right(self.bases, offset) - 1
+
+    def next_offset(self, slot: int) -> int:
+        return self.bases[slot + 1] if slot + 1 < len(self.bases) else self.end_offset
+
+    def position(self, slot: int) -> int:
+        return self.positions[slot] if slot < len(self.positions) else self.end_position
+
+    def batches_below(self, offset: int) -> int:
+        """How many batches end at or before ``offset`` (they are a prefix)."""
+        k = bisect.bisect_right(self.bases, offset) - 1
+        if k >= 0 and self.next_offset(k) <= offset:
+            k += 1
+        return max(k, 0)
+
+    def truncate(self, end_offset: int) -> None:
+        """Forget the batches at or after ``end_offset`` (a batch boundary)."""
+        k = bisect.bisect_left(self.bases, end_offset)
+        self.end_position = self.position(k)
+        del self.bases[k:], self.positions[k:], self.max_timestamps[k:], self.running_max[k:]
+        self.end_offset = end_offset
+
+    def drop_below(self, offset: int) -> None:
+        """Forget the batches that end at or before ``offset`` (a new log start offset)."""
+        k = self.batches_below(offset)
+        if k == 0:
+            return
+        del self.bases[:k], self.positions[:k], self.max_timestamps[:k]
+        running = array("q")
+        top = NO_TIMESTAMP
+        for ts in self.max_timestamps:
+            top = max(top, ts)
+            running.append(top)
+        self.running_max = running
+
+    def span(self, lo_offset: int, hi_offset: int) -> tuple[int, int]:
+        """Slots [lo, hi) of the batches that begin in [``lo_offset``, ``hi_offset``)."""
+        return bisect.bisect_left(self.bases, lo_offset), bisect.bisect_left(self.bases, hi_offset)
+
+
+class BasePartitionLog:
+    """One partition's data log over a ``LogStore``. Single-threaded: the caller serializes calls.
+
+    Lifecycle: a twin's constructor opens the store and calls ``_open``; then appends, reads,
+    truncations and retention until ``close()``; ``crash()`` models a power loss (everything after
+    the last flush is lost). Calls after ``close()`` raise ``KraftError``.
+    """
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        topic_id: uuid.UUID | None,
+        store: LogStore,
+        *,
+        high_watermark: int,
+        segment_bytes: int,
+        segment_ms: int | None,
+        now_ms: int,
+    ) -> None:
+        if segment_ms is not None and segment_ms < 1:
+            raise KraftError(f"segment_ms must be positive, got {segment_ms}")
+        self._topic = topic
+        self._partition = partition
+        self._topic_id = topic_id
+        self._store = store
+        self._segment_bytes = segment_bytes
+        self._segment_ms = segment_ms
+        self._last_flush_ms = now_ms
+        self._index = _BatchIndex(store.start_offset())
+        self._producers = ProducerStateManager()
+        self._high_watermark = 0
+        self._recovery_point = 0
+        self._open(high_watermark)
+
+    def _open(self, high_watermark: int) -> None:
+        """(Re)build the in-memory state from the store: what open and a crash both end with."""
+        self._rebuild()
+        # Kafka's UnifiedLog clamps the checkpointed high watermark into [log start, log end].
+        self._high_watermark = self._clamp(high_watermark)
+        # Opening a store makes everything it holds durable (SegmentLog fdatasyncs at open).
+        self._recovery_point = self._store.last_flushed_offset()
+
+    def _rebuild(self) -> None:
+        """Index every batch and replay every producer batch, reading the whole log once."""
+        store = self._store
+        offset, end = store.start_offset(), store.end_offset()
+        self._index.reset(end)
+        self._producers.clear()
+        index, producers = self._index, self._producers
+        while offset < end:
+            data = store.read(offset, _SCAN_BYTES)
+            if not data:
+                break
+            for _, header in iter_batch_headers(data):
+                index.append(header)
+                producers.update(header)
+                offset = header.next_offset
+        index.end_offset = end
+
+    def _rebuild_producers(self) -> None:
+        store = self._store
+        offset, end = store.start_offset(), store.end_offset()
+        self._producers.clear()
+        while offset < end:
+            data = store.read(offset, _SCAN_BYTES)
+            if not data:
+                break
+            for _, header in iter_batch_headers(data):
+                self._producers.update(header)
+                offset = header.next_offset
+
+    # ------------------------------------------------------------------ identity and positions
+
+    @property
+    def topic(self) -> str:
+        return self._topic
+
+    @property
+    def partition(self) -> int:
+        return self._partition
+
+    @property
+    def topic_id(self) -> uuid.UUID | None:
+        """The topic id; ``None`` only for a directory opened without ``partition.metadata``."""
+        return self._topic_id
+
+    @property
+    def directory(self) -> PurePath:
+        raise NotImplementedError
+
+    def assign_topic_id(self, topic_id: uuid.UUID) -> None:
+        """Record the topic id of a log opened without one (Kafka's ``assignTopicId``); a no-op when
+        it already has this one.
+
+        Raises:
+            StorageError: the log already has another topic id.
+        """
+        self._check_open()
+        if self._topic_id is None:
+            self._persist_topic_id(topic_id)
+            self._topic_id = topic_id
+        elif self._topic_id != topic_id:
+            raise StorageError(
+                f"partition {self._topic}-{self._partition} holds topic id "
+                f"{uuid_to_base64(self._topic_id)}, not {uuid_to_base64(topic_id)}"
+            )
+
+    def _persist_topic_id(self, topic_id: uuid.UUID) -> None:
+        """Where a twin records a newly assigned topic id (``partition.metadata`` on files)."""
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._store.start_offset()
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._store.end_offset()
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @property
+    def recovery_point(self) -> int:
+        """Everything below it is durable (Kafka's recovery point)."""
+        return self._recovery_point
+
+    @property
+    def unflushed_messages(self) -> int:
+        """Offsets appended since the recovery point (for ``flush.messages``)."""
+        return self._store.end_offset() - self._recovery_point
+
+    @property
+    def last_flush_ms(self) -> int:
+        """``now_ms`` of the last ``flush`` given one, else of construction (for ``flush.ms``)."""
+        return self._last_flush_ms
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Bytes of the batches from the one holding the log start offset to the end."""
+        return self._index.end_position - self._index.position(0)
+
+    @property
+    def producers(self) -> Mapping[int, ProducerStateEntry]:
+        """The idempotent producers' state, by producer id (read-only)."""
+        return self._producers.producers
+
+    def segment_base_offsets(self) -> list[int]:
+        return self._store.segment_base_offsets()
+
+    @property
+    def closed(self) -> bool:
+        return self._store.closed
+
+    def _check_open(self) -> None:
+        if self._store.closed:
+            raise KraftError(f"partition log {self._topic}-{self._partition} is closed")
+
+    def _clamp(self, offset: int) -> int:
+        return min(max(offset, self._store.start_offset()), self._store.end_offset())
+
+    # ------------------------------------------------------------------ high watermark
+
+    def update_high_watermark(self, offset: int) -> bool:
+        """Raise the high watermark to ``offset`` clamped into [log start, log end]; returns whether
+        it moved. Never lowers it (Kafka's ``maybeUpdateHighWatermark``)."""
+        self._check_open()
+        new = self._clamp(offset)
+        if new <= self._high_watermark:
+            return False
+        self._high_watermark = new
+        return True
+
+    def set_high_watermark_after_truncation(self, offset: int) -> bool:
+        """Set the high watermark to ``offset`` clamped into [log start, log end], lower or not (a
+        follower after truncation, a new leader); returns whether it changed."""
+        self._check_open()
+        new = self._clamp(offset)
+        changed = new != self._high_watermark
+        self._high_watermark = new
+        return changed
+
+    # ------------------------------------------------------------------ epochs
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self._store.latest_epoch()
+
+    @property
+    def epoch_entries(self) -> tuple[EpochEntry, ...]:
+        return self._store.epoch_entries()
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) as OffsetForLeaderEpoch answers it (Kafka's
+        ``LeaderEpochFileCache.endOffsetFor``):
+
+        * ``epoch`` is the latest epoch: (``epoch``, log end offset);
+        * else, with a known epoch above it: (largest known epoch <= ``epoch``, start offset of the
+          first epoch above it); when no known epoch is <= ``epoch`` (it is below the earliest, whose
+          history retention removed), (``epoch``, start offset of the earliest epoch);
+        * ``epoch`` is -1, or above every known epoch, or nothing is known: (-1, -1).
+        """
+        entries = self._store.epoch_entries()
+        if epoch == UNDEFINED_EPOCH or not entries:
+            return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        if entries[-1].epoch == epoch:
+            return epoch, self._store.end_offset()
+        i = bisect.bisect_right([e.epoch for e in entries], epoch)  # first entry above ``epoch``
+        if i == len(entries):
+            return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+        higher = entries[i]
+        if i == 0:
+            return epoch, higher.start_offset
+        return entries[i - 1].epoch, higher.start_offset
+
+    def assign_epoch_start(self, epoch: int, offset: int) -> None:
+        """A new leader's ``epoch`` starts at ``offset``, which must be the log end offset (Kafka's
+        ``maybeAssignEpochStartOffset`` from ``Partition.makeLeader``); nothing is appended. The
+        entry reaches ``leader-epoch-checkpoint`` at the next flush.
+
+        Raises:
+            KraftError: ``offset`` is not the log end offset.
+            FatalError: ``epoch`` is below the latest epoch of the log.
+        """
+        self._check_open()
+        if offset != self._store.end_offset():
+            raise KraftError(
+                f"epoch {epoch} must start at the log end offset {self._store.end_offset()}, not {offset}"
+            )
+        self._store.initialize_leader_epoch(epoch)
+
+    # ------------------------------------------------------------------ appends
+
+    def append_as_leader(
+        self,
+        batches: bytes,
+        leader_epoch: int,
+        *,
+        now_ms: int,
+        log_append_time: bool,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        origin_client: bool = True,
+        timestamp_before_max_ms: int | None = None,
+        timestamp_after_max_ms: int | None = None,
+    ) -> AppendInfo:
+        """Validate produced ``batches``, give them offsets from the log end and ``leader_epoch``, and
+        append them (not fsynced). See ``log_validator`` for the checks, ``producer_state`` for
+        idempotence; ``origin_client=False`` is our own code appending (no client-only checks).
+
+        Raises:
+            PartitionLogError: a refused append (its ``error_code`` for the response); nothing is written.
+            FatalError: ``leader_epoch`` is below the latest epoch of the log, or the write failed.
+        """
+        self._check_open()
+        validated = validate_leader_append(
+            batches,
+            next_offset=self._store.end_offset(),
+            leader_epoch=leader_epoch,
+            now_ms=now_ms,
+            log_append_time=log_append_time,
+            max_message_bytes=max_message_bytes,
+            origin_client=origin_client,
+            timestamp_before_max_ms=timestamp_before_max_ms,
+            timestamp_after_max_ms=timestamp_after_max_ms,
+        )
+        if len(validated.data) > self._segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"an append of {len(validated.data)} bytes exceeds segment.bytes {self._segment_bytes}"
+            )
+        duplicate = self._producers.check_append(validated.headers, origin_client=origin_client)
+        if duplicate is not None:
+            return AppendInfo(
+                first_offset=duplicate.first_offset,
+                last_offset=duplicate.last_offset,
+                log_append_time_ms=duplicate.timestamp if log_append_time else NO_TIMESTAMP,
+                max_timestamp=duplicate.timestamp,
+                offset_of_max_timestamp=duplicate.last_offset,
+                record_count=duplicate.last_offset - duplicate.first_offset + 1,
+                valid_bytes=0,
+                duplicate=True,
+            )
+        self._write(validated, leader_epoch)
+        return self._append_info(validated)
+
+    def append_as_follower(self, batches: bytes) -> AppendInfo:
+        """Append batches fetched from the leader as they are (offsets and epochs kept); their epochs
+        enter the epoch cache and their producers the producer state. A trailing partial batch is
+        ignored; nothing at all (an empty fetch) appends nothing.
+
+        Raises:
+            UnexpectedAppendOffsetError: the first batch does not begin at the log end offset.
+            CorruptMessageError, UnsupportedMagicError: a batch that is not a valid v2 batch, or
+                batches whose offsets are not contiguous (nothing is written).
+            FatalError: batch epochs that go backwards over batches already written.
+        """
+        self._check_open()
+        validated = validate_follower_append(batches)
+        if validated is None:
+            return _NOTHING_APPENDED
+        expected = self._store.end_offset()
+        if validated.first_offset != expected:
+            raise UnexpectedAppendOffsetError(
+                f"follower append to {self._topic}-{self._partition} begins at offset "
+                f"{validated.first_offset}, not at the log end offset {expected}"
+            )
+        for header in validated.headers:
+            if header.base_offset != expected:
+                raise CorruptMessageError(
+                    f"fetched batches are not contiguous: a batch at offset {header.base_offset} "
+                    f"follows one that ends before {expected}"
+                )
+            expected = header.next_offset
+        self._write(validated, None)
+        return self._append_info(validated)
+
+    @staticmethod
+    def _append_info(validated: ValidatedAppend) -> AppendInfo:
+        return AppendInfo(
+            first_offset=validated.first_offset,
+            last_offset=validated.last_offset,
+            log_append_time_ms=validated.log_append_time_ms,
+            max_timestamp=validated.max_timestamp,
+            offset_of_max_timestamp=validated.offset_of_max_timestamp,
+            record_count=validated.record_count,
+            valid_bytes=len(validated.data),
+        )
+
+    def _write(self, validated: ValidatedAppend, leader_epoch: int | None) -> None:
+        """Write validated batches (as leader in ``leader_epoch``, or as follower when ``None``), then
+        index them; flush if the write rolled a segment (Kafka flushes up to each new segment)."""
+        store = self._store
+        rolled = self._maybe_roll_for_timestamp(validated.max_timestamp)
+        segments_before = len(store.segment_base_offsets())
+        if leader_epoch is None:
+            # The leader stamped the epochs; the store only checks they do not go backwards.
+            store.append_as_follower(validated.data, INT32_MAX)
+        else:
+            store.append_as_leader(validated.data, leader_epoch)
+        for header in validated.headers:
+            self._index.append(header)
+            self._producers.update(header)
+        if rolled or len(store.segment_base_offsets()) != segments_before:
+            self._flush_store()
+
+    # ------------------------------------------------------------------ rolls
+
+    def _active_segment_first_timestamp(self) -> int | None:
+        """The max timestamp of the active segment's first batch (Kafka's ``rollingBasedTimestamp``);
+        ``None`` when the active segment is empty."""
+        active_base = self._store.segment_base_offsets()[-1]
+        if active_base >= self._store.end_offset():
+            return None
+        slot = max(bisect.bisect_left(self._index.bases, active_base), 0)
+        if slot >= len(self._index):
+            return None
+        return self._index.max_timestamps[slot]
+
+    def _maybe_roll_for_timestamp(self, incoming_max_timestamp: int) -> bool:
+        """Kafka's time-based roll at append: roll when the incoming batches' max timestamp is more
+        than ``segment_ms`` after the active segment's first batch. A segment whose first batch has
+        no timestamp is not rolled by time (Kafka would use its creation time, which we do not keep).
+        """
+        if self._segment_ms is None:
+            return False
+        first = self._active_segment_first_timestamp()
+        if first is None or first < 0 or incoming_max_timestamp - first <= self._segment_ms:
+            return False
+        return self._store.roll()
+
+    def maybe_roll(self, now_ms: int) -> bool:
+        """Roll the active segment when its first batch is more than ``segment_ms`` older than
+        ``now_ms`` (a periodic check, so that a quiet partition's segment also becomes eligible for
+        retention); size rolls happen during appends. Returns whether it rolled (and flushed)."""
+        self._check_open()
+        if self._segment_ms is None:
+            return False
+        first = self._active_segment_first_timestamp()
+        if first is None or first < 0 or now_ms - first <= self._segment_ms:
+            return False
+        if self._store.roll():
+            self._flush_store()
+            return True
+        return False
+
+    # ------------------------------------------------------------------ reads
+
+    def read(
+        self, fetch_offset: int, max_bytes: int, *, max_offset: int, min_one_batch: bool = True
+    ) -> bytes:
+        """Whole batches from the one that holds ``fetch_offset``, none reaching ``max_offset`` or
+        beyond (exclusive: the high watermark for consumers, the log end for followers), at most
+        ``max_bytes`` of them, but with ``min_one_batch`` at least the first even when it alone is
+        over ``max_bytes`` (KIP-74). Empty when ``fetch_offset >= max_offset`` or when the batch
+        holding ``fetch_offset`` reaches ``max_offset``.
+
+        Raises:
+            OffsetOutOfRangeError: ``fetch_offset`` is below the log start or above the log end.
+        """
+        self._check_open()
+        start, end = self._store.start_offset(), self._store.end_offset()
+        if fetch_offset < start or fetch_offset > end:
+            raise OffsetOutOfRangeError(
+                f"fetch offset {fetch_offset} of {self._topic}-{self._partition} is outside the log "
+                f"[{start}, {end}]"
+            )
+        limit = min(max_offset, end)
+        if fetch_offset >= limit:
+            return b""
+        index = self._index
+        first = index.slot_of(fetch_offset)
+        last = index.batches_below(limit)  # batches [first, last) end at or before ``limit``
+        if last <= first:
+            return b""
+        begin = index.position(first)
+        budget = index.position(last) - begin
+        first_size = index.position(first + 1) - begin
+        cap = min(max_bytes, budget)
+        if first_size > cap:
+            if not min_one_batch:
+                return b""
+            cap = first_size
+        return self._store.read(fetch_offset, cap)
+
+    def _batch_records(self, slot: int) -> tuple[int, int, list[tuple[int, int]] | None]:
+        """(leader epoch or -1, max timestamp, (offset, timestamp) of each record at or after the log
+        start offset) of batch ``slot``; the list is ``None`` when the batch cannot be decoded here
+        (e.g. snappy)."""
+        index = self._index
+        start = self._store.start_offset()
+        size = index.position(slot + 1) - index.position(slot)
+        data = self._store.read(max(index.bases[slot], start), size)
+        header = read_batch_header(data)
+        assert header is not None
+        epoch = header.partition_leader_epoch if header.partition_leader_epoch >= 0 else UNDEFINED_EPOCH
+        try:
+            batch = decode_batch(data, 0)
+        except CorruptRecordError as e:
+            logger.warning(
+                "%s-%d: cannot decode the batch at offset %d: %s",
+                self._topic,
+                self._partition,
+                header.base_offset,
+                e,
+            )
+            return epoch, header.max_timestamp, None
+        return (
+            epoch,
+            header.max_timestamp,
+            [(r.offset, r.timestamp) for r in batch.records if r.offset >= start],
+        )
+
+    def offset_for_timestamp(self, timestamp_ms: int, *, max_offset: int) -> tuple[int, int, int] | None:
+        """ListOffsets: (offset, timestamp, leader epoch) for ``timestamp_ms``, or ``None`` when there
+        is no answer (Kafka then answers offset -1). The leader epoch is -1 when unknown.
+
+        * a timestamp >= 0: the first record at or after the log start offset whose timestamp is
+          >= ``timestamp_ms`` (Kafka's ``FileRecords.searchForTimestamp``: the record, not its batch),
+          found through the in-memory time index (first batch whose max timestamp is >= it);
+        * ``MAX_TIMESTAMP`` (-3): the first record holding the largest timestamp of the log;
+        * ``EARLIEST_TIMESTAMP`` (-2) and ``EARLIEST_LOCAL_TIMESTAMP`` (-4): the log start offset;
+        * ``LATEST_TIMESTAMP`` (-1): ``min(max_offset, log end)`` with the latest epoch;
+        * any other negative value: ``None``.
+
+        As in Kafka, a found offset at or above ``max_offset`` (the high watermark for consumers) is
+        no answer. A batch that cannot be decoded (snappy) answers with its first offset and max
+        timestamp.
+        """
+        self._check_open()
+        store = self._store
+        if timestamp_ms in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            entries = store.epoch_entries()
+            start = store.start_offset()
+            epoch = entries[0].epoch if entries and entries[0].start_offset <= start else UNDEFINED_EPOCH
+            return start, NO_TIMESTAMP, epoch
+        if timestamp_ms == LATEST_TIMESTAMP:
+            latest = store.latest_epoch()
+            return (
+                min(max_offset, store.end_offset()),
+                NO_TIMESTAMP,
+                UNDEFINED_EPOCH if latest is None else latest,
+            )
+        index = self._index
+        if timestamp_ms == MAX_TIMESTAMP:
+            if not len(index):
+                return None
+            target = index.running_max[-1]
+            slot = bisect.bisect_left(index.running_max, target)
+            found = self._find_record(slot, lambda ts: ts == target)
+        elif timestamp_ms >= 0:
+            slot = bisect.bisect_left(index.running_max, timestamp_ms)
+            found = self._find_record(slot, lambda ts: ts >= timestamp_ms)
+        else:
+            return None
+        if found is None or found[0] >= max_offset:
+            return None
+        return found
+
+    def _find_record(self, slot: int, matches: _TimestampPredicate) -> tuple[int, int, int] | None:
+        """The first record from batch ``slot`` on whose timestamp ``matches`` (a batch can hold one
+        only if its max timestamp matches: the predicates are ``>= t`` and ``== max``)."""
+        index = self._index
+        start = self._store.start_offset()
+        for i in range(slot, len(index)):
+            if not matches(index.max_timestamps[i]):
+                continue
+            epoch, batch_max, records = self._batch_records(i)
+            if records is None:
+                return max(index.bases[i], start), batch_max, epoch
+            for offset, ts in records:
+                if matches(ts):
+                    return offset, ts, epoch
+        return None
+
+    # ------------------------------------------------------------------ truncation
+
+    def truncate_to(self, offset: int) -> bool:
+        """Follower truncation: drop every batch holding an offset at or after ``offset`` (a batch
+        holding ``offset`` goes whole, so the log may end below ``offset``), and the epoch cache
+        beyond. The high watermark and recovery point clamp to the new end; the producer state is
+        rebuilt from the log. Durable on return. Returns whether anything was dropped.
+
+        An ``offset`` below the log start offset empties the log and starts it there.
+        """
+        self._check_open()
+        if offset < 0:
+            raise KraftError(f"cannot truncate to a negative offset {offset}")
+        store = self._store
+        if offset < store.start_offset():
+            self.truncate_fully_and_start_at(offset)
+            return True
+        if offset >= store.end_offset():
+            store.truncate_to(offset)  # trims epoch cache entries at or beyond ``offset``
+            return False
+        store.truncate_to(offset)
+        end = store.end_offset()
+        self._index.truncate(end)
+        self._rebuild_producers()
+        self._high_watermark = min(self._high_watermark, end)
+        self._recovery_point = min(self._recovery_point, end)
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Empty the log and begin it at ``offset`` (start = end = high watermark = ``offset``), with
+        no epochs and no producers; durable on return (Kafka's ``truncateFullyAndStartAt``)."""
+        self._check_open()
+        self._store.truncate_fully_and_start_at(offset)
+        self._index.reset(offset)
+        self._producers.clear()
+        self._high_watermark = offset
+        self._recovery_point = offset
+
+    # ------------------------------------------------------------------ start offset and retention
+
+    def _advance_start(self, offset: int) -> None:
+        store = self._store
+        if offset > store.last_flushed_offset():
+            # The store keeps its start within its durable prefix, so that a crash cannot leave the
+            # log shorter than its own start.
+            self._flush_store()
+        store.advance_start_offset(offset)
+        self._index.drop_below(offset)
+        self._high_watermark = max(self._high_watermark, store.start_offset())
+
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        """Raise the log start offset to ``offset`` (DeleteRecords, or a follower taking its leader's
+        start offset), deleting the segments wholly below it; returns whether it moved.
+
+        Raises:
+            OffsetOutOfRangeError: ``offset`` is above the high watermark.
+        """
+        self._check_open()
+        if offset > self._high_watermark:
+            raise OffsetOutOfRangeError(
+                f"cannot move the log start offset of {self._topic}-{self._partition} to {offset}, "
+                f"above the high watermark {self._high_watermark}"
+            )
+        if offset <= self._store.start_offset():
+            return False
+        self._advance_start(offset)
+        return True
+
+    def _segment_stats(self) -> list[tuple[int, int, int]]:
+        """(upper bound offset, size in bytes, largest timestamp) per segment, oldest first, leaving
+        out segments wholly below the log start offset (left by a start offset that a checkpoint or
+        ``maybe_increment_log_start_offset`` placed; the store deletes them at the next start move)."""
+        bases = self._store.segment_base_offsets()
+        start, end = self._store.start_offset(), self._store.end_offset()
+        index = self._index
+        out: list[tuple[int, int, int]] = []
+        for i, base in enumerate(bases):
+            upper = bases[i + 1] if i + 1 < len(bases) else end
+            if i + 1 < len(bases) and upper <= start:
+                continue
+            lo, hi = index.span(base, upper)
+            largest = max(index.max_timestamps[lo:hi], default=NO_TIMESTAMP)
+            out.append((upper, index.position(hi) - index.position(lo), largest))
+        return out
+
+    def _delete_segments_while(self, deletable: _SegmentPredicate) -> int:
+        """Kafka's ``deletableSegments``: from the oldest segment on, while ``deletable`` holds and
+        the segment ends at or below the high watermark; never the active (last) segment. Deletes
+        them by moving the log start offset to the next segment's base; returns how many."""
+        stats = self._segment_stats()
+        count = 0
+        for upper, size, largest in stats[:-1]:
+            if upper > self._high_watermark or not deletable(size, largest):
+                break
+            count += 1
+        if count:
+            self._advance_start(stats[count - 1][0])
+        return count
+
+    def delete_old_segments(self, now_ms: int, retention_ms: int, retention_bytes: int) -> int:
+        """Retention (Kafka's ``deleteOldSegments`` for ``cleanup.policy=delete``): whole segments,
+        oldest first, by size (``retention.bytes``) then by time (``retention.ms``: a segment whose
+        largest timestamp is more than ``retention_ms`` before ``now_ms``); -1 means unlimited.
+        Never the active segment (Kafka may roll and delete it), never a segment reaching above
+        the high watermark. A segment without any timestamp is not deleted by time (Kafka uses its
+        file's mtime). Advances the log start offset; returns how many segments were deleted.
+        """
+        self._check_open()
+        deleted = 0
+        if retention_bytes >= 0:
+            excess = self.size_in_bytes - retention_bytes
+            if excess > 0:
+
+                def over_size(size: int, largest: int) -> bool:
+                    nonlocal excess
+                    if excess - size < 0:
+                        return False
+                    excess -= size
+                    return True
+
+                deleted += self._delete_segments_while(over_size)
+        if retention_ms >= 0:
+            deleted += self._delete_segments_while(
+                lambda size, largest: largest >= 0 and now_ms - largest > retention_ms
+            )
+        return deleted
+
+    def remove_expired_producers(
+        self, now_ms: int, expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS
+    ) -> int:
+        """Forget idempotent producers idle for ``producer.id.expiration.ms``; returns how many."""
+        self._check_open()
+        return self._producers.remove_expired(now_ms, expiration_ms)
+
+    # ------------------------------------------------------------------ durability and lifecycle
+
+    def _flush_store(self) -> None:
+        self._store.flush()
+        self._recovery_point = self._store.end_offset()
+
+    def flush(self, up_to: int | None = None, *, now_ms: int | None = None) -> None:
+        """Make the log durable at least below ``up_to`` (default: the log end) and move the recovery
+        point there. The store can only flush everything, so the recovery point becomes the log end;
+        nothing is done when ``up_to`` is already below the recovery point. ``now_ms`` (if given)
+        becomes ``last_flush_ms``."""
+        self._check_open()
+        if up_to is None or up_to > self._recovery_point:
+            self._flush_store()
+        if now_ms is not None:
+            self._last_flush_ms = now_ms
+
+    def close(self) -> None:
+        """Release the log. Does not flush (``LogManager.close`` flushes first)."""
+        self._store.close()
+
+    def crash(self) -> None:
+        raise NotImplementedError
+
+
+class _TimestampPredicate(Protocol):
+    def __call__(self, timestamp: int, /) -> bool: ...
+
+
+class _SegmentPredicate(Protocol):
+    def __call__(self, size: int, largest_timestamp: int, /) -> bool: ...

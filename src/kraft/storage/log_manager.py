@@ -1,0 +1,268 @@
+"""``LogManager``: a broker's data partition logs across its log directories (Kafka's ``LogManager``).
+
+Layout of each log directory (``log.dirs``) this manager reads and writes::
+
+    <log dir>/<topic>-<partition>/                  a PartitionLog (partition.metadata, segments, ...)
+    <log dir>/<topic>-<partition>.<uuid>-delete/    a log being deleted (removed at the next open)
+    <log dir>/replication-offset-checkpoint         high watermarks       } kraft.storage.
+    <log dir>/log-start-offset-checkpoint           log start offsets     } offset_checkpoint
+    <log dir>/recovery-point-offset-checkpoint      recovery points       }
+
+``__cluster_metadata-0`` (the metadata log), ``meta.properties``, ``.kafka_cleanshutdown`` and any
+entry that is not a ``<topic>-<int>`` directory are left alone; ``-future`` and ``-stray`` directories
+(Kafka's replica moves and stray logs) are skipped with a warning.
+
+Open reads the three checkpoints of each directory (a malformed one is a ``StorageError``, a missing
+one is empty) and opens every partition directory with its values; a partition found in two log
+directories is a ``StorageError``. The checkpoints are only read at open: a partition created later
+starts from nothing, so a stale entry of a deleted partition can never reach a new one.
+
+Deletion is crash-safe: the directory is renamed to ``<topic>-<partition>.<uuid>-delete`` (durably),
+then removed; a crash in between leaves a ``-delete`` directory that the next open removes. Kafka
+deletes such directories later, in the background; we do it at once.
+
+The manager decides where a new partition goes (the log directory with the fewest partitions, the
+first such in the order given, as Kafka's ``nextLogDirs``) and when checkpoints are written
+(``checkpoint()``, and at ``close()``); the broker calls ``checkpoint()`` periodically (Kafka: every
+``replica.high.watermark.checkpoint.interval.ms``, 5 s) and writes the clean-shutdown marker itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import shutil
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from kraft.common.errors import KraftError, StorageError
+from kraft.common.uuids import random_uuid
+from kraft.storage.fsutil import fsync_dir
+from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME, partition_dir_name
+from kraft.storage.offset_checkpoint import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    TopicPartition,
+    read_offset_checkpoint,
+    write_offset_checkpoint,
+)
+from kraft.storage.partition_log import PartitionLog
+from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES
+
+logger = logging.getLogger(__name__)
+
+DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
+STRAY_DIR_SUFFIX = "-stray"
+# A file name's limit on every file system we run on.
+_MAX_NAME = 255
+
+
+def parse_partition_dir_name(name: str) -> TopicPartition | None:
+    """(topic, partition) of a ``<topic>-<partition>`` directory name, else ``None``. The name must be
+    the canonical one (``partition_dir_name`` gives it back), so ``t-01`` or ``t-+1`` are not."""
+    topic, sep, number = name.rpartition("-")
+    if not sep or not topic or not number.isdigit():
+        return None
+    partition = int(number)
+    try:
+        canonical = partition_dir_name(topic, partition)
+    except KraftError:
+        return None
+    return (topic, partition) if canonical == name else None
+
+
+def delete_dir_name(topic: str, partition: int, unique_id: uuid.UUID) -> str:
+    """Kafka's ``logDeleteDirName``: ``<topic>-<partition>.<uuid hex>-delete``, the topic cut short
+    if the name would exceed 255 characters."""
+    suffix = f"-{partition}.{unique_id.hex}{DELETE_DIR_SUFFIX}"
+    return topic[: _MAX_NAME - len(suffix)] + suffix
+
+
+class LogManager:
+    """Every data partition log of one broker. Single-threaded: the caller serializes all calls.
+
+    Lifecycle: the constructor opens (and recovers) every log; ``close()`` flushes, checkpoints and
+    closes them; calls after ``close()`` raise ``KraftError``.
+
+    Args:
+        log_dirs: the broker's ``log.dirs`` (created if missing).
+        segment_bytes, segment_ms: for every log (Kafka's ``log.segment.bytes``/``log.roll.ms``).
+        now_ms: passed to the logs as the start of ``last_flush_ms``.
+        rng: the source of the unique ids of ``-delete`` directories (default: the OS).
+    """
+
+    def __init__(
+        self,
+        log_dirs: Sequence[str | os.PathLike[str]],
+        *,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        segment_ms: int | None = None,
+        now_ms: int = 0,
+        rng: random.Random | None = None,
+    ) -> None:
+        if not log_dirs:
+            raise KraftError("a log manager needs at least one log directory")
+        self._log_dirs = [Path(d) for d in log_dirs]
+        if len(set(self._log_dirs)) != len(self._log_dirs):
+            raise KraftError(f"log directories are listed twice: {[str(d) for d in self._log_dirs]}")
+        self._segment_bytes = segment_bytes
+        self._segment_ms = segment_ms
+        self._now_ms = now_ms
+        self._rng = rng
+        self._logs: dict[TopicPartition, PartitionLog] = {}
+        self._dir_of: dict[TopicPartition, Path] = {}
+        self._closed = False
+        try:
+            for log_dir in self._log_dirs:
+                self._open_dir(log_dir)
+        except BaseException:
+            for log in self._logs.values():
+                log.close()
+            raise
+
+    def _open_dir(self, log_dir: Path) -> None:
+        if not log_dir.is_dir():
+            log_dir.mkdir(parents=True)
+            fsync_dir(log_dir.parent)
+        high_watermarks = read_offset_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT)
+        start_offsets = read_offset_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT)
+        recovery_points = read_offset_checkpoint(log_dir / RECOVERY_POINT_OFFSET_CHECKPOINT)
+        removed = False
+        for entry in sorted(os.listdir(log_dir)):
+            path = log_dir / entry
+            if not path.is_dir() or entry == METADATA_PARTITION_DIR_NAME:
+                continue
+            if entry.endswith(DELETE_DIR_SUFFIX):
+                logger.warning("%s: removing %s, a log whose deletion was interrupted", log_dir, entry)
+                shutil.rmtree(path)
+                removed = True
+                continue
+            if entry.endswith((FUTURE_DIR_SUFFIX, STRAY_DIR_SUFFIX)):
+                logger.warning("%s: skipping %s (future and stray logs are not supported)", log_dir, entry)
+                continue
+            tp = parse_partition_dir_name(entry)
+            if tp is None:
+                logger.warning("%s: skipping %s, not a <topic>-<partition> directory", log_dir, entry)
+                continue
+            if tp in self._logs:
+                raise StorageError(
+                    f"partition {entry} is in two log directories: {self._dir_of[tp]} and {log_dir}"
+                )
+            self._logs[tp] = PartitionLog(
+                log_dir,
+                tp[0],
+                tp[1],
+                None,
+                high_watermark=high_watermarks.get(tp, 0),
+                log_start_offset=start_offsets.get(tp),
+                recovery_point=recovery_points.get(tp),
+                segment_bytes=self._segment_bytes,
+                segment_ms=self._segment_ms,
+                now_ms=self._now_ms,
+                create=False,
+            )
+            self._dir_of[tp] = log_dir
+        if removed:
+            fsync_dir(log_dir)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KraftError("log manager is closed")
+
+    @property
+    def log_dirs(self) -> list[Path]:
+        return list(self._log_dirs)
+
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        self._check_open()
+        return self._logs.get((topic, partition))
+
+    def log_dir_of(self, topic: str, partition: int) -> Path | None:
+        return self._dir_of.get((topic, partition))
+
+    def logs(self) -> list[PartitionLog]:
+        """Every open log, by (topic, partition)."""
+        self._check_open()
+        return [self._logs[tp] for tp in sorted(self._logs)]
+
+    def get_or_create(self, topic: str, partition: int, topic_id: uuid.UUID) -> PartitionLog:
+        """The partition's log, created empty (in the log directory with the fewest partitions) if
+        there is none. An existing log opened without a topic id takes ``topic_id``.
+
+        Raises:
+            StorageError: the existing log belongs to another topic id (delete it first).
+        """
+        self._check_open()
+        tp = (topic, partition)
+        log = self._logs.get(tp)
+        if log is not None:
+            log.assign_topic_id(topic_id)
+            return log
+        counts = {d: 0 for d in self._log_dirs}
+        for d in self._dir_of.values():
+            counts[d] += 1
+        log_dir = min(self._log_dirs, key=lambda d: counts[d])  # first of the least loaded
+        log = PartitionLog(
+            log_dir,
+            topic,
+            partition,
+            topic_id,
+            segment_bytes=self._segment_bytes,
+            segment_ms=self._segment_ms,
+            now_ms=self._now_ms,
+        )
+        self._logs[tp] = log
+        self._dir_of[tp] = log_dir
+        return log
+
+    def delete(self, topic: str, partition: int) -> bool:
+        """Close and delete the partition's log (rename to ``-delete``, durably, then remove); returns
+        whether there was one."""
+        self._check_open()
+        tp = (topic, partition)
+        log = self._logs.pop(tp, None)
+        if log is None:
+            return False
+        log_dir = self._dir_of.pop(tp)
+        log.close()
+        doomed = log_dir / delete_dir_name(topic, partition, random_uuid(self._rng))
+        os.replace(log.directory, doomed)
+        fsync_dir(log_dir)
+        shutil.rmtree(doomed)
+        fsync_dir(log_dir)
+        return True
+
+    def checkpoint(self) -> None:
+        """Write the three offset checkpoints of every log directory (each atomically)."""
+        self._check_open()
+        for log_dir in self._log_dirs:
+            logs = {tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
+            write_offset_checkpoint(
+                log_dir / REPLICATION_OFFSET_CHECKPOINT, {tp: log.high_watermark for tp, log in logs.items()}
+            )
+            write_offset_checkpoint(
+                log_dir / LOG_START_OFFSET_CHECKPOINT, {tp: log.log_start_offset for tp, log in logs.items()}
+            )
+            write_offset_checkpoint(
+                log_dir / RECOVERY_POINT_OFFSET_CHECKPOINT,
+                {tp: log.recovery_point for tp, log in logs.items()},
+            )
+
+    def flush_all(self, *, now_ms: int | None = None) -> None:
+        self._check_open()
+        for tp in sorted(self._logs):
+            self._logs[tp].flush(now_ms=now_ms)
+
+    def close(self) -> None:
+        """Flush every log (so every recovery point is its log end), checkpoint, close."""
+        if self._closed:
+            return
+        self.flush_all()
+        self.checkpoint()
+        for log in self._logs.values():
+            log.close()
+        self._closed = True

@@ -1,0 +1,215 @@
+"""``PartitionLog``: one data partition's log on disk (Kafka's ``UnifiedLog``), in
+``<log dir>/<topic>-<partition>/``.
+
+A ``SegmentLog`` (segments, epoch cache, recovery) under ``BasePartitionLog`` (validation, offsets,
+producer state, high watermark, bounded reads, time index, retention), plus this directory's own
+file, Kafka's ``partition.metadata``::
+
+    version: 0
+    topic_id: <Kafka's Uuid.toString: URL-safe base64, no padding>
+
+(no trailing newline). It is written, atomically, when the directory is created, before any segment
+exists, so that every byte of data on disk can be traced to its topic id. Open refuses a directory
+whose file names another topic id (a topic deleted and recreated under the same name): the caller
+must delete the stale log first. Files this module writes and Kafka's readers accept alike.
+
+Recovery, the recovery point and the clean-shutdown marker. Kafka's ``LogLoader`` re-validates an
+unclean log only from its recovery point on, and skips recovery altogether when the log directory
+holds the clean-shutdown marker. kraft does neither shortcut: ``SegmentLog`` scans every batch of
+every segment at open (header, CRC-32C, dense offsets, epochs), truncates a torn tail of the last
+segment and refuses corruption elsewhere, then fsyncs what survived. So the checkpointed recovery
+point only bounds how much of the log could be at risk (open logs how far the log reaches past it),
+and after open the recovery point is the log end. The marker (``kraft.storage.clean_shutdown``)
+matters only for KIP-966: it decides the broker epoch the broker presents at registration. The
+in-memory indexes (offsets, time index, producer state) are rebuilt by one more read of the log at
+open; Kafka's ``.index``/``.timeindex``/``.snapshot`` files are not written.
+
+The log start offset comes from the broker's ``log-start-offset-checkpoint`` (through
+``LogManager``): it is raised to the first segment's base offset if below it, and if it is beyond
+the log end (segments lost), the log is emptied and started there (Kafka's
+``deleteSegmentsIfLogStartGreaterThanLogEnd``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import uuid
+from pathlib import Path
+
+from kraft.common.errors import StorageError
+from kraft.common.uuids import ZERO_UUID, uuid_from_base64, uuid_to_base64
+from kraft.storage.base_partition_log import BasePartitionLog
+from kraft.storage.fsutil import atomic_write, fsync_dir
+from kraft.storage.log_dir import partition_dir
+from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES, RecoveryReport, SegmentLog
+
+logger = logging.getLogger(__name__)
+
+PARTITION_METADATA_FILE = "partition.metadata"
+PARTITION_METADATA_VERSION = 0
+_WHITESPACE = re.compile(r"\s+")
+
+
+def encode_partition_metadata(topic_id: uuid.UUID) -> bytes:
+    """Kafka's ``PartitionMetadata.encode``, byte for byte."""
+    return f"version: {PARTITION_METADATA_VERSION}\ntopic_id: {uuid_to_base64(topic_id)}".encode()
+
+
+def decode_partition_metadata(data: bytes, *, source: str = PARTITION_METADATA_FILE) -> uuid.UUID:
+    """The topic id of a ``partition.metadata`` file (read as Kafka's ``PartitionMetadataReadBuffer``:
+    any version >= 0, for downgrades).
+
+    Raises:
+        StorageError: malformed, or the zero topic id.
+    """
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise StorageError(f"{source}: not UTF-8 text") from None
+    if len(lines) < 2:
+        raise StorageError(f"{source}: expected a version line and a topic_id line")
+    version = _WHITESPACE.split(lines[0].strip())
+    if len(version) != 2 or version[0] != "version:" or not version[1].isdigit():
+        raise StorageError(f"{source}: malformed line {lines[0]!r}")
+    topic = _WHITESPACE.split(lines[1].strip())
+    if len(topic) != 2 or topic[0] != "topic_id:":
+        raise StorageError(f"{source}: malformed line {lines[1]!r}")
+    try:
+        topic_id = uuid_from_base64(topic[1])
+    except ValueError as e:
+        raise StorageError(f"{source}: {e}") from None
+    if topic_id == ZERO_UUID:
+        raise StorageError(f"{source}: invalid (zero) topic id")
+    return topic_id
+
+
+def read_partition_metadata(directory: str | os.PathLike[str]) -> uuid.UUID | None:
+    """The topic id recorded in ``directory``; ``None`` when it has no ``partition.metadata``."""
+    path = Path(directory) / PARTITION_METADATA_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return decode_partition_metadata(data, source=str(path))
+
+
+def write_partition_metadata(directory: str | os.PathLike[str], topic_id: uuid.UUID) -> None:
+    """Durably write ``partition.metadata`` (temp file, fsync, rename, fsync of the directory)."""
+    atomic_write(Path(directory) / PARTITION_METADATA_FILE, encode_partition_metadata(topic_id))
+
+
+class PartitionLog(BasePartitionLog):
+    """One partition's data log on files; see ``BasePartitionLog`` for the API and its invariants.
+
+    Args:
+        log_dir: the log directory (one of ``log.dirs``); the partition's directory is inside it.
+        topic_id: the partition's topic id; ``None`` opens a directory as it is (a ``LogManager``
+            at start), leaving ``topic_id`` ``None`` if it has no ``partition.metadata``.
+        high_watermark, log_start_offset, recovery_point: the broker-level checkpoints' values for
+            this partition (``None``: not in the checkpoint).
+        segment_bytes, segment_ms: Kafka's ``segment.bytes`` and ``segment.ms`` (``None``: no time
+            roll).
+        now_ms: the time ``last_flush_ms`` starts from.
+        create: create the directory if it does not exist (else ``StorageError``).
+
+    Raises:
+        StorageError: the directory holds another topic id, a malformed ``partition.metadata``, or
+            a log ``SegmentLog`` refuses to open (corruption before the tail).
+    """
+
+    def __init__(
+        self,
+        log_dir: str | os.PathLike[str],
+        topic: str,
+        partition: int,
+        topic_id: uuid.UUID | None,
+        *,
+        high_watermark: int = 0,
+        log_start_offset: int | None = None,
+        recovery_point: int | None = None,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        segment_ms: int | None = None,
+        now_ms: int = 0,
+        create: bool = True,
+        verify_crc_on_read: bool = False,
+    ) -> None:
+        directory = partition_dir(log_dir, topic, partition)
+        if not directory.is_dir():
+            if not create:
+                raise StorageError(f"partition directory {directory} does not exist")
+            directory.mkdir(parents=True)
+            fsync_dir(directory.parent)
+        stored = read_partition_metadata(directory)
+        if stored is not None and topic_id is not None and stored != topic_id:
+            raise StorageError(
+                f"{directory / PARTITION_METADATA_FILE} holds topic id {uuid_to_base64(stored)}, not "
+                f"{uuid_to_base64(topic_id)}: the directory belongs to another topic of the same name "
+                "(delete it before creating this one)"
+            )
+        if stored is None and topic_id is not None:
+            write_partition_metadata(directory, topic_id)
+        self._directory = directory
+
+        def start_offset(segments: SegmentLog) -> int:
+            first = segments.segment_base_offsets()[0]
+            if log_start_offset is None:
+                return first
+            if log_start_offset > segments.end_offset():
+                logger.warning(
+                    "%s: log start offset %d is beyond the log end %d: emptying the log to start there",
+                    directory,
+                    log_start_offset,
+                    segments.end_offset(),
+                )
+                segments.truncate_fully_and_start_at(log_start_offset)
+                return log_start_offset
+            return max(log_start_offset, first)
+
+        self._segments = SegmentLog(
+            directory,
+            segment_bytes=segment_bytes,
+            create=create,
+            verify_crc_on_read=verify_crc_on_read,
+            initial_offset=0 if log_start_offset is None else log_start_offset,
+            log_start_offset=start_offset,
+        )
+        try:
+            super().__init__(
+                topic,
+                partition,
+                stored if stored is not None else topic_id,
+                self._segments,
+                high_watermark=high_watermark,
+                segment_bytes=segment_bytes,
+                segment_ms=segment_ms,
+                now_ms=now_ms,
+            )
+        except BaseException:
+            self._segments.close()
+            raise
+        if recovery_point is not None and recovery_point < self.log_end_offset:
+            logger.info(
+                "%s: opened with %d offsets past the checkpointed recovery point %d (all re-validated)",
+                directory,
+                self.log_end_offset - recovery_point,
+                recovery_point,
+            )
+
+    @property
+    def directory(self) -> Path:
+        return self._directory
+
+    @property
+    def recovery_report(self) -> RecoveryReport:
+        """What open had to repair (torn tails, leftover files, a rebuilt epoch cache)."""
+        return self._segments.recovery_report
+
+    def _persist_topic_id(self, topic_id: uuid.UUID) -> None:
+        write_partition_metadata(self._directory, topic_id)
+
+    def crash(self) -> None:
+        """Model a power loss (tests): everything after the last flush is cut from the files and the
+        log is closed; reopen the directory to recover."""
+        self._segments.crash()
