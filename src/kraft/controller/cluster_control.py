@@ -6,6 +6,14 @@ records and a response. The soft state (``BrokerHeartbeats``: last contact, repo
 offsets, controlled-shutdown offsets) belongs to the active controller only and is never replayed:
 a new active controller starts every session fresh (spec 2.4).
 
+A session started at activation only delays fencing; it is not evidence that a process lives. So
+DUPLICATE_BROKER_REGISTRATION needs a session this controller has *heard* in its term (a
+heartbeat or a registration of the current incarnation): a broker killed around a failover is not
+heard by the new active controller, and its next incarnation registers at once. Kafka counts the
+activation-started session as live, which locked such a broker out for a session timeout after
+each failover (29 s after a chain of them in a chaos run). Two live processes with one id are
+still refused: the first one heartbeats this controller.
+
 Taking a broker out of every ISR (controlled shutdown, session expiry) is sliced: one controller
 step changes at most ``ISR_REMOVAL_SLICE`` partitions, and the controller's timers continue with
 the rest. Kafka writes them all at once; in Python, 100,000 partition changes hold the raft thread
@@ -67,35 +75,56 @@ class IsrRemoval:
 
 @dataclass(slots=True)
 class BrokerHeartbeats:
-    """The active controller's soft state about broker sessions."""
+    """The active controller's soft state about broker sessions.
+
+    ``last_contact_ms`` is the session clock that fencing reads: the last heartbeat, or the
+    activation time for a broker not heard since (spec 2.4). ``heard`` holds the brokers whose
+    current incarnation this controller heard itself in its term (a heartbeat or a registration);
+    only those count as live processes for DUPLICATE_BROKER_REGISTRATION (module docstring).
+    Invariant: ``heard`` is cleared on activation and a broker leaves it with ``forget`` (a new
+    incarnation), so it never vouches for an incarnation this controller did not hear.
+    """
 
     session_timeout_ms: int
     last_contact_ms: dict[int, int] = field(default_factory=dict)
     reported_offset: dict[int, int] = field(default_factory=dict)
     controlled_shutdown_offset: dict[int, int] = field(default_factory=dict)
     isr_removals: dict[int, IsrRemoval] = field(default_factory=dict)
+    heard: set[int] = field(default_factory=set)
 
     def touch(self, broker_id: int, now_ms: int, metadata_offset: int | None = None) -> None:
+        """A heartbeat of the broker's current incarnation: its session is live and heard."""
         self.last_contact_ms[broker_id] = now_ms
+        self.heard.add(broker_id)
         if metadata_offset is not None:
             self.reported_offset[broker_id] = metadata_offset
+
+    def heard_registration(self, broker_id: int) -> None:
+        """A registration of the broker's current (or new) incarnation reached this controller.
+        It does not move the session clock: fencing stays as it was (spec 2.4)."""
+        self.heard.add(broker_id)
 
     def forget(self, broker_id: int) -> None:
         self.last_contact_ms.pop(broker_id, None)
         self.reported_offset.pop(broker_id, None)
         self.controlled_shutdown_offset.pop(broker_id, None)
         self.isr_removals.pop(broker_id, None)
+        self.heard.discard(broker_id)
 
     def has_live_session(self, broker_id: int, now_ms: int) -> bool:
+        """Heard by this controller in its term, and within the session timeout (spec 2.1 step 2).
+        A session only started at activation does not count: nobody has heard that process."""
         last = self.last_contact_ms.get(broker_id)
-        return last is not None and now_ms - last < self.session_timeout_ms
+        return broker_id in self.heard and last is not None and now_ms - last < self.session_timeout_ms
 
     def start_sessions(self, image: MetadataImage, now_ms: int) -> None:
-        """A new active controller: every unfenced broker's session starts now (spec 2.4)."""
+        """A new active controller: every unfenced broker's session starts now (spec 2.4), so a
+        broker that stays silent is fenced a session timeout later; none is heard yet."""
         self.last_contact_ms.clear()
         self.reported_offset.clear()
         self.controlled_shutdown_offset.clear()
         self.isr_removals.clear()
+        self.heard.clear()
         for b in image.brokers.values():
             if not b.fenced:
                 self.last_contact_ms[b.id] = now_ms
@@ -235,6 +264,7 @@ class ClusterControl:
         stats = ChangeStats()
         self.heartbeats.isr_removals.pop(broker_id, None)  # a (re)starting broker: nothing to finish
         if same_incarnation and existing is not None:
+            self.heartbeats.heard_registration(broker_id)
             epoch = existing.epoch
             fenced = existing.fenced
             in_cs = False  # [4.0+] a starting broker clears InControlledShutdown
@@ -251,6 +281,7 @@ class ClusterControl:
                     self.replication.remove_broker_from_isrs(
                         image, broker_id, records, stats, is_active=active
                     )
+            self.heartbeats.heard_registration(broker_id)
             epoch = next_offset + len(records)
             fenced = True
             in_cs = False

@@ -1,9 +1,14 @@
 """IncrementalAlterConfigs and DescribeConfigs over the image (spec 6.6; Kafka's
 ConfigurationControlManager). Pure: records and responses out, nothing mutated.
 
-KIP-966 (spec 5.3 rule 5, 4.0+): any ConfigRecord for ``min.insync.replicas`` on a topic is
-followed by ClearElrRecord{topic}; on the cluster default (BROKER "") by ClearElrRecord{""}, even
-when the value does not change, when ELR is enabled.
+KIP-966 (spec 5.3 rule 5, revised): after the ConfigRecords of a request that sets or deletes
+``min.insync.replicas`` (on a topic, the cluster default BROKER "", or this controller's own node,
+whose value the controller's resolution reads), each partition whose ISR alone satisfies the new
+effective min ISR gets a PartitionChangeRecord emptying its ELR and LastKnownElr; partitions still
+below it keep theirs. Only with ELR enabled. This differs from Kafka 4.0+, which writes
+ClearElrRecord{topic} (or {""}) and so empties every partition, even a leaderless one whose ELR
+holds its only replicas with every committed record. We never write ClearElrRecord: it means
+"clear all of them", which is not the rule; its replay is kept for logs Kafka wrote.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from kraft.controller.features import elr_enabled
+from kraft.controller.partition_change import elr_cleared_by_min_isr_change
+from kraft.controller.replication_control import partition_change_record
 from kraft.controller.result import ControllerResult, result
 from kraft.metadata.configs import (
     BROKER,
@@ -22,7 +29,7 @@ from kraft.metadata.configs import (
     describe_configs,
     validate_value,
 )
-from kraft.metadata.image import MetadataImage
+from kraft.metadata.image import MetadataDelta, MetadataImage
 from kraft.metadata.records import ApiMessageAndVersion, MetadataRecordType, make_record
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import incremental_alter_configs
@@ -64,7 +71,59 @@ class ConfigControl:
             )
         if request.validate_only:
             records = []
+        else:
+            # After every resource of the request: the rule needs the final m of each topic.
+            records.extend(self.min_isr_elr_changes(image, records))
         return result(records, cls(throttle_time_ms=0, responses=responses))
+
+    def min_isr_elr_changes(
+        self, image: MetadataImage, config_records: list[ApiMessageAndVersion]
+    ) -> list[ApiMessageAndVersion]:
+        """Spec 5.3 rule 5 (revised) for ``config_records`` about to be written on ``image``: one
+        PartitionChangeRecord per partition whose ISR already meets the new effective min ISR and
+        that still has an ELR or LastKnownElr (module docstring).
+
+        Every topic is visited when a broker-level value changed, only the named topics otherwise.
+        The new m is resolved on ``image`` with ``config_records`` replayed, so topic overrides,
+        deletions and several resources in one request count as they will once committed.
+        """
+        if not elr_enabled(image):
+            return []
+        own_node = str(self.resolver.node_id)
+        topics: set[str] = set()
+        every_topic = False
+        for record in config_records:
+            data = record.data
+            if record.type != MetadataRecordType.CONFIG or data.name != MIN_ISR:
+                continue
+            if data.resource_type == TOPIC:
+                topics.add(data.resource_name)
+            elif data.resource_type == BROKER and data.resource_name in ("", own_node):
+                every_topic = True
+        if not topics and not every_topic:
+            return []
+        delta = MetadataDelta(image)
+        for i, record in enumerate(config_records):
+            delta.replay(record, image.provenance.last_offset + 1 + i)
+        after = delta.apply(image.provenance)
+        names = sorted(after.topics_by_name) if every_topic else sorted(topics)
+        mv = image.metadata_version
+        out: list[ApiMessageAndVersion] = []
+        for name in names:
+            topic = after.topics_by_name.get(name)
+            if topic is None:
+                continue
+            configured = self.resolver.topic_min_isr(after, name)
+            for pid in sorted(topic.partitions):
+                p = topic.partitions[pid]
+                if not (p.elr or p.last_known_elr):
+                    continue
+                change = elr_cleared_by_min_isr_change(
+                    p, topic_id=topic.id, partition_id=pid, min_isr=configured
+                )
+                if change is not None:
+                    out.append(partition_change_record(change, mv))
+        return out
 
     def _alter_one(
         self, image: MetadataImage, res: Any
@@ -123,7 +182,6 @@ class ConfigControl:
                     else f"Invalid config for resource ConfigResource(type={kind}, name='{rname}'): {e}",
                 )
         records: list[ApiMessageAndVersion] = []
-        touched_min_isr = False
         for name in sorted(set(current) | set(new) | set(names)):
             old_v, new_v = current.get(name), new.get(name)
             # Topic ConfigRecords only when the value changes; broker ones always (spec 6.6).
@@ -137,12 +195,6 @@ class ConfigControl:
                     name=name,
                     value=new_v,
                 )
-            )
-            if name == MIN_ISR:
-                touched_min_isr = True
-        if touched_min_isr and elr_enabled(image) and (rtype == TOPIC or rname == ""):
-            records.append(
-                make_record(MetadataRecordType.CLEAR_ELR, topic_name=rname if rtype == TOPIC else "")
             )
         return records
 

@@ -1,5 +1,6 @@
 """Leader, ISR and ELR choice for one partition: Kafka's ``PartitionChangeBuilder`` as one pure
-function (spec 4.2, 4.4, 4.6, 5.3-5.5).
+function (spec 4.2, 4.4, 4.6, 5.3-5.5), and the per-partition ELR rule of a min.insync.replicas
+change (spec 5.3 rule 5).
 
 Must not: do I/O, read a clock, draw random numbers or look at the cluster. Everything it needs
 (who may lead, m, whether ELR is on, the metadata.version) comes in as arguments, and what it
@@ -230,6 +231,36 @@ def build_partition_change(
         unclean=installs and unclean,
         from_elr=installs and winner in p.elr,
     )
+
+
+def elr_cleared_by_min_isr_change(
+    partition: PartitionRegistration,
+    *,
+    topic_id: uuid.UUID,
+    partition_id: int,
+    min_isr: int,
+) -> PartitionChange | None:
+    """Spec 5.3 rule 5 (revised), KIP-966: "when updating the config min.insync.replicas, if the
+    new min ISR <= current ISR, the ELR will be removed" -- per partition.
+
+    Where the new effective m is at most |ISR|, the ISR alone satisfies min ISR, so rule 3 applies
+    and the change empties ELR and LastKnownElr (PE + 1, no leader-epoch bump: ``leader`` stays
+    unchanged). Where the ISR is still below m, ELR and LastKnownElr are kept: they are the
+    replicas that hold every committed record, and a leaderless partition elects from them.
+    Kafka 4.0+ instead clears every partition of the topic (ClearElrRecord), which can leave a
+    leaderless partition with no eligible replica at all.
+
+    Args:
+        min_isr: the new min.insync.replicas as resolved for the topic; clamped here to
+            [1, number of replicas] like ``build_partition_change`` (spec 4.1).
+
+    Returns:
+        The change to write, or None when there is nothing to clear or the ISR is below m.
+    """
+    m = max(1, min(min_isr, len(partition.replicas)))
+    if len(partition.isr) < m or not (partition.elr or partition.last_known_elr):
+        return None
+    return PartitionChange(topic_id=topic_id, partition_id=partition_id, elr=(), last_known_elr=())
 
 
 def _complete_reassignment(

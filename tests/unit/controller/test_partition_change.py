@@ -8,7 +8,8 @@ Events of the examples become builder inputs as the callers of spec 4.3 build th
   unclean b       "b re-registers uncleanly": target ISR = ISR - {b}, U = {b}, b not acceptable
   isr [..]        AlterPartition with that ISR
   elect E         ElectLeaders / periodic election of type E
-  min_isr m       topic min.insync.replicas := m: ConfigRecord + ClearElrRecord [4.0+]
+  min_isr m       topic min.insync.replicas := m: ConfigRecord, then spec 5.3 rule 5 (revised):
+                  ELR and LKE cleared only where m <= |ISR|
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kraft.controller.partition_change import Election, PartitionChangeResult, build_partition_change
+from kraft.controller.partition_change import (
+    Election,
+    PartitionChangeResult,
+    build_partition_change,
+    elr_cleared_by_min_isr_change,
+)
 from kraft.metadata.partition import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -266,6 +272,18 @@ SCENARIOS = [
         ),
     ),
     Scenario(
+        "E12 step 1' leaderless partition keeps its ELR through min.insync.replicas changes",
+        (0, 1, 2),
+        2,
+        "- | 1,2 | 0 | -1 | 3 | 3",
+        frozenset({0}),
+        (
+            S("min_isr", 1, None),  # m 1 > |ISR| 0: kept (Kafka's ClearElrRecord empties it)
+            S("min_isr", 3, None),  # m 3 > |ISR| 0: kept
+            S("unfence", 2, "2 | 1 | - | 2 | 4 | 4", how="elr"),  # elected from the ELR
+        ),
+    ),
+    Scenario(
         "E12 ELR switched off: the first change clears ELR",
         (1, 2, 3),
         2,
@@ -299,11 +317,9 @@ def run_event(
     elif step.event == "elect":
         election = step.arg
     elif step.event == "min_isr":
-        # Spec 5.3.5 [4.0+]: a ClearElrRecord, merged with ELR = LKE = [] (no LE bump).
+        # Spec 5.3 rule 5 (revised): ELR = LKE = [] only where the new m <= |ISR| (no LE bump).
         m = step.arg
-        change = None
-        if part.elr or part.last_known_elr:
-            change = PartitionChange(topic_id=TOPIC, partition_id=0, elr=(), last_known_elr=())
+        change = elr_cleared_by_min_isr_change(part, topic_id=TOPIC, partition_id=0, min_isr=m)
         return (
             PartitionChangeResult(change=change, elected_leader=None, unclean=False, from_elr=False),
             active,

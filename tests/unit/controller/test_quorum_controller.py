@@ -394,7 +394,7 @@ def test_preferred_leader_election() -> None:
     assert again.replica_election_results[0].partition_result[0].error_code == ErrorCode.ELECTION_NOT_NEEDED
 
 
-def test_min_isr_change_clears_elr_and_bad_values_are_refused() -> None:
+def test_min_isr_change_clears_elr_where_the_isr_meets_it_and_bad_values_are_refused() -> None:
     c = ControllerCluster(1)
     epochs = c.start_brokers([1, 2, 3])
     c.create_topic("t", 1, 3, configs={"min.insync.replicas": "2"})
@@ -418,7 +418,9 @@ def test_min_isr_change_clears_elr_and_bad_values_are_refused() -> None:
     assert c.set_config(TOPIC, "t", "min.insync.replicas", "1").error_code == 0
     after = c.image().topics_by_name["t"].partitions[0]
     assert after.elr == () and after.last_known_elr == ()
-    assert "CLEAR_ELR" in committed_record_types(c)
+    # Spec 5.3 rule 5 (revised): a PartitionChangeRecord for this partition, never ClearElrRecord.
+    types = committed_record_types(c)
+    assert types[-2:] == ["CONFIG", "PARTITION_CHANGE"] and "CLEAR_ELR" not in types
     assert c.set_config(TOPIC, "t", "cleanup.policy", "compact", op=2).error_code == 0
     assert c.image().configs[(TOPIC, "t")]["cleanup.policy"] == "delete,compact"
     assert c.set_config(TOPIC, "t", "retention.ms", "1", op=2).error_code == ErrorCode.INVALID_CONFIG
