@@ -22,8 +22,10 @@ from kraft.broker.isr import IsrManager
 from kraft.broker.lifecycle import BrokerLifecycle, BrokerState
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.broker.metrics import BrokerMetrics
+from kraft.broker.replica_manager import DATA_API_KEYS, ReplicaManager
+from kraft.common.errors import KraftError
 from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataLoader, Publisher
-from kraft.protocol.envelope import ClientEnvelope, ControllerEnvelope
+from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelope
 from kraft.raft.types import LeaderAndEpoch
 
 
@@ -47,6 +49,7 @@ class Broker:
         isr: IsrManager,
         metrics: BrokerMetrics | None = None,
         raft_listener_name: str = "CONTROLLER",
+        replicas: ReplicaManager | None = None,
     ) -> None:
         self.node_id = node_id
         self.raft_listener_name = raft_listener_name  # where DescribeCluster finds the controllers
@@ -54,6 +57,7 @@ class Broker:
         self.metadata = metadata
         self.client_apis = client_apis
         self.isr = isr
+        self.replicas = replicas
         self.metrics = metrics
         self._loader = loader
         self.install_publisher(self.publish)
@@ -87,10 +91,22 @@ class Broker:
     def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
         """The ``MetadataPublisher`` of the broker's parts."""
         self.isr.publish(delta, image)
+        if self.replicas is not None:
+            self.replicas.publish(delta, image)
         self.client_apis.publish(delta, image)
 
     def handle_client_request(self, envelope: ClientEnvelope, now_ms: int, leader: LeaderAndEpoch) -> None:
-        self.client_apis.handle(envelope, now_ms, leader)
+        request = envelope.body
+        assert type(request) is ApiRequest
+        if self.replicas is not None and request.api.key in DATA_API_KEYS:
+            self.replicas.handle(envelope, now_ms)
+        else:
+            self.client_apis.handle(envelope, now_ms, leader)
+
+    def handle_client_answer(self, envelope: ClientEnvelope, now_ms: int) -> None:
+        """An answer to one of this broker's requests to another broker (the replica fetcher's)."""
+        if self.replicas is None or not self.replicas.handle_answer(envelope, now_ms):
+            raise KraftError(f"broker {self.node_id} asked no broker for {envelope!r}")
 
     def handle_answer(self, envelope: ControllerEnvelope, now_ms: int) -> None:
         """An answer to one of this broker's controller requests."""
@@ -125,7 +141,11 @@ class Broker:
         out.extend(isr_requests)
         apis_wake = self.client_apis.poll(now_ms, leader)
         out.extend(self.client_apis.drain())
-        for w in (isr_wake, apis_wake):
+        replicas_wake = None
+        if self.replicas is not None:
+            replicas_wake = self.replicas.poll(now_ms, lifecycle.broker_epoch)
+            out.extend(self.replicas.drain())
+        for w in (isr_wake, apis_wake, replicas_wake):
             if w is not None:
                 wake = w if wake is None else min(wake, w)
         return out, wake
@@ -135,4 +155,8 @@ class Broker:
         broker's own metadata snapshot when one is due."""
         if self.metadata is not None:
             self.metadata.maybe_snapshot(now_ms)
-        return list(self.client_apis.drain())
+        out: list[ControllerEnvelope | ClientEnvelope] = list(self.client_apis.drain())
+        if self.replicas is not None:
+            self.replicas.complete_waiting(now_ms)
+            out.extend(self.replicas.drain())
+        return out

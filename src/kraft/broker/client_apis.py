@@ -68,9 +68,12 @@ from kraft.protocol.messages import (
     describe_quorum,
     describe_topic_partitions,
     elect_leaders,
+    fetch,
     incremental_alter_configs,
     list_offsets,
     metadata,
+    offset_for_leader_epoch,
+    produce,
     remove_raft_voter,
     update_features,
 )
@@ -105,8 +108,13 @@ BROKER_APIS: Final[Mapping[int, Api]] = {
             describe_configs,
             describe_quorum,
             list_offsets,
+            produce,
+            offset_for_leader_epoch,
         )
     },
+    # Consumers and followers fetch over a broker listener (v4-17); a controller listener's Fetch
+    # is raft's (v13-17).
+    fetch.CLIENT_API.key: fetch.CLIENT_API,
     **FORWARDED_APIS,
     **VOTER_CHANGE_APIS,
 }

@@ -1,4 +1,12 @@
-"""A partition leader's ISR management without a data plane yet (Kafka's ``AlterPartitionManager``).
+"""A partition leader's ISR requests to the controller (Kafka's ``AlterPartitionManager``).
+
+With the data plane (a ``ReplicaManager`` given as ``replicas``), the ISR a leader asks for comes
+from its followers' fetches (``ReplicaManager.isr_proposals``: shrink by ``replica.lag.time.max.ms``,
+expand when caught up), and a proposal is *pending* (it counts for the high watermark, as Kafka's
+maximal ISR) from when it is sent until the controller's answer or the metadata settles it.
+A broker built without partition storage (the simulator's controller worlds) keeps the rule below.
+
+Without the data plane:
 
 Kafka's partition leader adds a follower to the ISR once it has fetched up to the high watermark,
 removes one that fell behind for ``replica.lag.time.max.ms``, and reports a partition recovered
@@ -28,13 +36,17 @@ import itertools
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kraft.metadata.image import MetadataDelta, MetadataImage
+from kraft.broker.partition import Partition
+from kraft.metadata.image import MetadataDelta, MetadataImage, TopicIdPartition
 from kraft.metadata.partition import LeaderRecoveryState, PartitionRegistration
 from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import alter_partition
+
+if TYPE_CHECKING:
+    from kraft.broker.replica_manager import ReplicaManager
 
 log = logging.getLogger("kraft.broker.isr")
 
@@ -53,8 +65,11 @@ class IsrManager:
         request_timeout_ms: int = 30_000,
         retry_backoff_ms: int = 100,
         next_correlation_id: Callable[[], int] | None = None,
+        replicas: ReplicaManager | None = None,
     ) -> None:
         self.node_id = node_id
+        self.replicas = replicas
+        self._pending: list[Partition] = []  # partitions whose proposal is in flight
         self._next_correlation_id = next_correlation_id or itertools.count(1).__next__
         self._image = MetadataImage.EMPTY
         self.request_timeout_ms = request_timeout_ms
@@ -112,16 +127,20 @@ class IsrManager:
             self._in_flight = None
             self._asked.clear()
             self._dirty = True
+            self._clear_pending()
         lag_ends_ms = self._expire_out_of_sync(now_ms) if self._out_of_sync else None
         if not running or controller_id is None or broker_epoch < 0:
             return [], lag_ends_ms
         if now_ms < self._not_before_ms:
             return [], self._not_before_ms
-        brokers, topics = image.brokers, image.topics_by_id
-        if not self._dirty and self._seen[0] is brokers and self._seen[1] is topics:
-            return [], lag_ends_ms  # nothing that decides ISR membership changed since the last scan
-        self._seen, self._dirty = (brokers, topics), False
-        changes = self._changes(image)
+        if self.replicas is not None:
+            changes = self._data_plane_changes(image, now_ms)
+        else:
+            brokers, topics = image.brokers, image.topics_by_id
+            if not self._dirty and self._seen[0] is brokers and self._seen[1] is topics:
+                return [], lag_ends_ms  # nothing that decides ISR membership changed since the last scan
+            self._seen, self._dirty = (brokers, topics), False
+            changes = self._changes(image)
         if not changes:
             return [], lag_ends_ms
         body = self._request(image, broker_epoch, changes)
@@ -129,6 +148,8 @@ class IsrManager:
         deadline = now_ms + self.request_timeout_ms
         self._in_flight = (correlation_id, deadline)
         self.requests_sent += 1
+        if self.replicas is not None:
+            self._mark_pending(changes)
         request = ApiRequest(alter_partition.API, ALTER_PARTITION_VERSION, body)
         return [ControllerEnvelope(self.node_id, controller_id, correlation_id, request)], deadline
 
@@ -143,6 +164,7 @@ class IsrManager:
         ):
             return False
         self._in_flight = None
+        self._clear_pending()
         response: Any = body.body
         top = ErrorCode.UNKNOWN_SERVER_ERROR if response is None else int(response.error_code)
         if top != ErrorCode.NONE:
@@ -163,6 +185,56 @@ class IsrManager:
         return True
 
     # -- internals ---------------------------------------------------------------------------------
+
+    def _data_plane_changes(
+        self, image: MetadataImage, now_ms: int
+    ) -> list[tuple[uuid.UUID, int, PartitionRegistration, tuple[int, ...], int]]:
+        assert self.replicas is not None
+        out = []
+        for partition, isr in self.replicas.isr_proposals(now_ms):
+            p = image.partition(partition.topic_id, partition.index)
+            if p is None or p.leader != self.node_id or p.partition_epoch != partition.partition_epoch:
+                continue
+            key = (partition.topic_id, partition.index)
+            if self._asked.get(key, -1) >= p.partition_epoch:
+                continue
+            lrs = int(p.leader_recovery_state)
+            if p.leader_recovery_state == LeaderRecoveryState.RECOVERING:
+                isr, lrs = p.isr, int(LeaderRecoveryState.RECOVERED)
+            out.append((partition.topic_id, partition.index, p, isr, lrs))
+            self._asked[key] = p.partition_epoch
+            if len(out) >= MAX_PARTITIONS_PER_REQUEST:
+                break
+        for tp in image.partitions_led_by(self.node_id):
+            # An unclean leader's log is settled as soon as it leads (it keeps its log as it is).
+            p = image.partition(tp.topic_id, tp.partition_id)
+            key = (tp.topic_id, tp.partition_id)
+            if (
+                p is None
+                or p.leader_recovery_state != LeaderRecoveryState.RECOVERING
+                or self._asked.get(key, -1) >= p.partition_epoch
+                or len(out) >= MAX_PARTITIONS_PER_REQUEST
+            ):
+                continue
+            out.append((tp.topic_id, tp.partition_id, p, p.isr, int(LeaderRecoveryState.RECOVERED)))
+            self._asked[key] = p.partition_epoch
+        return out
+
+    def _mark_pending(
+        self, changes: list[tuple[uuid.UUID, int, PartitionRegistration, tuple[int, ...], int]]
+    ) -> None:
+        assert self.replicas is not None
+        for topic_id, index, _, isr, _ in changes:
+            partition = self.replicas.partitions.get(TopicIdPartition(topic_id, index))
+            if partition is not None:
+                partition.pending_isr = isr
+                self._pending.append(partition)
+
+    def _clear_pending(self) -> None:
+        """The request was answered or lost: the ISR is what the metadata says again."""
+        for partition in self._pending:
+            partition.pending_isr = None
+        self._pending = []
 
     def _changes(
         self, image: MetadataImage

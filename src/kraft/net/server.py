@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from kraft.common.errors import MalformedMessageError, RemoteProtocolError, UnsupportedApiError
 from kraft.protocol.api import Api, decode_request, encode_response
+from kraft.protocol.envelope import NO_RESPONSE
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.headers import API_VERSIONS_KEY, RequestHeader
@@ -324,6 +325,10 @@ class KafkaServer:
     ) -> None:
         try:
             body = await self._handler.handle(request)
+            if body is NO_RESPONSE:  # acks=0: Kafka writes nothing back
+                if not slot.done():
+                    slot.set_result(b"")
+                return
             payload = encode_response(request.api, request.version, request.header.correlation_id, body)
         except asyncio.CancelledError:
             if not slot.done():

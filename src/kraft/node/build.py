@@ -23,6 +23,7 @@ from kraft.broker.isr import IsrManager
 from kraft.broker.lifecycle import BrokerLifecycle, LifecycleConfig
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.broker.metrics import BrokerMetrics
+from kraft.broker.replica_manager import LogProvider, ReplicaConfig, ReplicaManager
 from kraft.common.errors import KraftError
 from kraft.controller.quorum_controller import ControllerConfig, QuorumController
 from kraft.metadata.configs import ConfigResolver
@@ -51,6 +52,7 @@ class BrokerConfig:
     max_request_partition_size_limit: int = DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT
     snapshot_max_bytes: int = 20 * 1024 * 1024  # metadata.log.max.record.bytes.between.snapshots
     snapshot_interval_ms: int = 3_600_000  # metadata.log.max.snapshot.interval.ms
+    replication: ReplicaConfig = field(default_factory=ReplicaConfig)  # replica.* properties
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,10 +84,13 @@ class NodeConfig:
 
 @dataclass(frozen=True, slots=True)
 class NodeStorage:
-    """The node's durable state: the metadata log and the election state (quorum-state)."""
+    """The node's durable state: the metadata log, the election state (quorum-state) and, on a
+    broker that holds data, its partition logs (None: the broker serves metadata only, as the
+    simulator's controller worlds build it)."""
 
     log: ReplicatedLog
     store: ElectionStore
+    partition_logs: LogProvider | None = None
 
 
 def build_node(
@@ -143,7 +148,9 @@ def build_node(
         )
     broker = None
     if config.broker is not None:
-        broker = _build_broker(config, config.broker, raft, controller, now_ms, snapshot_encoder)
+        broker = _build_broker(
+            config, config.broker, raft, controller, now_ms, snapshot_encoder, storage.partition_logs
+        )
     return Node(raft=raft, controller=controller, quorum_apis=quorum_apis, broker=broker)
 
 
@@ -154,6 +161,7 @@ def _build_broker(
     controller: QuorumController | None,
     now_ms: int,
     snapshot_encoder: SnapshotEncoder | None,
+    partition_logs: LogProvider | None,
 ) -> Broker:
     node_id = config.node_id
     assert node_id is not None
@@ -194,11 +202,22 @@ def _build_broker(
         request_timeout_ms=settings.request_timeout_ms,
         next_correlation_id=next_id,
     )
+    resolver = ConfigResolver(dict(settings.static_configs), node_id)
+    replicas = None
+    if partition_logs is not None:
+        replicas = ReplicaManager(
+            node_id=node_id,
+            logs=partition_logs,
+            resolver=resolver,
+            config=settings.replication,
+            next_correlation_id=next_id,
+        )
     isr = IsrManager(
         node_id,
         request_timeout_ms=settings.lifecycle.request_timeout_ms,
         retry_backoff_ms=settings.lifecycle.retry_backoff_ms,
         next_correlation_id=next_id,
+        replicas=replicas,
     )
     return Broker(
         node_id=node_id,
@@ -207,6 +226,7 @@ def _build_broker(
         metadata=metadata,
         client_apis=client_apis,
         isr=isr,
-        metrics=BrokerMetrics(ConfigResolver(dict(settings.static_configs), node_id)),
+        metrics=BrokerMetrics(resolver),
         raft_listener_name=config.raft_listener_name,
+        replicas=replicas,
     )

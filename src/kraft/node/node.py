@@ -19,7 +19,8 @@ inbound                                    goes to
 ``Envelope`` (raft RPC or answer)          the raft core
 ``ControllerEnvelope`` request             ``quorum_apis`` (its APIs) or ``controller``
 ``ControllerEnvelope`` answer              whichever part asked (broker, quorum_apis)
-``ClientEnvelope`` request                 the broker's client APIs
+``ClientEnvelope`` request                 the broker's client APIs or replica manager
+``ClientEnvelope`` answer                  the broker's replica fetcher
 =========================================  ===============================================
 
 A request a part sends to this very node (a combined node's broker heartbeating its own controller,
@@ -176,9 +177,12 @@ class Node:
                     self._to_asker(envelope, now_ms)
             case ClientEnvelope():
                 broker = self.broker
-                if broker is None or type(envelope.body) is not ApiRequest:
+                if broker is None:
                     raise KraftError(f"node {self.node_id} has no broker part for {envelope!r}")
-                broker.handle_client_request(envelope, now_ms, self.raft.leader_and_epoch())
+                if type(envelope.body) is ApiRequest:
+                    broker.handle_client_request(envelope, now_ms, self.raft.leader_and_epoch())
+                else:
+                    broker.handle_client_answer(envelope, now_ms)  # a leader answered our fetcher
             case _:
                 assert_never(envelope)
 

@@ -29,6 +29,25 @@ from kraft.common.errors import KraftError
 from kraft.protocol.api import Api
 
 
+class _NoResponse:
+    """The answer to a request that gets none on the wire (Produce with acks=0)."""
+
+    _instance: _NoResponse | None = None
+
+    def __new__(cls) -> _NoResponse:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NO_RESPONSE"
+
+
+NO_RESPONSE = _NoResponse()
+"""A node answers a request with this body when Kafka sends nothing back (acks=0): the network
+shell writes no frame, and the client's next request is read as usual."""
+
+
 @dataclass(frozen=True, slots=True)
 class ApiRequest:
     """One request of ``api`` at ``version``; ``body`` is its decoded form (see the module docstring)."""

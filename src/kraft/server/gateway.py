@@ -37,6 +37,7 @@ from kraft.node.listeners import RAFT_PEER_APIS
 from kraft.protocol.api import Api
 from kraft.protocol.envelope import ApiRequest, ApiResponse, ClientEnvelope, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import add_raft_voter, describe_quorum, remove_raft_voter
 from kraft.raft.messages import Envelope, FetchRequest, FetchResponse
 from kraft.raft.rpc import error_response_for, request_cluster_id, request_source
 from kraft.raft.types import LeaderAndEpoch
@@ -49,6 +50,8 @@ CONTROLLER_CLIENT_BASE: Final = -1_000_000
 BROKER_CLIENT_BASE: Final = -2_000_000
 
 NodeMessage = Envelope | ControllerEnvelope | ClientEnvelope
+# The raft APIs a broker listener takes (and forwards to the raft leader) as raft dataclasses.
+BROKER_RAFT_KEYS: Final = frozenset(m.API.key for m in (describe_quorum, add_raft_voter, remove_raft_voter))
 
 
 class Gateway:
@@ -129,7 +132,9 @@ class ListenerHandler:
     async def handle(self, request: InboundRequest) -> Any:
         gateway = self._gateway
         api, version, key = request.api, request.version, request.api.key
-        codec = CODECS.get(key)
+        # On a broker listener only the APIs it forwards to the raft core take the raft codecs:
+        # its Fetch is the data plane's (a consumer's or a follower's), not a raft Fetch.
+        codec = None if self._broker and key not in BROKER_RAFT_KEYS else CODECS.get(key)
         body: Any = request.body
         if codec is not None:
             decoded = codec.decode_request(body, version, gateway.leader())

@@ -27,12 +27,13 @@ import random
 import signal
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kraft.broker.lifecycle import LifecycleConfig, Listener
+from kraft.broker.replica_manager import ReplicaConfig
 from kraft.common.errors import ConfigError, StorageError
 from kraft.common.uuids import uuid_to_base64
 from kraft.controller.features import SUPPORTED_FEATURES, finalized_features
@@ -103,6 +104,14 @@ class KraftServer:
         self._gateway: Gateway | None = None
         self._kafka_servers: list[KafkaServer] = []
         self._channel: PeerChannel | None = None
+        self._broker_channel: PeerChannel | None = None  # to other brokers (the replica fetcher)
+        self._partition_logs: Any = None  # the broker's LogManager (owned by the raft thread)
+        # inter.broker.listener.name, else the first broker listener (Kafka: the one whose
+        # security protocol is security.inter.broker.protocol, PLAINTEXT).
+        broker_names = [e.name for e in config.broker_listeners]
+        self._inter_broker_listener = str(
+            config.properties.get("inter.broker.listener.name") or (broker_names[0] if broker_names else "")
+        ).upper()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._metrics_server: Any = None
         self._log: Any = None
@@ -220,6 +229,12 @@ class KraftServer:
         directory_ids = {}
         if config.is_broker:
             directory_ids = await loop.run_in_executor(None, self._check_log_dirs, meta)
+            if with_controller:
+                from kraft.storage.log_manager import LogManager
+
+                self._partition_logs = await loop.run_in_executor(
+                    None, lambda: LogManager(config.log_dirs, segment_bytes=config.segment_bytes)
+                )
         partition_dir = metadata_partition_dir(config.metadata_log_dir)
         self._log = await loop.run_in_executor(
             None, lambda: MetadataLog(partition_dir, segment_bytes=config.segment_bytes)
@@ -255,7 +270,7 @@ class KraftServer:
                 quorum_apis=bool(config.controller_listeners),
                 broker=broker,
             ),
-            NodeStorage(self._log, store),
+            NodeStorage(self._log, store, self._partition_logs),
             clock(),
             random.Random(),
             snapshot_encoder=self._encode_snapshot,
@@ -289,6 +304,18 @@ class KraftServer:
             raft_listener_name=raft_name,
             log_prefix=self.prefix,
         )
+        if config.is_broker:
+            # Followers fetch from leaders over the inter-broker listener (addresses from the image).
+            self._broker_channel = PeerChannel(
+                local_id=config.node_id,
+                addresses={},
+                apis=dict(BROKER_LISTENER_APIS),
+                deliver=lambda env: self.driver.deliver([env]),
+                listener_name=self._inter_broker_listener,
+                cluster_id=meta.cluster_id,
+                request_timeout_ms=config.broker_request_timeout_ms,
+                log_prefix=self.prefix,
+            )
         handlers["controller"] = ListenerHandler(gateway, broker=False)
         handlers["broker"] = ListenerHandler(gateway, broker=True)
         ready.set()
@@ -371,6 +398,7 @@ class KraftServer:
             max_request_partition_size_limit=config.max_request_partition_size_limit,
             snapshot_max_bytes=config.controller.snapshot_max_bytes,
             snapshot_interval_ms=config.controller.snapshot_interval_ms,
+            replication=replica_config(config.properties, self._inter_broker_listener),
         )
 
     # ------------------------------------------------------------------------------------ events
@@ -384,6 +412,8 @@ class KraftServer:
                         self._channel.send(envelope)
                 case ControllerEnvelope() if envelope.is_request:
                     self._send_to_controller(envelope)
+                case ClientEnvelope() if envelope.is_request:
+                    self._send_to_broker(envelope)
                 case Envelope() | ControllerEnvelope() | ClientEnvelope():
                     if gateway is not None:
                         gateway.complete(envelope)
@@ -411,6 +441,38 @@ class KraftServer:
                     body = codec.decode_response(body, version, self.config.raft_listener_name)
             except ChannelError as e:
                 log.debug("%s%s to controller %d failed: %s", self.prefix, api.name, envelope.destination, e)
+                body = None
+            self.driver.deliver([envelope.reply(body)])
+
+        task = asyncio.get_running_loop().create_task(call())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _send_to_broker(self, envelope: ClientEnvelope) -> None:
+        """A request to another broker (the replica fetcher's Fetch): sent to the address that
+        broker registered for the listener the envelope names; the answer (a ``None`` body when it
+        failed) goes back to the node."""
+        channel = self._broker_channel
+        request = envelope.body
+        assert isinstance(request, ApiRequest)
+        if channel is None or self._stopped.is_set():
+            return
+        destination = envelope.destination
+        registration = self.image().brokers.get(destination)
+        endpoint = registration.listener(envelope.listener) if registration is not None else None
+        if endpoint is None:
+            self.driver.deliver([envelope.reply(None)])
+            return
+        channel.set_address(destination, PeerAddress(endpoint.host, endpoint.port))
+
+        async def call() -> None:
+            body: Any
+            try:
+                _, body = await channel.call(
+                    destination, request.api, lambda _: request.body, version=request.version
+                )
+            except ChannelError as e:
+                log.debug("%s%s to broker %d failed: %s", self.prefix, request.api.name, destination, e)
                 body = None
             self.driver.deliver([envelope.reply(body)])
 
@@ -612,6 +674,8 @@ class KraftServer:
             await server.close()
         if self._channel is not None:
             await self._channel.close()
+        if self._broker_channel is not None:
+            await self._broker_channel.close()
         if self._metrics_server is not None:
             with contextlib.suppress(Exception):
                 self._metrics_server.shutdown()
@@ -621,7 +685,35 @@ class KraftServer:
                 with contextlib.suppress(Exception):
                     self._log.flush()
                 self._log.close()
+                if self._partition_logs is not None:
+                    self._partition_logs.close()
+                    self._partition_logs = None
             self._log = None
+
+
+def replica_config(props: Mapping[str, str], inter_broker_listener: str) -> ReplicaConfig:
+    """The replica manager's settings from Kafka's ``replica.*`` broker properties."""
+    defaults = ReplicaConfig()
+
+    def get(name: str, default: int) -> int:
+        value = props.get(name)
+        try:
+            return default if value is None else int(value)
+        except ValueError:
+            raise ConfigError(f"{name}: expected an integer, got {value!r}") from None
+
+    return ReplicaConfig(
+        replica_lag_time_max_ms=get("replica.lag.time.max.ms", defaults.replica_lag_time_max_ms),
+        fetch_wait_max_ms=get("replica.fetch.wait.max.ms", defaults.fetch_wait_max_ms),
+        fetch_min_bytes=get("replica.fetch.min.bytes", defaults.fetch_min_bytes),
+        fetch_max_bytes=get("replica.fetch.max.bytes", defaults.fetch_max_bytes),
+        fetch_response_max_bytes=get("replica.fetch.response.max.bytes", defaults.fetch_response_max_bytes),
+        fetch_backoff_ms=get("replica.fetch.backoff.ms", defaults.fetch_backoff_ms),
+        hw_checkpoint_interval_ms=get(
+            "replica.high.watermark.checkpoint.interval.ms", defaults.hw_checkpoint_interval_ms
+        ),
+        inter_broker_listener=inter_broker_listener,
+    )
 
 
 def install_signal_handlers(

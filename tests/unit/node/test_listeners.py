@@ -46,4 +46,8 @@ def test_both_listeners_serve_api_versions_metadata_and_create_topics_but_raft_r
 ):
     for apis in (CONTROLLER_LISTENER_APIS, BROKER_LISTENER_APIS):
         assert api_versions.API.key in apis and metadata.API.key in apis and create_topics.API.key in apis
-    assert not set(RAFT_PEER_APIS) & set(BROKER_LISTENER_APIS)
+    # A broker listener's Fetch is the data plane's (consumers and followers, v4-17), not raft's.
+    assert set(RAFT_PEER_APIS) & set(BROKER_LISTENER_APIS) == {fetch.API.key}
+    assert BROKER_LISTENER_APIS[fetch.API.key] is fetch.CLIENT_API
+    assert CONTROLLER_LISTENER_APIS[fetch.API.key] is fetch.API
+    assert (fetch.CLIENT_API.served.low, fetch.CLIENT_API.served.high) == (4, 17)

@@ -1,0 +1,238 @@
+"""One partition as this broker hosts it: its log, its role, and (as leader) its followers' progress.
+
+Kafka's ``Partition``: the replica manager keeps one per hosted partition and changes its role when
+a metadata delta makes this broker leader or follower (``kraft.metadata.publisher.local_changes``).
+Sans-IO: the log is injected (``PartitionLogLike``: a file ``kraft.storage.partition_log.PartitionLog``
+on a server, its in-memory twin in the simulator) and time comes in as ``now_ms``.
+
+The rules it holds (``../shared/spec/dataplane.md`` section 5):
+
+* **Follower progress (leader side).** Each follower fetch reports the follower's log end offset
+  (its fetch offset). ``last_caught_up_ms`` is the time of the last fetch at which the follower had
+  reached the leader's log end, or had reached the log end the leader had at its previous fetch
+  (then the previous fetch's time): Kafka's ``Replica.updateFetchStateOrThrow``.
+* **ISR.** A follower in the ISR whose ``now - last_caught_up_ms > replica.lag.time.max.ms`` is out
+  of sync; a follower out of the ISR whose log end offset reached the high watermark and the start
+  of the leader's epoch is caught up. The partition only *proposes* these changes: the ISR manager
+  sends them to the controller as AlterPartition, and the ISR changes when the metadata says so.
+  While a proposal that adds replicas is pending, the high watermark counts them (the *maximal* ISR:
+  committed ISR plus pending additions), as Kafka does; the min-ISR checks use the committed ISR.
+* **The strict high watermark (KIP-966 part 1).** The leader's high watermark is the least log end
+  offset over the maximal ISR, and does not move at all while the committed ISR is smaller than the
+  effective min ISR (``min(min.insync.replicas, replication factor)``). So every replica of ISR and
+  ELR holds everything below the high watermark. It never moves backward on a leader.
+* **Becoming leader** keeps the log as it is and records the new epoch at the log end; the high
+  watermark stays what the log had (it may lag the old leader's) until the ISR has caught up again.
+* **Becoming follower** keeps the log too: the first fetch carries ``LastFetchedEpoch`` and the
+  leader answers ``DivergingEpoch`` when the logs differ, and the follower truncates then.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from kraft.metadata.image import TopicIdPartition
+from kraft.metadata.partition import PartitionRegistration
+from kraft.storage.epoch_cache import EpochEntry
+
+
+class AppendInfoLike(Protocol):
+    first_offset: int
+    last_offset: int
+    log_append_time_ms: int
+
+
+class PartitionLogLike(Protocol):
+    """What the broker core needs of a partition's log (``kraft.storage.partition_log``)."""
+
+    @property
+    def log_start_offset(self) -> int: ...
+    @property
+    def log_end_offset(self) -> int: ...
+    @property
+    def high_watermark(self) -> int: ...
+    @property
+    def latest_epoch(self) -> int | None: ...
+    @property
+    def epoch_entries(self) -> Sequence[EpochEntry]: ...
+    def update_high_watermark(self, offset: int) -> bool: ...
+    def set_high_watermark_after_truncation(self, offset: int) -> bool: ...
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]: ...
+    def assign_epoch_start(self, epoch: int, offset: int) -> None: ...
+    def append_as_leader(
+        self,
+        batches: bytes,
+        leader_epoch: int,
+        *,
+        now_ms: int,
+        log_append_time: bool,
+        max_message_bytes: int,
+        origin_client: bool = True,
+    ) -> AppendInfoLike: ...
+    def append_as_follower(self, batches: bytes) -> AppendInfoLike: ...
+    def read(
+        self, fetch_offset: int, max_bytes: int, *, max_offset: int, min_one_batch: bool = True
+    ) -> bytes: ...
+    def offset_for_timestamp(self, timestamp_ms: int, *, max_offset: int) -> tuple[int, int, int] | None: ...
+    def truncate_to(self, offset: int) -> None: ...
+    def truncate_fully_and_start_at(self, offset: int) -> None: ...
+
+
+@dataclass(slots=True)
+class FollowerState:
+    """A leader's view of one follower (Kafka's ``Replica``)."""
+
+    log_end_offset: int = -1  # unknown until it fetches in this leader epoch
+    last_caught_up_ms: int = 0
+    last_fetch_ms: int = 0
+    last_fetch_leader_end_offset: int = -1
+    broker_epoch: int = -1
+
+    def on_fetch(self, fetch_offset: int, leader_end_offset: int, now_ms: int, broker_epoch: int) -> None:
+        if fetch_offset >= leader_end_offset:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, now_ms)
+        elif fetch_offset >= self.last_fetch_leader_end_offset >= 0:
+            self.last_caught_up_ms = max(self.last_caught_up_ms, self.last_fetch_ms)
+        self.log_end_offset = fetch_offset
+        self.last_fetch_leader_end_offset = leader_end_offset
+        self.last_fetch_ms = now_ms
+        self.broker_epoch = broker_epoch
+
+
+class Partition:
+    """One hosted partition (see the module docstring). Its role follows the latest registration."""
+
+    def __init__(self, node_id: int, tp: TopicIdPartition, topic: str, log: PartitionLogLike) -> None:
+        self.node_id = node_id
+        self.tp = tp
+        self.topic = topic
+        self.log = log
+        self.leader_id = -1
+        self.leader_epoch = -1
+        self.partition_epoch = -1
+        self.replicas: tuple[int, ...] = ()
+        self.isr: tuple[int, ...] = ()  # committed, from the metadata
+        self.pending_isr: tuple[int, ...] | None = None  # proposed to the controller, not yet committed
+        self.epoch_start_offset = 0  # where this broker's leadership epoch began
+        self.followers: dict[int, FollowerState] = {}
+        self.min_isr = 1  # effective: min(min.insync.replicas, replication factor)
+
+    @property
+    def topic_id(self) -> uuid.UUID:
+        return self.tp.topic_id
+
+    @property
+    def index(self) -> int:
+        return self.tp.partition_id
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader_id == self.node_id
+
+    # -- role changes ------------------------------------------------------------------------------
+
+    def make_leader(self, p: PartitionRegistration, min_isr: int, now_ms: int) -> bool:
+        """Lead ``p``; returns whether this is a new leadership (epoch) rather than an ISR update."""
+        new_epoch = not self.is_leader or p.leader_epoch != self.leader_epoch
+        self._take(p, min_isr)
+        if new_epoch:
+            log = self.log
+            self.epoch_start_offset = log.log_end_offset
+            latest = log.latest_epoch
+            if latest is None or p.leader_epoch > latest:
+                log.assign_epoch_start(p.leader_epoch, log.log_end_offset)
+            # Followers start unknown; ISR members get a full lag period to show up.
+            self.followers = {
+                r: FollowerState(last_caught_up_ms=now_ms if r in p.isr else 0)
+                for r in p.replicas
+                if r != self.node_id
+            }
+            self.pending_isr = None
+        else:
+            for r in p.replicas:
+                if r != self.node_id and r not in self.followers:
+                    self.followers[r] = FollowerState()
+            for r in list(self.followers):
+                if r not in p.replicas:
+                    del self.followers[r]
+        return new_epoch
+
+    def make_follower(self, p: PartitionRegistration, min_isr: int) -> bool:
+        """Follow ``p``'s leader; returns whether the leader or epoch changed (fetching restarts)."""
+        changed = self.is_leader or p.leader != self.leader_id or p.leader_epoch != self.leader_epoch
+        self._take(p, min_isr)
+        self.followers = {}
+        self.pending_isr = None
+        return changed
+
+    def _take(self, p: PartitionRegistration, min_isr: int) -> None:
+        if p.partition_epoch != self.partition_epoch:
+            self.pending_isr = None  # the controller decided: the metadata's ISR is the truth again
+        self.leader_id = p.leader
+        self.leader_epoch = p.leader_epoch
+        self.partition_epoch = p.partition_epoch
+        self.replicas = tuple(p.replicas)
+        self.isr = tuple(p.isr)
+        self.min_isr = min_isr
+
+    # -- leader: ISR and the high watermark -------------------------------------------------------
+
+    def maximal_isr(self) -> tuple[int, ...]:
+        if self.pending_isr is None:
+            return self.isr
+        return self.isr + tuple(r for r in self.pending_isr if r not in self.isr)
+
+    def under_min_isr(self) -> bool:
+        return len(self.isr) < self.min_isr
+
+    def maybe_advance_high_watermark(self) -> bool:
+        """Move the high watermark to the least log end over the maximal ISR, unless the committed
+        ISR is below min ISR (strict, KIP-966); returns whether it moved."""
+        if not self.is_leader or self.under_min_isr():
+            return False
+        log = self.log
+        hw = log.log_end_offset
+        for r in self.maximal_isr():
+            if r == self.node_id:
+                continue
+            state = self.followers.get(r)
+            if state is None or state.log_end_offset < 0:
+                return False  # an ISR member not heard from in this epoch: wait for it
+            hw = min(hw, state.log_end_offset)
+        if hw <= log.high_watermark:
+            return False
+        return log.update_high_watermark(hw)
+
+    def proposed_isr(self, now_ms: int, lag_time_max_ms: int, eligible: set[int]) -> tuple[int, ...] | None:
+        """The ISR this leader wants now (out-of-sync members removed, caught-up replicas added), or
+        None when it is the committed one. ``eligible``: replicas whose brokers may join (registered,
+        unfenced, not shutting down)."""
+        if not self.is_leader:
+            return None
+        hw = self.log.high_watermark
+        kept = tuple(
+            r
+            for r in self.isr
+            if r == self.node_id
+            or ((s := self.followers.get(r)) is not None and now_ms - s.last_caught_up_ms <= lag_time_max_ms)
+        )
+        added = tuple(
+            r
+            for r in self.replicas
+            if r not in self.isr
+            and r != self.node_id
+            and r in eligible
+            and (s := self.followers.get(r)) is not None
+            and s.log_end_offset >= hw
+            and s.log_end_offset >= self.epoch_start_offset
+        )
+        proposal = kept + added
+        return None if proposal == self.isr else proposal
+
+    def next_lag_deadline_ms(self, lag_time_max_ms: int) -> int | None:
+        """When the first ISR follower will have lagged too long (if it does not fetch meanwhile)."""
+        times = [s.last_caught_up_ms for r, s in self.followers.items() if r in self.isr]
+        return min(times) + lag_time_max_ms + 1 if times else None

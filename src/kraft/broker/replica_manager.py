@@ -1,0 +1,875 @@
+"""The broker's data plane, sans-IO: partition logs as leader and follower (Kafka's ``ReplicaManager``).
+
+What it owns: the partitions this broker hosts (``kraft.broker.partition.Partition``), their roles
+as the metadata deltas set them, and the data APIs on a broker listener:
+
+* **Produce** (acks 0, 1, all): validated and appended by the leader (offsets assigned by rewriting
+  the batch header, bytes kept as bytes). acks=all with the committed ISR below the effective min ISR
+  is refused with NOT_ENOUGH_REPLICAS before anything is written; after the append the request waits
+  in a purgatory until the high watermark passes its last offset (success), the ISR falls below min
+  ISR (NOT_ENOUGH_REPLICAS_AFTER_APPEND), the leadership moves (NOT_LEADER_OR_FOLLOWER) or its
+  ``timeout_ms`` passes (REQUEST_TIMED_OUT). The data stays in the log in every case, as in Kafka.
+* **Fetch** from consumers (up to the high watermark) and followers (up to the log end; a follower's
+  fetch offset is its log end, which moves the high watermark), with Kafka's long poll (answer when
+  ``min_bytes`` are there or ``max_wait_ms`` passed), KIP-74 (at least one whole batch), leader-epoch
+  fencing and ``DivergingEpoch`` for a fetcher whose ``LastFetchedEpoch`` is not on the leader's log.
+* **ListOffsets** and **OffsetForLeaderEpoch** from the log and its epoch cache.
+* **The replica fetcher**: for each leader this broker follows partitions of, one Fetch at a time
+  (v17 with ``ReplicaState``: this broker's id and epoch), appending what comes back, truncating on
+  ``DivergingEpoch``, taking ``min(leader high watermark, own log end)`` as its high watermark.
+* **ISR proposals** for the ISR manager (``isr_proposals``): shrink by ``replica.lag.time.max.ms``,
+  expand when caught up, from the followers' fetches.
+
+Sans-IO: requests come in as ``ClientEnvelope``s, answers and fetcher requests go out through
+``drain``; ``poll(now_ms)`` runs the timers (long polls, produce timeouts, fetch backoffs, the high
+watermark checkpoint) and returns when to run again. The logs are injected (``LogProvider``).
+Everything happens on the node's thread, in the node's order: the simulator drives it as the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from kraft.broker.partition import Partition, PartitionLogLike
+from kraft.broker.purgatory import Purgatory
+from kraft.metadata.configs import TOPIC, ConfigResolver, effective_min_isr
+from kraft.metadata.image import MetadataDelta, MetadataImage, TopicIdPartition
+from kraft.metadata.partition import PartitionRegistration
+from kraft.metadata.publisher import local_changes
+from kraft.protocol.envelope import NO_RESPONSE, ApiRequest, ApiResponse, ClientEnvelope
+from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import fetch, list_offsets, offset_for_leader_epoch, produce
+
+log = logging.getLogger("kraft.broker.replica_manager")
+
+CONSUMER_REPLICA_ID: Final = -1
+DEBUGGING_REPLICA_ID: Final = -2
+FETCH_VERSION: Final = 17  # what the replica fetcher asks for (the network shell negotiates down)
+LATEST_TIMESTAMP: Final = -1
+EARLIEST_TIMESTAMP: Final = -2
+MAX_TIMESTAMP: Final = -3
+EARLIEST_LOCAL_TIMESTAMP: Final = -4
+LATEST_TIERED_TIMESTAMP: Final = -5
+# The APIs a broker with partition storage answers here rather than in ``ClientApis``.
+DATA_API_KEYS: Final = frozenset(
+    (produce.API.key, fetch.API.key, list_offsets.API.key, offset_for_leader_epoch.API.key)
+)
+_FETCH: Final = "fetch"
+_PRODUCE: Final = "produce"
+
+
+class LogProvider(Protocol):
+    """Where partition logs come from (``kraft.storage.log_manager.LogManager`` on a server)."""
+
+    def get_or_create(self, topic: str, partition: int, topic_id: uuid.UUID) -> PartitionLogLike: ...
+    def delete(self, topic: str, partition: int) -> None: ...
+    def checkpoint(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicaConfig:
+    """Kafka's replication settings (broker properties of the same names)."""
+
+    replica_lag_time_max_ms: int = 30_000  # replica.lag.time.max.ms
+    fetch_wait_max_ms: int = 500  # replica.fetch.wait.max.ms
+    fetch_min_bytes: int = 1  # replica.fetch.min.bytes
+    fetch_max_bytes: int = 1_048_576  # replica.fetch.max.bytes (per partition)
+    fetch_response_max_bytes: int = 10_485_760  # replica.fetch.response.max.bytes
+    fetch_backoff_ms: int = 1_000  # replica.fetch.backoff.ms
+    hw_checkpoint_interval_ms: int = 5_000  # replica.high.watermark.checkpoint.interval.ms
+    request_timeout_ms: int = 30_000  # how long a fetcher waits for its leader's answer
+    inter_broker_listener: str = "PLAINTEXT"  # inter.broker.listener.name
+
+
+class ProduceError(Exception):
+    """A partition's append refused (``error_code`` is Kafka's)."""
+
+    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message or code.name)
+        self.error_code = code
+        self.message = message
+
+
+@dataclass(slots=True, eq=False)
+class _PartitionProduce:
+    index: int
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+    base_offset: int = -1
+    log_append_time_ms: int = -1
+    log_start_offset: int = -1
+    required_offset: int = -1  # acks=all: the high watermark this append waits for
+    partition: Partition | None = None
+    leader_hint: tuple[int, int] | None = None  # (leader id, leader epoch) with NOT_LEADER_OR_FOLLOWER
+
+
+@dataclass(slots=True, eq=False)
+class _DelayedProduce:
+    envelope: ClientEnvelope
+    version: int
+    topics: list[tuple[str, uuid.UUID, list[_PartitionProduce]]]
+    deadline_ms: int
+
+
+@dataclass(slots=True, eq=False)
+class _DelayedFetch:
+    envelope: ClientEnvelope
+    version: int
+    body: Any
+    deadline_ms: int
+
+
+@dataclass(slots=True)
+class _Fetcher:
+    """The replica fetcher of one leader broker."""
+
+    leader_id: int
+    in_flight: int | None = None  # correlation id
+    sent: dict[TopicIdPartition, int] = field(default_factory=dict)  # fetch offset asked per partition
+    deadline_ms: int = 0
+    not_before_ms: int = 0
+
+
+class ReplicaManager:
+    """See the module docstring.
+
+    Args:
+        node_id: this broker.
+        logs: opens and deletes partition logs.
+        resolver: resolves topic configs (``min.insync.replicas``, ``max.message.bytes``,
+            ``message.timestamp.type``) against the image and this broker's static properties.
+        next_correlation_id: ids of this broker's requests (shared with its other parts).
+    """
+
+    def __init__(
+        self,
+        *,
+        node_id: int,
+        logs: LogProvider,
+        resolver: ConfigResolver,
+        config: ReplicaConfig | None = None,
+        next_correlation_id: Callable[[], int],
+    ) -> None:
+        self.node_id = node_id
+        self.logs = logs
+        self.resolver = resolver
+        self.config = config or ReplicaConfig()
+        self._next_correlation_id = next_correlation_id
+        self._image = MetadataImage.EMPTY
+        self.partitions: dict[TopicIdPartition, Partition] = {}
+        self._fetchers: dict[int, _Fetcher] = {}
+        self._fetcher_of: dict[int, int] = {}  # correlation id -> leader id
+        self._produces: Purgatory[str, _DelayedProduce] = Purgatory()
+        self._fetches: Purgatory[str, _DelayedFetch] = Purgatory()
+        self._outbound: list[ClientEnvelope] = []
+        self._changed = False  # data or roles moved since waiting requests were last checked
+        self._topic_configs: dict[str, tuple[int, int, bool]] = {}
+        self._next_checkpoint_ms = 0
+        self._isr_dirty = False
+        self._isr_check_ms = 0
+        self.broker_epoch = -1
+        self.now_ms = 0
+
+    # -- metadata ----------------------------------------------------------------------------------
+
+    def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
+        """A ``MetadataPublisher``: follow the roles ``delta`` gives this broker."""
+        self._image = image
+        self._topic_configs.clear()
+        changes = local_changes(delta, self.node_id)
+        configs_changed = image.configs is not delta.previous.configs
+        if changes.empty and not configs_changed:
+            return
+        now_ms = self.now_ms
+        for tp, name in changes.deletes.items():
+            self._stop(tp, name)
+        for tp, p in changes.leaders.items():
+            self._partition(tp, image).make_leader(p, self._min_isr(image, tp, p), now_ms)
+        for tp, p in changes.followers.items():
+            partition = self._partition(tp, image)
+            if partition.make_follower(p, self._min_isr(image, tp, p)):
+                self._fetch_from(partition)
+        if configs_changed:
+            for tp, partition in self.partitions.items():
+                now = image.partition(tp.topic_id, tp.partition_id)
+                if now is not None:
+                    partition.min_isr = self._min_isr(image, tp, now)
+        for partition in self.partitions.values():
+            if partition.is_leader:
+                partition.maybe_advance_high_watermark()
+        self._changed = True
+        self._isr_dirty = True
+
+    def _partition(self, tp: TopicIdPartition, image: MetadataImage) -> Partition:
+        partition = self.partitions.get(tp)
+        if partition is None:
+            topic = image.topics_by_id[tp.topic_id]
+            log_ = self.logs.get_or_create(topic.name, tp.partition_id, tp.topic_id)
+            partition = Partition(self.node_id, tp, topic.name, log_)
+            self.partitions[tp] = partition
+        return partition
+
+    def _stop(self, tp: TopicIdPartition, name: str) -> None:
+        partition = self.partitions.pop(tp, None)
+        for fetcher in self._fetchers.values():
+            fetcher.sent.pop(tp, None)
+        if partition is not None:
+            log.info(
+                "broker %d: no longer hosts %s-%d: deleting its log", self.node_id, name, tp.partition_id
+            )
+        self.logs.delete(name, tp.partition_id)
+
+    def _min_isr(self, image: MetadataImage, tp: TopicIdPartition, p: PartitionRegistration) -> int:
+        topic = image.topics_by_id[tp.topic_id]
+        return effective_min_isr(self.resolver.topic_min_isr(image, topic.name), len(p.replicas))
+
+    def _topic_config(self, topic: str) -> tuple[int, int, bool]:
+        """(min.insync.replicas, max.message.bytes, LogAppendTime?) of ``topic``, cached per image."""
+        cached = self._topic_configs.get(topic)
+        if cached is None:
+            image, r = self._image, self.resolver
+            max_bytes = int(r.value(image, TOPIC, topic, "max.message.bytes") or "1048588")
+            ts_type = (r.value(image, TOPIC, topic, "message.timestamp.type") or "CreateTime").strip()
+            cached = (r.topic_min_isr(image, topic), max_bytes, ts_type == "LogAppendTime")
+            self._topic_configs[topic] = cached
+        return cached
+
+    def _fetch_from(self, partition: Partition) -> None:
+        for fetcher in self._fetchers.values():
+            fetcher.sent.pop(partition.tp, None)
+        self._fetchers.setdefault(partition.leader_id, _Fetcher(partition.leader_id))
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def handle(self, envelope: ClientEnvelope, now_ms: int) -> None:
+        """A data API request on a broker listener (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch)."""
+        self.now_ms = now_ms
+        request = envelope.body
+        assert isinstance(request, ApiRequest)
+        key = request.api.key
+        if key == produce.API.key:
+            self._produce(envelope, request.version, request.body, now_ms)
+        elif key == fetch.API.key:
+            self._fetch(envelope, request.version, request.body, now_ms, first=True)
+        elif key == list_offsets.API.key:
+            self._outbound.append(envelope.reply(self._list_offsets(request.body, request.version)))
+        elif key == offset_for_leader_epoch.API.key:
+            self._outbound.append(
+                envelope.reply(self._offset_for_leader_epoch(request.body, request.version))
+            )
+        else:
+            raise ValueError(f"{request.api.name} is not a data API")
+        self.complete_waiting(now_ms)
+
+    def hosts(self, topic_id: uuid.UUID, partition: int) -> bool:
+        return TopicIdPartition(topic_id, partition) in self.partitions
+
+    # -- produce -----------------------------------------------------------------------------------
+
+    def _produce(self, envelope: ClientEnvelope, version: int, body: Any, now_ms: int) -> None:
+        acks = body.acks
+        image = self._image
+        topics: list[tuple[str, uuid.UUID, list[_PartitionProduce]]] = []
+        waits = False
+        for t in body.topic_data:
+            topic_id = getattr(t, "topic_id", None) if version >= 13 else None
+            topic_image = image.topics_by_id.get(topic_id) if topic_id else image.topics_by_name.get(t.name)
+            name = topic_image.name if topic_image is not None else t.name
+            rows: list[_PartitionProduce] = []
+            for pd in t.partition_data:
+                row = _PartitionProduce(pd.index)
+                rows.append(row)
+                if acks not in (0, 1, -1):
+                    row.error = ErrorCode.INVALID_REQUIRED_ACKS
+                    continue
+                if topic_image is None:
+                    row.error = (
+                        ErrorCode.UNKNOWN_TOPIC_ID if version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    )
+                    continue
+                try:
+                    self._append(topic_image.id, name, pd, acks, row, now_ms)
+                except ProduceError as e:
+                    row.error, row.message = e.error_code, e.message
+                if acks == -1 and row.error == ErrorCode.NONE:
+                    waits = True
+            topics.append((name, topic_image.id if topic_image is not None else uuid.UUID(int=0), rows))
+        if acks == 0:
+            self._outbound.append(envelope.reply(NO_RESPONSE))
+            return
+        op = _DelayedProduce(envelope, version, topics, now_ms + max(0, body.timeout_ms))
+        if waits and not self._try_complete_produce(op):
+            self._produces.watch(_PRODUCE, op, op.deadline_ms)
+        elif not waits:
+            self._answer_produce(op)
+
+    def _append(
+        self, topic_id: uuid.UUID, name: str, pd: Any, acks: int, row: _PartitionProduce, now_ms: int
+    ) -> None:
+        tp = TopicIdPartition(topic_id, pd.index)
+        partition = self.partitions.get(tp)
+        p = self._image.partition(topic_id, pd.index)
+        if p is None:
+            raise ProduceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if partition is None or not partition.is_leader:
+            row.leader_hint = (p.leader, p.leader_epoch)
+            raise ProduceError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        records = pd.records
+        if not records:
+            raise ProduceError(ErrorCode.INVALID_RECORD, "Produce requests must carry one record batch")
+        if acks == -1 and partition.under_min_isr():
+            raise ProduceError(
+                ErrorCode.NOT_ENOUGH_REPLICAS,
+                f"The size of the current ISR {list(partition.isr)} is insufficient to satisfy the "
+                f"min.isr requirement of {partition.min_isr} for partition {name}-{pd.index}",
+            )
+        _, max_message_bytes, log_append_time = self._topic_config(name)
+        try:
+            info = partition.log.append_as_leader(
+                bytes(records),
+                partition.leader_epoch,
+                now_ms=now_ms,
+                log_append_time=log_append_time,
+                max_message_bytes=max_message_bytes,
+            )
+        except Exception as e:  # the storage layer's typed refusals carry Kafka's code
+            code = getattr(e, "error_code", None)
+            if code is None:
+                raise
+            raise ProduceError(ErrorCode(int(code)), str(e)) from e
+        row.base_offset = info.first_offset
+        row.log_append_time_ms = info.log_append_time_ms
+        row.log_start_offset = partition.log.log_start_offset
+        row.required_offset = info.last_offset + 1
+        row.partition = partition
+        partition.maybe_advance_high_watermark()  # a leader alone in its ISR commits at once
+        self._changed = True
+
+    def _try_complete_produce(self, op: _DelayedProduce) -> bool:
+        """Whether every acks=all partition of ``op`` is settled; answers it if so."""
+        for _, _, rows in op.topics:
+            for row in rows:
+                if row.error != ErrorCode.NONE or row.required_offset < 0:
+                    continue
+                partition = row.partition
+                assert partition is not None
+                current = self.partitions.get(partition.tp)
+                if current is not partition or not partition.is_leader:
+                    row.error = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                    p = self._image.partition(partition.topic_id, partition.index)
+                    if p is not None:
+                        row.leader_hint = (p.leader, p.leader_epoch)
+                elif partition.log.high_watermark >= row.required_offset:
+                    row.required_offset = -1  # acknowledged
+                elif partition.under_min_isr():
+                    row.error = ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                else:
+                    return False
+        self._answer_produce(op)
+        return True
+
+    def _answer_produce(self, op: _DelayedProduce, *, timed_out: bool = False) -> None:
+        cls: Any = produce.RESPONSE.cls
+        topic_cls = cls.TopicProduceResponse
+        part_cls = topic_cls.PartitionProduceResponse
+        endpoints: dict[int, Any] = {}
+        responses = []
+        for name, topic_id, rows in op.topics:
+            parts = []
+            for row in rows:
+                if timed_out and row.error == ErrorCode.NONE and row.required_offset >= 0:
+                    row.error = ErrorCode.REQUEST_TIMED_OUT
+                kwargs: dict[str, Any] = {
+                    "index": row.index,
+                    "error_code": int(row.error),
+                    "base_offset": row.base_offset,
+                    "log_append_time_ms": row.log_append_time_ms,
+                    "log_start_offset": row.log_start_offset,
+                    "error_message": row.message,
+                }
+                if row.error == ErrorCode.NOT_LEADER_OR_FOLLOWER and row.leader_hint and op.version >= 10:
+                    leader, epoch = row.leader_hint
+                    kwargs["current_leader"] = part_cls.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+                    self._endpoint(leader, op.envelope.listener, endpoints, cls.NodeEndpoint)
+                parts.append(part_cls(**kwargs))
+            t_kwargs: dict[str, Any] = {"name": name, "partition_responses": parts}
+            if op.version >= 13:
+                t_kwargs["topic_id"] = topic_id
+            responses.append(topic_cls(**t_kwargs))
+        answer = cls(responses=responses, throttle_time_ms=0)
+        if endpoints and op.version >= 10:
+            answer.node_endpoints = [endpoints[i] for i in sorted(endpoints)]
+        self._outbound.append(op.envelope.reply(answer))
+
+    def _endpoint(self, broker_id: int, listener: str, out: dict[int, Any], node_cls: Any) -> None:
+        b = self._image.brokers.get(broker_id)
+        e = b.listener(listener) if b is not None else None
+        if e is not None and broker_id not in out:
+            out[broker_id] = node_cls(node_id=broker_id, host=e.host, port=e.port, rack=b.rack if b else None)
+
+    # -- fetch -------------------------------------------------------------------------------------
+
+    def _fetch(self, envelope: ClientEnvelope, version: int, body: Any, now_ms: int, *, first: bool) -> None:
+        answer, nbytes, errors = self._read(body, version, now_ms, first=first)
+        if first and not errors and nbytes < body.min_bytes and body.max_wait_ms > 0:
+            self._fetches.watch(
+                _FETCH,
+                _DelayedFetch(envelope, version, body, now_ms + body.max_wait_ms),
+                now_ms + body.max_wait_ms,
+            )
+            return
+        self._outbound.append(envelope.reply(answer))
+
+    def _read(self, body: Any, version: int, now_ms: int, *, first: bool) -> tuple[Any, int, bool]:
+        """The Fetch answer as of now: (response, bytes of records in it, whether any partition erred)."""
+        replica_id = body.replica_state.replica_id if version >= 15 else body.replica_id
+        replica_epoch = body.replica_state.replica_epoch if version >= 15 else -1
+        follower = replica_id >= 0
+        image = self._image
+        cls: Any = fetch.RESPONSE.cls
+        topic_cls = cls.FetchableTopicResponse
+        part_cls = topic_cls.PartitionData
+        budget = body.max_bytes
+        total = 0
+        errors = False
+        responses = []
+        for t in body.topics:
+            topic_image = (
+                image.topics_by_id.get(t.topic_id) if version >= 13 else image.topics_by_name.get(t.topic)
+            )
+            rows = []
+            for fp in t.partitions:
+                row = part_cls(partition_index=fp.partition, error_code=0, high_watermark=-1, records=None)
+                rows.append(row)
+                if topic_image is None:
+                    row.error_code = (
+                        ErrorCode.UNKNOWN_TOPIC_ID if version >= 13 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    )
+                    errors = True
+                    continue
+                partition = self.partitions.get(TopicIdPartition(topic_image.id, fp.partition))
+                code = self._check_leader(
+                    partition, fp.current_leader_epoch, image, topic_image.id, fp.partition
+                )
+                if code != ErrorCode.NONE or partition is None:
+                    row.error_code = int(code)
+                    p = image.partition(topic_image.id, fp.partition)
+                    if p is not None and version >= 12:
+                        row.current_leader = part_cls.LeaderIdAndEpoch(
+                            leader_id=p.leader, leader_epoch=p.leader_epoch
+                        )
+                    errors = True
+                    continue
+                log_ = partition.log
+                if fp.last_fetched_epoch >= 0 and version >= 12:
+                    epoch, end = log_.end_offset_for_epoch(fp.last_fetched_epoch)
+                    if epoch != fp.last_fetched_epoch or fp.fetch_offset > end:
+                        row.diverging_epoch = part_cls.EpochEndOffset(epoch=epoch, end_offset=end)
+                        row.high_watermark = log_.high_watermark
+                        row.last_stable_offset = log_.high_watermark
+                        row.log_start_offset = log_.log_start_offset
+                        continue
+                if fp.fetch_offset < log_.log_start_offset or fp.fetch_offset > log_.log_end_offset:
+                    row.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
+                    row.high_watermark = log_.high_watermark
+                    row.log_start_offset = log_.log_start_offset
+                    errors = True
+                    continue
+                if follower:
+                    state = partition.followers.get(replica_id)
+                    if state is None:
+                        row.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER  # not a replica of this partition
+                        errors = True
+                        continue
+                    state.on_fetch(fp.fetch_offset, log_.log_end_offset, now_ms, replica_epoch)
+                    if replica_id not in partition.isr and fp.fetch_offset >= log_.high_watermark:
+                        self._isr_dirty = True  # it may have caught up: the ISR manager looks again
+                    if partition.maybe_advance_high_watermark():
+                        self._changed = True
+                bound = log_.log_end_offset if follower else log_.high_watermark
+                data = b""
+                if fp.fetch_offset < bound and (budget > 0 or total == 0):
+                    limit = min(fp.partition_max_bytes, budget) if total else fp.partition_max_bytes
+                    data = log_.read(
+                        fp.fetch_offset, max(limit, 1), max_offset=bound, min_one_batch=total == 0
+                    )
+                    total += len(data)
+                    budget -= len(data)
+                row.high_watermark = log_.high_watermark
+                row.last_stable_offset = log_.high_watermark
+                row.log_start_offset = log_.log_start_offset
+                row.records = data
+            t_kwargs: dict[str, Any] = {"partitions": rows}
+            if version >= 13:
+                t_kwargs["topic_id"] = t.topic_id
+            else:
+                t_kwargs["topic"] = t.topic
+            responses.append(topic_cls(**t_kwargs))
+        return cls(throttle_time_ms=0, error_code=0, session_id=0, responses=responses), total, errors
+
+    def _check_leader(
+        self,
+        partition: Partition | None,
+        current_epoch: int,
+        image: MetadataImage,
+        topic_id: uuid.UUID,
+        index: int,
+    ) -> ErrorCode:
+        if partition is None or not partition.is_leader:
+            if image.partition(topic_id, index) is None:
+                return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if 0 <= current_epoch < partition.leader_epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        if current_epoch > partition.leader_epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+        return ErrorCode.NONE
+
+    # -- list offsets, offset for leader epoch -------------------------------------------------------
+
+    def _list_offsets(self, body: Any, version: int) -> Any:
+        image = self._image
+        cls: Any = list_offsets.RESPONSE.cls
+        part_cls = cls.ListOffsetsTopicResponse.ListOffsetsPartitionResponse
+        topics = []
+        for t in body.topics:
+            topic_image = image.topics_by_name.get(t.name)
+            rows = []
+            for req in t.partitions:
+                code, offset, ts, epoch = ErrorCode.NONE, -1, -1, -1
+                partition = (
+                    self.partitions.get(TopicIdPartition(topic_image.id, req.partition_index))
+                    if topic_image is not None
+                    else None
+                )
+                if topic_image is None or image.partition(topic_image.id, req.partition_index) is None:
+                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif partition is None or (
+                    not partition.is_leader and body.replica_id != DEBUGGING_REPLICA_ID
+                ):
+                    code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                else:
+                    code = (
+                        self._check_leader(
+                            partition if partition.is_leader else None,
+                            req.current_leader_epoch,
+                            image,
+                            topic_image.id,
+                            req.partition_index,
+                        )
+                        if partition.is_leader
+                        else ErrorCode.NONE
+                    )
+                    if code == ErrorCode.NONE:
+                        code, offset, ts, epoch = _offset_of(
+                            partition, req.timestamp, version, body.replica_id
+                        )
+                rows.append(
+                    part_cls(
+                        partition_index=req.partition_index,
+                        error_code=int(code),
+                        old_style_offsets=[],
+                        timestamp=ts,
+                        offset=offset,
+                        leader_epoch=epoch if version >= 4 else -1,
+                    )
+                )
+            topics.append(cls.ListOffsetsTopicResponse(name=t.name, partitions=rows))
+        return cls(throttle_time_ms=0, topics=topics)
+
+    def _offset_for_leader_epoch(self, body: Any, version: int) -> Any:
+        image = self._image
+        cls: Any = offset_for_leader_epoch.RESPONSE.cls
+        topic_cls = cls.OffsetForLeaderTopicResult
+        part_cls = topic_cls.EpochEndOffset
+        topics = []
+        for t in body.topics:
+            topic_image = image.topics_by_name.get(t.topic)
+            rows = []
+            for req in t.partitions:
+                row = part_cls(error_code=0, partition=req.partition, leader_epoch=-1, end_offset=-1)
+                rows.append(row)
+                if topic_image is None:
+                    row.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    continue
+                partition = self.partitions.get(TopicIdPartition(topic_image.id, req.partition))
+                debugging = version >= 3 and body.replica_id == DEBUGGING_REPLICA_ID
+                if debugging and partition is not None:
+                    code = ErrorCode.NONE
+                else:
+                    code = self._check_leader(
+                        partition, req.current_leader_epoch, image, topic_image.id, req.partition
+                    )
+                if code != ErrorCode.NONE or partition is None:
+                    row.error_code = int(code)
+                    continue
+                epoch, end = partition.log.end_offset_for_epoch(req.leader_epoch)
+                row.leader_epoch, row.end_offset = epoch, end
+            topics.append(topic_cls(topic=t.topic, partitions=rows))
+        return cls(throttle_time_ms=0, topics=topics)
+
+    # -- the replica fetcher -----------------------------------------------------------------------
+
+    def _fetch_requests(self, now_ms: int) -> int | None:
+        """Send a Fetch to every leader that has none in flight; returns the next fetcher deadline."""
+        wake: int | None = None
+        followed: dict[int, list[Partition]] = {}
+        for partition in self.partitions.values():
+            if not partition.is_leader and partition.leader_id >= 0 and partition.leader_id != self.node_id:
+                followed.setdefault(partition.leader_id, []).append(partition)
+        for leader_id in list(self._fetchers):
+            if leader_id not in followed and self._fetchers[leader_id].in_flight is None:
+                del self._fetchers[leader_id]
+        if self.broker_epoch < 0:
+            return None
+        for leader_id, partitions in followed.items():
+            fetcher = self._fetchers.setdefault(leader_id, _Fetcher(leader_id))
+            if fetcher.in_flight is not None:
+                if now_ms >= fetcher.deadline_ms:  # no answer in time: give up on it and back off
+                    self._fetcher_of.pop(fetcher.in_flight, None)
+                    fetcher.in_flight = None
+                    fetcher.not_before_ms = now_ms + self.config.fetch_backoff_ms
+                else:
+                    wake = _earliest(wake, fetcher.deadline_ms)
+                    continue
+            if now_ms < fetcher.not_before_ms:
+                wake = _earliest(wake, fetcher.not_before_ms)
+                continue
+            self._send_fetch(fetcher, partitions, now_ms)
+            wake = _earliest(wake, fetcher.deadline_ms)
+        return wake
+
+    def _send_fetch(self, fetcher: _Fetcher, partitions: list[Partition], now_ms: int) -> None:
+        cls: Any = fetch.REQUEST.cls
+        topic_cls = cls.FetchTopic
+        by_topic: dict[uuid.UUID, list[Any]] = {}
+        fetcher.sent = {}
+        for partition in sorted(partitions, key=lambda p: (p.topic, p.index)):
+            log_ = partition.log
+            by_topic.setdefault(partition.topic_id, []).append(
+                topic_cls.FetchPartition(
+                    partition=partition.index,
+                    current_leader_epoch=partition.leader_epoch,
+                    fetch_offset=log_.log_end_offset,
+                    last_fetched_epoch=-1 if log_.latest_epoch is None else log_.latest_epoch,
+                    log_start_offset=log_.log_start_offset,
+                    partition_max_bytes=self.config.fetch_max_bytes,
+                )
+            )
+            fetcher.sent[partition.tp] = log_.log_end_offset
+        body = cls(
+            replica_state=cls.ReplicaState(replica_id=self.node_id, replica_epoch=self.broker_epoch),
+            max_wait_ms=self.config.fetch_wait_max_ms,
+            min_bytes=self.config.fetch_min_bytes,
+            max_bytes=self.config.fetch_response_max_bytes,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            topics=[topic_cls(topic_id=t, partitions=ps) for t, ps in by_topic.items()],
+            forgotten_topics_data=[],
+            rack_id="",
+        )
+        correlation_id = self._next_correlation_id()
+        fetcher.in_flight = correlation_id
+        fetcher.deadline_ms = now_ms + self.config.fetch_wait_max_ms + self.config.request_timeout_ms
+        self._fetcher_of[correlation_id] = fetcher.leader_id
+        request = ApiRequest(fetch.CLIENT_API, FETCH_VERSION, body)
+        self._outbound.append(
+            ClientEnvelope(
+                self.node_id, fetcher.leader_id, correlation_id, self.config.inter_broker_listener, request
+            )
+        )
+
+    def handle_answer(self, envelope: ClientEnvelope, now_ms: int) -> bool:
+        """A leader's answer to one of our fetches (returns whether it was ours)."""
+        self.now_ms = now_ms
+        leader_id = self._fetcher_of.pop(envelope.correlation_id, None)
+        if leader_id is None:
+            return False
+        fetcher = self._fetchers.get(leader_id)
+        if fetcher is None or fetcher.in_flight != envelope.correlation_id:
+            return True
+        fetcher.in_flight = None
+        answer = envelope.body
+        assert isinstance(answer, ApiResponse)
+        response: Any = answer.body
+        if response is None or response.error_code != ErrorCode.NONE:
+            fetcher.not_before_ms = now_ms + self.config.fetch_backoff_ms
+            return True
+        backoff = False
+        for t in response.responses:
+            for row in t.partitions:
+                tp = TopicIdPartition(t.topic_id, row.partition_index)
+                partition = self.partitions.get(tp)
+                asked = fetcher.sent.get(tp)
+                if (
+                    partition is None
+                    or partition.is_leader
+                    or partition.leader_id != leader_id
+                    or asked is None
+                ):
+                    continue  # the role changed while the fetch was in flight
+                if asked != partition.log.log_end_offset:
+                    continue  # the log moved (truncated) meanwhile: the next fetch asks again
+                backoff |= self._take_fetched(partition, row)
+        if backoff:
+            fetcher.not_before_ms = now_ms + self.config.fetch_backoff_ms
+        self._changed = True
+        return True
+
+    def _take_fetched(self, partition: Partition, row: Any) -> bool:
+        """Apply one partition of a leader's answer; returns whether the fetcher should back off."""
+        log_ = partition.log
+        code = row.error_code
+        if code != ErrorCode.NONE:
+            if code == ErrorCode.OFFSET_OUT_OF_RANGE and 0 <= log_.log_end_offset < row.log_start_offset:
+                log_.truncate_fully_and_start_at(row.log_start_offset)
+                return False
+            return True  # NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH: wait for the metadata
+        diverging = row.diverging_epoch
+        if diverging is not None and (diverging.epoch >= 0 or diverging.end_offset >= 0):
+            # Kafka's AbstractFetcherThread.getOffsetTruncationState: truncate to where both logs
+            # agree as far as this answer tells; the next fetch (with the new last epoch) checks again.
+            if diverging.epoch < 0:
+                target = min(diverging.end_offset, log_.log_end_offset)
+            else:
+                epoch, end = log_.end_offset_for_epoch(diverging.epoch)
+                target = log_.high_watermark if epoch < 0 else min(diverging.end_offset, end)
+            target = max(target, log_.log_start_offset)
+            if target < log_.log_end_offset:
+                log.info(
+                    "broker %d: %s-%d diverges from leader %d (epoch %d ends at %d): truncating %d -> %d",
+                    self.node_id,
+                    partition.topic,
+                    partition.index,
+                    partition.leader_id,
+                    diverging.epoch,
+                    diverging.end_offset,
+                    log_.log_end_offset,
+                    target,
+                )
+                log_.truncate_to(target)
+            return False
+        records = row.records
+        if records:
+            log_.append_as_follower(bytes(records))
+        log_.set_high_watermark_after_truncation(min(row.high_watermark, log_.log_end_offset))
+        return False
+
+    # -- ISR ---------------------------------------------------------------------------------------
+
+    def isr_proposals(self, now_ms: int) -> list[tuple[Partition, tuple[int, ...]]]:
+        """The ISR changes the partitions this broker leads want (for the ISR manager): looked for
+        when a follower may have caught up or the metadata moved, and every half lag time for
+        followers that fell behind (Kafka's ``isr-expiration`` task)."""
+        if not self._isr_dirty and now_ms < self._isr_check_ms:
+            return []
+        self._isr_dirty = False
+        self._isr_check_ms = now_ms + max(1, self.config.replica_lag_time_max_ms // 2)
+        image = self._image
+        eligible = {b.id for b in image.brokers.values() if b.is_active}
+        out = []
+        for partition in self.partitions.values():
+            if not partition.is_leader or partition.pending_isr is not None:
+                continue
+            proposal = partition.proposed_isr(now_ms, self.config.replica_lag_time_max_ms, eligible)
+            if proposal is not None:
+                out.append((partition, proposal))
+        return out
+
+    # -- timers ------------------------------------------------------------------------------------
+
+    def poll(self, now_ms: int, broker_epoch: int) -> int | None:
+        """Run what is due; returns when to poll again (None: nothing scheduled)."""
+        self.now_ms = now_ms
+        self.broker_epoch = broker_epoch
+        for op in self._fetches.expire(now_ms):
+            answer, _, _ = self._read(op.body, op.version, now_ms, first=False)
+            self._outbound.append(op.envelope.reply(answer))
+        for produce_op in self._produces.expire(now_ms):
+            if not self._try_complete_produce(produce_op):
+                self._answer_produce(produce_op, timed_out=True)
+        wake = self._fetch_requests(now_ms)
+        self.complete_waiting(now_ms)
+        if now_ms >= self._next_checkpoint_ms:
+            self._next_checkpoint_ms = now_ms + self.config.hw_checkpoint_interval_ms
+            if self.partitions:
+                self.logs.checkpoint()
+        wake = _earliest(wake, self._next_checkpoint_ms)
+        wake = _earliest(wake, self._fetches.next_deadline_ms())
+        wake = _earliest(wake, self._produces.next_deadline_ms())
+        lag = self.config.replica_lag_time_max_ms
+        for partition in self.partitions.values():
+            if partition.is_leader:
+                wake = _earliest(wake, partition.next_lag_deadline_ms(lag))
+        return wake
+
+    def complete_waiting(self, now_ms: int) -> None:
+        """Re-check what waits on data, high watermarks or roles, when any of those moved."""
+        while self._changed:
+            self._changed = False
+            for op in self._produces.take(_PRODUCE):
+                if not self._try_complete_produce(op):
+                    self._produces.watch(_PRODUCE, op, op.deadline_ms)
+            for f in self._fetches.take(_FETCH):
+                answer, nbytes, errors = self._read(f.body, f.version, now_ms, first=False)
+                if errors or nbytes >= f.body.min_bytes:
+                    self._outbound.append(f.envelope.reply(answer))
+                else:
+                    self._fetches.watch(_FETCH, f, f.deadline_ms)
+
+    def drain(self) -> list[ClientEnvelope]:
+        out, self._outbound = self._outbound, []
+        return out
+
+    def close(self) -> None:
+        """Answer nothing more; checkpoint the high watermarks."""
+        if self.partitions:
+            self.logs.checkpoint()
+
+
+def _offset_of(
+    partition: Partition, ts: int, version: int, replica_id: int
+) -> tuple[ErrorCode, int, int, int]:
+    log_ = partition.log
+    epoch = partition.leader_epoch
+    if ts in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        if ts == EARLIEST_LOCAL_TIMESTAMP and version < 8:
+            return ErrorCode.UNSUPPORTED_VERSION, -1, -1, -1
+        return ErrorCode.NONE, log_.log_start_offset, -1, _epoch_at(log_, log_.log_start_offset)
+    if ts == LATEST_TIMESTAMP:
+        end = log_.log_end_offset if replica_id == DEBUGGING_REPLICA_ID else log_.high_watermark
+        return ErrorCode.NONE, end, -1, epoch
+    if ts == LATEST_TIERED_TIMESTAMP:
+        if version < 9:
+            return ErrorCode.UNSUPPORTED_VERSION, -1, -1, -1
+        return ErrorCode.NONE, -1, -1, -1  # nothing tiered
+    if ts == MAX_TIMESTAMP and version < 7:
+        return ErrorCode.UNSUPPORTED_VERSION, -1, -1, -1
+    found = log_.offset_for_timestamp(ts, max_offset=log_.high_watermark)
+    if found is None:
+        return ErrorCode.NONE, -1, -1, -1
+    offset, timestamp, leader_epoch = found
+    return ErrorCode.NONE, offset, timestamp, leader_epoch
+
+
+def _epoch_at(log_: PartitionLogLike, offset: int) -> int:
+    """The leader epoch of the record at ``offset`` (the latest epoch that starts at or before it)."""
+    found = -1
+    for entry in log_.epoch_entries:
+        if entry.start_offset > offset:
+            break
+        found = entry.epoch
+    return found
+
+
+def _earliest(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)

@@ -1,0 +1,482 @@
+"""The data plane's sans-IO core: three ``ReplicaManager``s on in-memory partition logs, wired by hand.
+
+The harness plays the network (it hands each manager's Fetch requests to the leader and the answers
+back), the clients (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch envelopes) and the controller
+(it turns the leaders' ISR proposals into PartitionChangeRecords, or changes leaders). Time is a
+number the test moves. Every rule of ``../shared/spec/dataplane.md`` section 5 that the manager holds
+has a test here that fails when the rule is broken.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from typing import Any
+
+from kraft.broker.replica_manager import ReplicaConfig, ReplicaManager
+from kraft.metadata.configs import ConfigResolver
+from kraft.metadata.image import MetadataLoader
+from kraft.metadata.records import ApiMessageAndVersion, MetadataRecordType, encode_record, make_record
+from kraft.protocol.envelope import NO_RESPONSE, ApiRequest, ApiResponse, ClientEnvelope
+from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import fetch, list_offsets, offset_for_leader_epoch, produce
+from kraft.records.batch import build_value_batch, iter_batches
+from kraft.storage.memory_partition_log import MemoryPartitionLog
+
+T = MetadataRecordType
+E = ErrorCode
+TOPIC_ID = uuid.UUID(int=0x7011)
+LISTENER = "PLAINTEXT"
+LAG_MS = 1_000
+PR: Any = produce.REQUEST.cls
+FR: Any = fetch.REQUEST.cls
+LO: Any = list_offsets.REQUEST.cls
+OE: Any = offset_for_leader_epoch.REQUEST.cls
+
+
+class MemoryLogs:
+    """The ``LogProvider`` of one broker, in memory."""
+
+    def __init__(self) -> None:
+        self.logs: dict[tuple[str, int], MemoryPartitionLog] = {}
+        self.deleted: list[tuple[str, int]] = []
+
+    def get_or_create(self, topic: str, partition: int, topic_id: uuid.UUID) -> MemoryPartitionLog:
+        key = (topic, partition)
+        if key not in self.logs:
+            self.logs[key] = MemoryPartitionLog(topic, partition, topic_id)
+        return self.logs[key]
+
+    def delete(self, topic: str, partition: int) -> None:
+        self.logs.pop((topic, partition), None)
+        self.deleted.append((topic, partition))
+
+    def checkpoint(self) -> None:
+        pass
+
+
+def register(broker_id: int) -> ApiMessageAndVersion:
+    data: Any = make_record(T.REGISTER_BROKER).data
+    return make_record(
+        T.REGISTER_BROKER,
+        broker_id=broker_id,
+        broker_epoch=100 + broker_id,
+        incarnation_id=uuid.UUID(int=broker_id),
+        end_points=[
+            type(data).BrokerEndpoint(name=LISTENER, host=f"b{broker_id}", port=9092, security_protocol=0)
+        ],
+        features=[],
+        rack=None,
+        fenced=False,
+        in_controlled_shutdown=False,
+        log_dirs=[],
+    )
+
+
+class Cluster:
+    """Three brokers hosting topic ``t`` (one partition, replicas [1, 2, 3], leader 1)."""
+
+    def __init__(self, *, isr: tuple[int, ...] = (1, 2, 3), min_isr: int = 2) -> None:
+        self.now = 0
+        self.loader = MetadataLoader()
+        self.offset = 0
+        self.logs = {b: MemoryLogs() for b in (1, 2, 3)}
+        self.managers: dict[int, ReplicaManager] = {}
+        self.down: set[int] = set()  # brokers whose fetches and answers are dropped
+        self.answers: dict[int, Any] = {}
+        self._client_ids = itertools.count(1)
+        for b in (1, 2, 3):
+            m = ReplicaManager(
+                node_id=b,
+                logs=self.logs[b],
+                resolver=ConfigResolver({}, b),
+                config=ReplicaConfig(
+                    replica_lag_time_max_ms=LAG_MS, fetch_wait_max_ms=100, fetch_backoff_ms=50
+                ),
+                next_correlation_id=itertools.count(1).__next__,
+            )
+            self.managers[b] = m
+            self.loader.install_publisher(m.publish)
+        self.load(
+            *(register(b) for b in (1, 2, 3)),
+            make_record(T.TOPIC, name="t", topic_id=TOPIC_ID),
+            make_record(
+                T.CONFIG, resource_type=2, resource_name="t", name="min.insync.replicas", value=str(min_isr)
+            ),
+            make_record(
+                T.PARTITION,
+                partition_id=0,
+                topic_id=TOPIC_ID,
+                replicas=[1, 2, 3],
+                isr=list(isr),
+                removing_replicas=[],
+                adding_replicas=[],
+                leader=1,
+                leader_epoch=0,
+                partition_epoch=0,
+            ),
+        )
+
+    # -- the controller --------------------------------------------------------------------------
+
+    def load(self, *records: ApiMessageAndVersion) -> None:
+        for m in self.managers.values():
+            m.now_ms = self.now
+        self.loader.handle_batch(self.offset, 1, self.now, [encode_record(r) for r in records])
+        self.offset += len(records)
+
+    def change(self, **fields: Any) -> None:
+        self.load(make_record(T.PARTITION_CHANGE, partition_id=0, topic_id=TOPIC_ID, **fields))
+
+    def apply_isr_proposals(self) -> list[tuple[int, ...]]:
+        """Commit what the leader proposes (as the controller would)."""
+        applied = []
+        for m in self.managers.values():
+            for _, isr in m.isr_proposals(self.now):
+                self.change(isr=list(isr))
+                applied.append(isr)
+        return applied
+
+    # -- the network and the clock ---------------------------------------------------------------
+
+    def run(self, ms: int, step_ms: int = 10) -> None:
+        end = self.now + ms
+        while self.now < end:
+            self.now += step_ms
+            for b, m in self.managers.items():
+                if b not in self.down:
+                    m.poll(self.now, 100 + b)
+            self.deliver()
+
+    def deliver(self) -> None:
+        moving = True
+        while moving:
+            moving = False
+            for b, m in self.managers.items():
+                for env in m.drain():
+                    moving = True
+                    if b in self.down:
+                        continue
+                    if env.destination in self.down:
+                        # The connection breaks: a broker's request gets an answer without a body.
+                        if env.is_request and env.source > 0:
+                            m.handle_answer(env.reply(None), self.now)
+                            moving = True
+                        elif not env.is_request and env.destination > 0:
+                            lost = ApiResponse(env.body.api, env.body.version, None)  # type: ignore[union-attr]
+                            self.managers[env.destination].handle_answer(
+                                ClientEnvelope(
+                                    env.source, env.destination, env.correlation_id, env.listener, lost
+                                ),
+                                self.now,
+                            )
+                        continue
+                    if env.is_request:
+                        self.managers[env.destination].handle(env, self.now)
+                    elif env.destination < 0:
+                        self.answers[env.correlation_id] = env.body
+                    else:
+                        self.managers[env.destination].handle_answer(env, self.now)
+
+    def send(self, broker: int, api: Any, version: int, body: Any) -> int:
+        cid = next(self._client_ids)
+        self.managers[broker].handle(
+            ClientEnvelope(-1000 - cid, broker, cid, LISTENER, ApiRequest(api, version, body)), self.now
+        )
+        self.deliver()
+        return cid
+
+    def answer(self, cid: int) -> Any:
+        body = self.answers.get(cid)
+        if body is None:
+            return None
+        if body is NO_RESPONSE:
+            return NO_RESPONSE
+        assert isinstance(body, ApiResponse)
+        return body.body
+
+    # -- clients ---------------------------------------------------------------------------------
+
+    def produce(
+        self, values: list[bytes], *, acks: int = -1, broker: int = 1, timeout_ms: int = 5_000
+    ) -> int:
+        batch = build_value_batch(values, base_offset=0, partition_leader_epoch=-1, timestamp_ms=self.now)
+        body = PR(
+            acks=acks,
+            timeout_ms=timeout_ms,
+            topic_data=[
+                PR.TopicProduceData(
+                    name="t",
+                    partition_data=[PR.TopicProduceData.PartitionProduceData(index=0, records=batch)],
+                )
+            ],
+        )
+        return self.send(broker, produce.API, 12, body)
+
+    def produce_result(self, cid: int) -> tuple[int, int]:
+        answer = self.answer(cid)
+        assert answer is not None, "no answer yet"
+        row = answer.responses[0].partition_responses[0]
+        return row.error_code, row.base_offset
+
+    def consume(self, offset: int, *, broker: int = 1, epoch: int = -1, max_wait_ms: int = 0) -> Any:
+        body = FR(
+            replica_id=-1,
+            max_wait_ms=max_wait_ms,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            topics=[
+                FR.FetchTopic(
+                    topic_id=TOPIC_ID,
+                    partitions=[
+                        FR.FetchTopic.FetchPartition(
+                            partition=0,
+                            current_leader_epoch=epoch,
+                            fetch_offset=offset,
+                            partition_max_bytes=1 << 20,
+                        )
+                    ],
+                )
+            ],
+        )
+        return self.send(broker, fetch.CLIENT_API, 13, body)
+
+    def fetched(self, cid: int) -> tuple[int, int, list[bytes]]:
+        """(error, high watermark, values) of a consumer fetch's answer."""
+        answer = self.answer(cid)
+        assert answer is not None, "no answer yet"
+        row = answer.responses[0].partitions[0]
+        values = [r.value for b in iter_batches(row.records or b"") for r in b.records]
+        return row.error_code, row.high_watermark, values
+
+    def log(self, broker: int) -> MemoryPartitionLog:
+        return self.logs[broker].logs[("t", 0)]
+
+    def values(self, broker: int) -> list[bytes]:
+        log = self.log(broker)
+        data = log.read(log.log_start_offset, 1 << 30, max_offset=log.log_end_offset)
+        return [r.value for b in iter_batches(data) for r in b.records]
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_acks_all_is_answered_once_the_isr_has_the_records_and_consumers_read_them() -> None:
+    c = Cluster()
+    cid = c.produce([b"a", b"b", b"c"])
+    assert c.answer(cid) is None  # waits in the purgatory for the followers
+    assert c.log(1).log_end_offset == 3 and c.log(1).high_watermark == 0
+    c.run(200)
+    assert c.produce_result(cid) == (E.NONE, 0)
+    assert c.log(1).high_watermark == 3
+    assert c.values(2) == c.values(3) == [b"a", b"b", b"c"]
+    assert c.fetched(c.consume(0)) == (E.NONE, 3, [b"a", b"b", b"c"])
+    # A follower learns the high watermark from its next fetch.
+    c.run(200)
+    assert c.log(2).high_watermark == 3 and c.log(3).high_watermark == 3
+
+
+def test_consumers_never_see_past_the_high_watermark() -> None:
+    c = Cluster()
+    c.down = {2, 3}
+    c.produce([b"x"], acks=1)
+    assert c.log(1).log_end_offset == 1 and c.log(1).high_watermark == 0
+    assert c.fetched(c.consume(0)) == (E.NONE, 0, [])
+
+
+def test_acks_all_below_min_isr_is_refused_before_anything_is_written() -> None:
+    c = Cluster(isr=(1,), min_isr=2)
+    cid = c.produce([b"a"])
+    assert c.produce_result(cid) == (E.NOT_ENOUGH_REPLICAS, -1)
+    assert c.log(1).log_end_offset == 0
+    # acks=1 is not bound by min ISR: it is written, but the high watermark does not move (strict).
+    cid = c.produce([b"b"], acks=1)
+    assert c.produce_result(cid) == (E.NONE, 0)
+    c.run(300)
+    assert c.log(1).log_end_offset == 1 and c.log(2).log_end_offset == 1
+    assert c.log(1).high_watermark == 0
+
+
+def test_a_lagging_follower_leaves_the_isr_and_the_high_watermark_freezes_below_min_isr() -> None:
+    c = Cluster(isr=(1, 2), min_isr=2)
+    c.run(100)
+    assert c.apply_isr_proposals() == [(1, 2, 3)]  # 3 caught up: the leader adds it
+    c.produce([b"one"])
+    c.run(200)
+    assert c.log(1).high_watermark == 1
+    c.down = {2, 3}  # both followers stop fetching
+    waiting = c.produce([b"two"])
+    c.run(LAG_MS + 100)
+    assert c.answer(waiting) is None
+    assert c.apply_isr_proposals() == [(1,)]
+    c.run(20)
+    # The ISR fell below min ISR while the request waited: NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+    assert c.produce_result(waiting) == (E.NOT_ENOUGH_REPLICAS_AFTER_APPEND, 1)
+    c.down = set()
+    c.run(300)
+    # Followers are back and hold the record, but the committed ISR is {1}: the HW stays frozen.
+    assert c.log(2).log_end_offset == 2
+    assert c.log(1).high_watermark == 1
+    assert c.apply_isr_proposals() == [(1, 2, 3)]
+    c.run(300)
+    assert c.log(1).high_watermark == 2
+
+
+def test_acks_all_times_out_when_the_isr_does_not_catch_up() -> None:
+    c = Cluster()
+    c.down = {3}
+    cid = c.produce([b"a"], timeout_ms=300)
+    c.run(400)
+    assert c.produce_result(cid) == (E.REQUEST_TIMED_OUT, 0)
+    assert c.log(1).log_end_offset == 1  # the data stays in the log, as in Kafka
+
+
+def test_acks_zero_gets_no_answer_at_all() -> None:
+    c = Cluster()
+    cid = c.produce([b"a"], acks=0)
+    assert c.answer(cid) is NO_RESPONSE
+    assert c.log(1).log_end_offset == 1
+
+
+def test_invalid_acks_and_unknown_topics_and_followers_refuse_produce() -> None:
+    c = Cluster()
+    assert c.produce_result(c.produce([b"a"], acks=2)) == (E.INVALID_REQUIRED_ACKS, -1)
+    assert c.produce_result(c.produce([b"a"], broker=2)) == (E.NOT_LEADER_OR_FOLLOWER, -1)
+    answer = c.answer(c.produce([b"a"], broker=2))
+    hint = answer.responses[0].partition_responses[0].current_leader
+    assert (hint.leader_id, hint.leader_epoch) == (1, 0)
+    assert [(n.node_id, n.host) for n in answer.node_endpoints] == [(1, "b1")]
+    assert c.log(1).log_end_offset == 0 and c.log(2).log_end_offset == 0
+
+
+def test_a_corrupt_batch_is_refused_and_nothing_is_appended() -> None:
+    c = Cluster()
+    batch = bytearray(build_value_batch([b"a"], base_offset=0, partition_leader_epoch=-1, timestamp_ms=0))
+    batch[-1] ^= 0xFF
+    body = PR(
+        acks=1,
+        timeout_ms=1000,
+        topic_data=[
+            PR.TopicProduceData(
+                name="t",
+                partition_data=[PR.TopicProduceData.PartitionProduceData(index=0, records=bytes(batch))],
+            )
+        ],
+    )
+    cid = c.send(1, produce.API, 9, body)
+    assert c.produce_result(cid)[0] == E.CORRUPT_MESSAGE
+    assert c.log(1).log_end_offset == 0
+
+
+def test_fetch_fences_stale_and_future_epochs_and_points_followers_fetchers_at_the_leader() -> None:
+    c = Cluster()
+    assert c.fetched(c.consume(0, epoch=0))[0] == E.NONE
+    c.change(leader=2)  # leader epoch 1, on broker 2
+    c.run(200)
+    assert c.fetched(c.consume(0, broker=2, epoch=0))[0] == E.FENCED_LEADER_EPOCH
+    assert c.fetched(c.consume(0, broker=2, epoch=5))[0] == E.UNKNOWN_LEADER_EPOCH
+    answer = c.answer(c.consume(0, broker=1))
+    row = answer.responses[0].partitions[0]
+    assert row.error_code == E.NOT_LEADER_OR_FOLLOWER
+    assert (row.current_leader.leader_id, row.current_leader.leader_epoch) == (2, 1)
+
+
+def test_a_consumer_long_poll_is_answered_when_records_commit() -> None:
+    c = Cluster()
+    cid = c.consume(0, max_wait_ms=5_000)
+    assert c.answer(cid) is None
+    c.produce([b"late"])
+    assert c.answer(cid) is None  # written, not yet committed
+    c.run(200)
+    assert c.fetched(cid) == (E.NONE, 1, [b"late"])
+
+
+def test_a_long_poll_with_nothing_to_read_answers_empty_at_its_deadline() -> None:
+    c = Cluster()
+    cid = c.consume(0, max_wait_ms=300)
+    c.run(200)
+    assert c.answer(cid) is None
+    c.run(200)
+    assert c.fetched(cid) == (E.NONE, 0, [])
+
+
+def test_a_new_leader_keeps_its_log_and_a_diverged_follower_truncates_to_it() -> None:
+    c = Cluster()
+    c.produce([b"committed"])
+    c.run(200)
+    assert c.log(1).high_watermark == 1
+    # Broker 1 appends alone (its followers cut off), then loses the leadership to broker 2.
+    c.down = {2, 3}
+    c.produce([b"lost-1", b"lost-2"], acks=1)
+    assert c.log(1).log_end_offset == 3
+    c.down = {1}
+    c.change(leader=2, isr=[2, 3])
+    cid = c.produce([b"new"], broker=2)
+    c.run(300)
+    assert c.produce_result(cid) == (E.NONE, 1)
+    c.down = set()
+    c.run(500)
+    # Broker 1 fetched with LastFetchedEpoch 0 from offset 3: the leader answered DivergingEpoch
+    # (epoch 0 ends at 1 on its log) and broker 1 truncated its unacknowledged tail.
+    assert c.values(1) == c.values(2) == c.values(3) == [b"committed", b"new"]
+    assert c.log(1).epoch_entries == c.log(2).epoch_entries
+
+
+def test_list_offsets_and_offset_for_leader_epoch_come_from_the_log() -> None:
+    c = Cluster()
+    c.produce([b"a", b"b"])
+    c.run(200)
+    c.change(leader=2)
+    c.produce([b"c"], broker=2)
+    c.run(300)
+    body = LO(
+        replica_id=-1,
+        isolation_level=0,
+        topics=[
+            LO.ListOffsetsTopic(
+                name="t",
+                partitions=[
+                    LO.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, timestamp=ts)
+                    for ts in (-2, -1)
+                ],
+            )
+        ],
+    )
+    rows = c.answer(c.send(2, list_offsets.API, 8, body)).topics[0].partitions
+    assert [(r.error_code, r.offset) for r in rows] == [(E.NONE, 0), (E.NONE, 3)]
+    assert rows[1].leader_epoch == 1
+    body = OE(
+        replica_id=-1,
+        topics=[
+            OE.OffsetForLeaderTopic(
+                topic="t",
+                partitions=[
+                    OE.OffsetForLeaderTopic.OffsetForLeaderPartition(
+                        partition=0, current_leader_epoch=1, leader_epoch=e
+                    )
+                    for e in (0, 1)
+                ],
+            )
+        ],
+    )
+    rows = c.answer(c.send(2, offset_for_leader_epoch.API, 4, body)).topics[0].partitions
+    assert [(r.error_code, r.leader_epoch, r.end_offset) for r in rows] == [(E.NONE, 0, 2), (E.NONE, 1, 3)]
+
+
+def test_a_deleted_topic_is_deleted_from_every_replica() -> None:
+    c = Cluster()
+    c.produce([b"a"])
+    c.run(200)
+    c.load(make_record(T.REMOVE_TOPIC, topic_id=TOPIC_ID))
+    for b in (1, 2, 3):
+        assert c.logs[b].deleted == [("t", 0)]
+        assert not c.managers[b].partitions
+
+
+def test_roles_follow_the_published_deltas() -> None:
+    c = Cluster()
+    roles = {b: [p.is_leader for p in m.partitions.values()] for b, m in c.managers.items()}
+    assert roles == {1: [True], 2: [False], 3: [False]}
+    c.change(leader=3)
+    roles = {b: [p.is_leader for p in m.partitions.values()] for b, m in c.managers.items()}
+    assert roles == {1: [False], 2: [False], 3: [True]}
