@@ -142,6 +142,8 @@ class Broker:
         apis_wake = self.client_apis.poll(now_ms, leader)
         out.extend(self.client_apis.drain())
         replicas_wake = None
+        if self.replicas is not None and not self.replicas.active and lifecycle.state >= BrokerState.RECOVERY:
+            self.replicas.activate(now_ms)  # caught up with our registration (see ``activate``)
         if self.replicas is not None:
             replicas_wake = self.replicas.poll(now_ms, lifecycle.broker_epoch)
             out.extend(self.replicas.drain())

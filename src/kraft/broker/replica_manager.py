@@ -171,15 +171,48 @@ class ReplicaManager:
         self._next_checkpoint_ms = 0
         self._isr_dirty = False
         self._isr_check_ms = 0
+        self.active = False  # roles are taken once the broker caught up with its registration
         self.broker_epoch = -1
         self.now_ms = 0
 
     # -- metadata ----------------------------------------------------------------------------------
 
+    def activate(self, now_ms: int) -> None:
+        """Take the roles the current image gives this broker, and follow every later delta.
+
+        Called once the broker's metadata has caught up with its own registration (the lifecycle's
+        RECOVERY): a restarted broker must not act on the image it had before the controller saw
+        it come back (after an unclean stop the controller takes its leaderships and ELR places
+        away at registration; acting on the older image would make it lead with a log that lost
+        its unflushed tail). Kafka installs its replica manager's publisher at the same point.
+        """
+        if self.active:
+            return
+        self.active = True
+        self.now_ms = now_ms
+        image = self._image
+        for topic in image.topics_by_id.values():
+            for index, p in sorted(topic.partitions.items()):
+                if self.node_id not in p.replicas:
+                    continue
+                tp = TopicIdPartition(topic.id, index)
+                if p.leader == self.node_id:
+                    self._partition(tp, image).make_leader(p, self._min_isr(image, tp, p), now_ms)
+                else:
+                    self._fetch_from_if_changed(self._partition(tp, image), p, image)
+        self._changed = True
+        self._isr_dirty = True
+
+    def _fetch_from_if_changed(self, partition: Partition, p: PartitionRegistration, image: MetadataImage) -> None:
+        if partition.make_follower(p, self._min_isr(image, partition.tp, p)):
+            self._fetch_from(partition)
+
     def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
-        """A ``MetadataPublisher``: follow the roles ``delta`` gives this broker."""
+        """A ``MetadataPublisher``: follow the roles ``delta`` gives this broker (once active)."""
         self._image = image
         self._topic_configs.clear()
+        if not self.active:
+            return
         changes = local_changes(delta, self.node_id)
         configs_changed = image.configs is not delta.previous.configs
         if changes.empty and not configs_changed:
@@ -190,9 +223,7 @@ class ReplicaManager:
         for tp, p in changes.leaders.items():
             self._partition(tp, image).make_leader(p, self._min_isr(image, tp, p), now_ms)
         for tp, p in changes.followers.items():
-            partition = self._partition(tp, image)
-            if partition.make_follower(p, self._min_isr(image, tp, p)):
-                self._fetch_from(partition)
+            self._fetch_from_if_changed(self._partition(tp, image), p, image)
         if configs_changed:
             for tp, partition in self.partitions.items():
                 now = image.partition(tp.topic_id, tp.partition_id)

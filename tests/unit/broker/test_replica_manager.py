@@ -97,6 +97,7 @@ class Cluster:
             )
             self.managers[b] = m
             self.loader.install_publisher(m.publish)
+            m.activate(0)
         self.load(
             *(register(b) for b in (1, 2, 3)),
             make_record(T.TOPIC, name="t", topic_id=TOPIC_ID),
@@ -480,3 +481,18 @@ def test_roles_follow_the_published_deltas() -> None:
     c.change(leader=3)
     roles = {b: [p.is_leader for p in m.partitions.values()] for b, m in c.managers.items()}
     assert roles == {1: [False], 2: [False], 3: [True]}
+
+
+def test_a_broker_takes_no_role_before_it_is_activated_then_takes_the_image() -> None:
+    c = Cluster()
+    late = ReplicaManager(
+        node_id=2,
+        logs=MemoryLogs(),
+        resolver=ConfigResolver({}, 2),
+        next_correlation_id=itertools.count(1).__next__,
+    )
+    c.loader.install_publisher(late.publish)
+    c.change(leader=2)  # a delta naming it leader: ignored until it has caught up with its registration
+    assert late.partitions == {}
+    late.activate(c.now)
+    assert [p.is_leader for p in late.partitions.values()] == [True]
