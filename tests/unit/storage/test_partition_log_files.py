@@ -17,7 +17,7 @@ from kafka.record.default_records import DefaultRecordBatch
 from partition_log_contract import TOPIC, TOPIC_ID, append, idempotent, produce
 
 from kraft.common.errors import KraftError, StorageError
-from kraft.records.batch import iter_batch_headers
+from kraft.records.batch import SimpleRecord, build_batch, iter_batch_headers
 from kraft.storage.epoch_cache import EpochEntry
 from kraft.storage.partition_log import (
     PARTITION_METADATA_FILE,
@@ -196,3 +196,28 @@ def test_reopen_rebuilds_the_time_index_and_the_producers(tmp_path: Path) -> Non
     assert expected == ((1, 300, 1), (2, 1_000, 1))
     retry = idempotent(reopened, b"c", seq=0)
     assert retry.duplicate and retry.first_offset == first.first_offset
+
+
+def test_an_unused_leader_epoch_replaced_by_a_follower_append_leaves_the_checkpoint(tmp_path: Path) -> None:
+    # SegmentLog once kept the unused entry when the fetched batch's epoch was already cached.
+    log = _open(tmp_path)
+    append(log, b"a", epoch=1)
+    log.assign_epoch_start(3, 1)
+    log.flush()
+    assert (log.directory / "leader-epoch-checkpoint").read_text() == "0\n2\n1 0\n3 1\n"
+    log.append_as_follower(build_batch([SimpleRecord(value=b"b")], base_offset=1, partition_leader_epoch=1))
+    log.flush()
+    assert (log.directory / "leader-epoch-checkpoint").read_text() == "0\n1\n1 0\n"
+    log.close()
+    assert _open(tmp_path).recovery_report.clean
+
+
+def test_roll_starts_a_segment_only_after_data(tmp_path: Path) -> None:
+    log = _open(tmp_path, segment_ms=1)
+    assert not log.maybe_roll(10**9)  # nothing to roll
+    append(log, b"a", timestamps=[5])
+    assert log.maybe_roll(10) and log.segment_base_offsets() == [0, 1]
+    assert sorted(n for n in os.listdir(log.directory) if n.endswith(".log")) == [
+        "00000000000000000000.log",
+        "00000000000000000001.log",
+    ]
