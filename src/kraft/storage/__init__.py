@@ -3,8 +3,13 @@
 * ``segment_log.SegmentLog``: one partition's log on segment files (offset indexes, epoch cache and
   its checkpoint, crash recovery, truncation, roll); it knows no topic, snapshot or raft rule.
 * ``metadata_log.MetadataLog``: the replicated log of ``__cluster_metadata-0`` (``ReplicatedLog``): a
-  ``SegmentLog`` plus snapshots. A data partition's log will be a ``SegmentLog`` plus its
-  high-watermark checkpoint and retention.
+  ``SegmentLog`` plus snapshots.
+* ``partition_log.PartitionLog``: a data partition's log (Kafka's ``UnifiedLog``): a ``SegmentLog``
+  plus ``base_partition_log.BasePartitionLog`` (produce validation in ``log_validator``, idempotent
+  producers in ``producer_state``, high watermark, bounded reads, time index, retention) and
+  ``partition.metadata``; ``memory_partition_log.MemoryPartitionLog`` is its in-memory twin for the
+  simulator. ``log_manager.LogManager`` holds a broker's partition logs across its log directories
+  and their ``offset_checkpoint`` files; ``log_errors`` carries Kafka's error codes.
 * ``snapshots``: snapshot file naming, raw writers/readers (``.part`` then atomic rename), the
   record-level snapshot writer/reader, and the KIP-853 bootstrap checkpoint (0-0) holding
   kraft.version and the initial voters (``write_bootstrap_voters``/``read_bootstrap_voters``).
