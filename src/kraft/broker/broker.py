@@ -23,7 +23,6 @@ from kraft.broker.lifecycle import BrokerLifecycle, BrokerState
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.broker.metrics import BrokerMetrics
 from kraft.broker.replica_manager import DATA_API_KEYS, ReplicaManager
-from kraft.common.errors import KraftError
 from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataLoader, Publisher
 from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelope
 from kraft.raft.types import LeaderAndEpoch
@@ -104,9 +103,10 @@ class Broker:
             self.client_apis.handle(envelope, now_ms, leader)
 
     def handle_client_answer(self, envelope: ClientEnvelope, now_ms: int) -> None:
-        """An answer to one of this broker's requests to another broker (the replica fetcher's)."""
-        if self.replicas is None or not self.replicas.handle_answer(envelope, now_ms):
-            raise KraftError(f"broker {self.node_id} asked no broker for {envelope!r}")
+        """An answer to one of this broker's requests to another broker (the replica fetcher's). A late
+        answer, to a fetch the fetcher already gave up on, is dropped (it asks again anyway)."""
+        if self.replicas is not None:
+            self.replicas.handle_answer(envelope, now_ms)
 
     def handle_answer(self, envelope: ControllerEnvelope, now_ms: int) -> None:
         """An answer to one of this broker's controller requests."""

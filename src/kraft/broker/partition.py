@@ -13,7 +13,10 @@ The rules it holds (``../shared/spec/dataplane.md`` section 5):
   (then the previous fetch's time): Kafka's ``Replica.updateFetchStateOrThrow``.
 * **ISR.** A follower in the ISR whose ``now - last_caught_up_ms > replica.lag.time.max.ms`` is out
   of sync; a follower out of the ISR whose log end offset reached the high watermark and the start
-  of the leader's epoch is caught up. The partition only *proposes* these changes: the ISR manager
+  of the leader's epoch, *and* that caught up with the leader's log end within the lag time, is
+  caught up. (Kafka checks only the first two, so under min ISR, where the high watermark is frozen,
+  a follower that stopped fetching rejoins at once and leaves again a lag later: KAFKA-19996, whose
+  fix is an open pull request. The simulator found this flapping here first.) The partition only *proposes* these changes: the ISR manager
   sends them to the controller as AlterPartition, and the ISR changes when the metadata says so.
   While a proposal that adds replicas is pending, the high watermark counts them (the *maximal* ISR:
   committed ISR plus pending additions), as Kafka does; the min-ISR checks use the committed ISR.
@@ -39,6 +42,15 @@ from kraft.metadata.partition import PartitionRegistration
 from kraft.storage.epoch_cache import EpochEntry
 
 
+class EpochEntryLike(Protocol):
+    """One leader-epoch cache entry: the epoch and the offset where it starts."""
+
+    @property
+    def epoch(self) -> int: ...
+    @property
+    def start_offset(self) -> int: ...
+
+
 class AppendInfoLike(Protocol):
     first_offset: int
     last_offset: int
@@ -57,7 +69,7 @@ class PartitionLogLike(Protocol):
     @property
     def latest_epoch(self) -> int | None: ...
     @property
-    def epoch_entries(self) -> Sequence[EpochEntry]: ...
+    def epoch_entries(self) -> Sequence[EpochEntryLike]: ...
     def update_high_watermark(self, offset: int) -> bool: ...
     def set_high_watermark_after_truncation(self, offset: int) -> bool: ...
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]: ...
@@ -228,6 +240,10 @@ class Partition:
             and (s := self.followers.get(r)) is not None
             and s.log_end_offset >= hw
             and s.log_end_offset >= self.epoch_start_offset
+            # Caught up by the same clock that removes it (KAFKA-19996, an open Kafka PR): with the
+            # high watermark frozen below min ISR, "reached the high watermark" alone would let a
+            # follower that stopped fetching rejoin at once, and leave again a lag later.
+            and now_ms - s.last_caught_up_ms <= lag_time_max_ms
         )
         proposal = kept + added
         return None if proposal == self.isr else proposal

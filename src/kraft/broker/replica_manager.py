@@ -474,7 +474,9 @@ class ReplicaManager:
             )
             rows = []
             for fp in t.partitions:
-                row = part_cls(partition_index=fp.partition, error_code=0, high_watermark=-1, records=None)
+                # Records are never null, not even beside an error: librdkafka refuses a whole answer
+                # with a partition of MessageSetSize -1 (the Jepsen-style check saw consumers loop).
+                row = part_cls(partition_index=fp.partition, error_code=0, high_watermark=-1, records=b"")
                 rows.append(row)
                 if topic_image is None:
                     row.error_code = (
@@ -771,18 +773,24 @@ class ReplicaManager:
                 epoch, end = log_.end_offset_for_epoch(diverging.epoch)
                 target = log_.high_watermark if epoch < 0 else min(diverging.end_offset, end)
             target = max(target, log_.log_start_offset)
-            if target < log_.log_end_offset:
-                log.info(
-                    "broker %d: %s-%d diverges from leader %d (epoch %d ends at %d): truncating %d -> %d",
-                    self.node_id,
-                    partition.topic,
-                    partition.index,
-                    partition.leader_id,
-                    diverging.epoch,
-                    diverging.end_offset,
-                    log_.log_end_offset,
-                    target,
-                )
+            end = log_.log_end_offset
+            if target <= end:
+                if target < end:
+                    log.info(
+                        "broker %d: %s-%d diverges from leader %d (epoch %d ends at %d): truncating %d -> %d",
+                        self.node_id,
+                        partition.topic,
+                        partition.index,
+                        partition.leader_id,
+                        diverging.epoch,
+                        diverging.end_offset,
+                        end,
+                        target,
+                    )
+                # Even at the log end: the epoch cache loses its entries from ``target`` on. Without
+                # that, an epoch this broker led without appending stays last in its cache, the next
+                # fetch names it again and the follower loops on DivergingEpoch forever (the
+                # Jepsen-style check found it; Kafka's ``UnifiedLog.truncateTo`` trims the same way).
                 log_.truncate_to(target)
             return False
         records = row.records

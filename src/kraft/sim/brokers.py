@@ -188,7 +188,7 @@ class SimBroker:
         snapshot_max_bytes = getattr(self.world, "broker_snapshot_max_bytes", None)
         if snapshot_max_bytes is not None:
             settings = replace(settings, snapshot_max_bytes=snapshot_max_bytes)
-        return settings
+        return self.world.broker_settings(settings)
 
     # -- faults ----------------------------------------------------------------------------------
 
@@ -272,6 +272,7 @@ class SimBroker:
         self.bstats.clean_stops += 1
         self._forget_process()
         self.node.log.flush()
+        self.world.clean_stop(self.broker_id)  # the partition logs close flushed too
         self.world.crash(self.broker_id, counted=False)  # nothing unflushed is left to lose
 
     def _forget_process(self) -> None:

@@ -481,7 +481,11 @@ class ControllerChecker(InvariantChecker):
                 f"{list(previous.isr)} nor ELR {list(previous.elr)} (LKE {list(previous.last_known_elr)}, "
                 f"LRS now {part.leader_recovery_state}, unclean registrations in this batch {newly_unclean})",
             )
-        for e in elections:
+        # NoCleanReplicaLost is KIP-966's promise: with eligible.leader.replicas.version 0 the
+        # controller keeps an uncleanly restarted broker in the ISR, as Kafka did before it (the
+        # data-last-replica-standing-no-elr twin measures what that costs).
+        elr_on = after.features.get(ELR_FEATURE, 0) >= 1
+        for e in elections if elr_on else ():
             topic = after.topics_by_id.get(e.topic_id)
             if topic is None or unclean_election_enabled(after, topic.name):
                 continue
@@ -503,7 +507,7 @@ class ControllerChecker(InvariantChecker):
                     f"{e.leader_after} left ISR u ELR = {sorted(e.after)} without any of its clean "
                     f"members {clean}",
                 )
-        for broker_id in newly_unclean:
+        for broker_id in newly_unclean if elr_on else ():
             kept = [
                 *after.partitions_with_isr_member(broker_id),
                 *after.partitions_with_elr_member(broker_id),

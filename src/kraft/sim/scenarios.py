@@ -908,14 +908,16 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 def all_scenarios() -> dict[str, Scenario]:
-    """Every scenario: the raft ones above, then the controller ones (``kraft.sim.controller_scenarios``)."""
+    """Every scenario: the raft ones above, then the controller ones
+    (``kraft.sim.controller_scenarios``), then the data plane's (``kraft.sim.data_scenarios``)."""
     from kraft.sim.controller_scenarios import CONTROLLER_SCENARIOS
+    from kraft.sim.data_scenarios import DATA_SCENARIOS
 
-    return {**SCENARIOS, **CONTROLLER_SCENARIOS}
+    return {**SCENARIOS, **CONTROLLER_SCENARIOS, **DATA_SCENARIOS}
 
 
 def scenario_group(name: str) -> list[str]:
-    """The scenario names ``name`` stands for: ``all``, ``raft``, ``controller`` or one scenario.
+    """The scenario names ``name`` stands for: ``all``, ``raft``, ``controller``, ``data`` or one scenario.
 
     Raises:
         KeyError: an unknown name (the message names the known ones).
@@ -926,9 +928,11 @@ def scenario_group(name: str) -> list[str]:
     if name == "raft":
         return list(SCENARIOS)
     if name == "controller":
-        return [n for n in every if n not in SCENARIOS]
+        return [n for n in every if n.startswith("controller-")]
+    if name == "data":
+        return [n for n in every if n.startswith("data-")]
     if name not in every:
-        raise KeyError(f"unknown scenario {name!r}; known: all, raft, controller, {', '.join(every)}")
+        raise KeyError(f"unknown scenario {name!r}; known: all, raft, controller, data, {', '.join(every)}")
     return [name]
 
 

@@ -265,7 +265,7 @@ def default_node_factory(world: World, node: SimNode, **parts: Any) -> Node:
     the raft worlds' nodes are bare raft cores."""
     return build_node(
         node_config(world, node, **parts),
-        NodeStorage(node.log, node.store),
+        world.node_storage(node),
         world.now_ms,
         node.rng,
         controller_rng=random.Random(f"{world.seed}:{node.node_id}:controller:{node.restarts}"),
@@ -416,6 +416,17 @@ class World:
             self.schedule(
                 self.rng.randint(0, self.timing.append_interval_max_ms), "client", self._client_tick
             )
+
+    def node_storage(self, node: SimNode) -> NodeStorage:
+        """The durable state ``build_node`` gets for ``node`` (a data world adds partition logs)."""
+        return NodeStorage(node.log, node.store)
+
+    def clean_stop(self, node_id: int) -> None:
+        """A broker's process is about to stop cleanly (a data world flushes its partition logs)."""
+
+    def broker_settings(self, settings: Any) -> Any:
+        """A broker's ``BrokerConfig`` as this world wants it (a data world sets replication)."""
+        return settings
 
     def boots_at_start(self, node: SimNode) -> bool:
         """Whether ``start`` boots ``node`` (a subclass may start some later itself)."""

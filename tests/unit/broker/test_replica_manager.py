@@ -496,3 +496,28 @@ def test_a_broker_takes_no_role_before_it_is_activated_then_takes_the_image() ->
     assert late.partitions == {}
     late.activate(c.now)
     assert [p.is_leader for p in late.partitions.values()] == [True]
+
+
+def test_a_follower_with_an_empty_epoch_of_its_own_truncates_its_epoch_cache_and_catches_up() -> None:
+    # Broker 2 leads epoch 1 without appending anything (its cache ends with (1, 2)); broker 1 takes
+    # over in epoch 2. Broker 2's fetch names epoch 1, the leader answers DivergingEpoch (epoch 0 ends
+    # at 2): the end of its log, so only the epoch cache is trimmed, and then it fetches normally.
+    c = Cluster()
+    c.produce([b"a", b"b"])
+    c.run(200)
+    c.change(leader=2)
+    c.run(50)
+    assert [(e.epoch, e.start_offset) for e in c.log(2).epoch_entries] == [(0, 0), (1, 2)]
+    c.change(leader=1)
+    cid = c.produce([b"c"])
+    c.run(500)
+    assert c.produce_result(cid) == (E.NONE, 2)
+    assert c.values(2) == [b"a", b"b", b"c"]
+    assert [(e.epoch, e.start_offset) for e in c.log(2).epoch_entries] == [(0, 0), (2, 2)]
+
+
+def test_error_partitions_carry_empty_records_never_null() -> None:
+    c = Cluster()
+    row = c.answer(c.consume(0, broker=2)).responses[0].partitions[0]
+    assert row.error_code == E.NOT_LEADER_OR_FOLLOWER
+    assert row.records == b""  # librdkafka refuses a whole answer holding a null record set
