@@ -21,15 +21,17 @@ the cluster), the next block once asked for, and the InitProducerId requests wai
   request waits in a ``Purgatory`` until a block arrives (answered in arrival order) or its
   deadline, ``max_wait_ms`` on the node's clock, passes. Kafka answers at once instead; waiting
   saves the client a round of retries. Past the deadline the answer is COORDINATOR_LOAD_IN_PROGRESS,
-  the code Kafka answers (not REQUEST_TIMED_OUT, which older Java clients treat as fatal): every
-  client retries it (kafka-python and the Java client retry any retriable error of InitProducerId,
-  librdkafka this one). ``max_wait_ms`` stays well under the clients' request timeouts (30 s in
-  Java and kafka-python, 60 s in librdkafka), so the client is still there to read the answer.
+  the code Kafka answers (not REQUEST_TIMED_OUT, which older Java clients treat as fatal): it is
+  retriable, and kafka-python 3 and the Java client re-enqueue InitProducerId on any retriable
+  error (librdkafka's idempotence state machine asks for a producer id again on a timer).
+  ``max_wait_ms`` stays well under the clients' request timeouts (30 s in Java and kafka-python,
+  60 s in librdkafka), so the client is still there to read the answer.
 * **A TransactionalId** (a transactional producer): this broker runs no transaction coordinator
   and leads no ``__transaction_state`` partition, so it answers what Kafka's coordinator answers for
-  a transactional id whose partition it does not own: NOT_COORDINATOR (the client looks its
-  coordinator up again; FindCoordinator is not served here, so it gives up with a clear error rather
-  than write anything). An empty TransactionalId is INVALID_REQUEST, as in Kafka.
+  a transactional id whose partition it does not own: NOT_COORDINATOR (retriable: the client
+  looks its coordinator up again, with FindCoordinator, which no broker serves yet, so a
+  transactional producer cannot start, and writes nothing). An empty TransactionalId is
+  INVALID_REQUEST, as in Kafka. Transactions are out of scope.
 
 Sans-IO: requests come in through ``handle`` and ``handle_answer``, answers and controller requests
 go out through ``drain``; ``poll`` runs the timers and returns when to run again. Nothing here
