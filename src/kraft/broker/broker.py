@@ -10,9 +10,10 @@ the co-located controller's committed image, which is the very same image, so no
 twice. Either way the broker's parts are ``MetadataPublisher``s installed on that loader: the ISR
 manager and the client APIs see every published image with the delta that made it.
 
-Controller requests (registration and heartbeats, AlterPartition, forwarded client requests) go to
-the raft leader, the active controller (Kafka's brokers find it the same way); their correlation ids
-come from one counter, so every answer finds the part that asked.
+Controller requests (registration and heartbeats, AlterPartition, AllocateProducerIds, forwarded
+client requests) go to the raft leader, the active controller (Kafka's brokers find it the same
+way); their correlation ids come from one counter, so every answer finds the part that asked.
+InitProducerId (idempotent producers) is the producer id manager's (``kraft.broker.producer_ids``).
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from kraft.broker.isr import IsrManager
 from kraft.broker.lifecycle import BrokerLifecycle, BrokerState
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.broker.metrics import BrokerMetrics
+from kraft.broker.producer_ids import ProducerIdManager
 from kraft.broker.replica_manager import DATA_API_KEYS, ReplicaManager
 from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataLoader, Publisher
 from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelope
+from kraft.protocol.messages import init_producer_id
 from kraft.raft.types import LeaderAndEpoch
 
 
@@ -46,6 +49,7 @@ class Broker:
         metadata: BrokerMetadataListener | None,
         client_apis: ClientApis,
         isr: IsrManager,
+        producer_ids: ProducerIdManager,
         metrics: BrokerMetrics | None = None,
         raft_listener_name: str = "CONTROLLER",
         replicas: ReplicaManager | None = None,
@@ -56,6 +60,7 @@ class Broker:
         self.metadata = metadata
         self.client_apis = client_apis
         self.isr = isr
+        self.producer_ids = producer_ids
         self.replicas = replicas
         self.metrics = metrics
         self._loader = loader
@@ -99,6 +104,8 @@ class Broker:
         assert type(request) is ApiRequest
         if self.replicas is not None and request.api.key in DATA_API_KEYS:
             self.replicas.handle(envelope, now_ms)
+        elif request.api.key == init_producer_id.API.key:
+            self.producer_ids.handle(envelope, now_ms)
         else:
             self.client_apis.handle(envelope, now_ms, leader)
 
@@ -110,8 +117,10 @@ class Broker:
 
     def handle_answer(self, envelope: ControllerEnvelope, now_ms: int) -> None:
         """An answer to one of this broker's controller requests."""
-        if not self.isr.handle_response(envelope, now_ms) and not self.client_apis.handle_answer(
-            envelope, now_ms
+        if (
+            not self.isr.handle_response(envelope, now_ms)
+            and not self.producer_ids.handle_answer(envelope, now_ms)
+            and not self.client_apis.handle_answer(envelope, now_ms)
         ):
             self.lifecycle.handle_response(envelope, now_ms)
 
@@ -120,7 +129,7 @@ class Broker:
     def poll(
         self, now_ms: int, leader: LeaderAndEpoch
     ) -> tuple[list[ControllerEnvelope | ClientEnvelope], int | None]:
-        """Run the lifecycle, the ISR manager and the client APIs' timers.
+        """Run the lifecycle, the ISR manager, the client APIs' and the producer id manager's timers.
 
         Returns:
             The controller requests and client answers to send, and when to poll again (None:
@@ -141,13 +150,15 @@ class Broker:
         out.extend(isr_requests)
         apis_wake = self.client_apis.poll(now_ms, leader)
         out.extend(self.client_apis.drain())
+        ids_wake = self.producer_ids.poll(now_ms, lifecycle.broker_epoch, controller_id)
+        out.extend(self.producer_ids.drain())
         replicas_wake = None
         if self.replicas is not None and not self.replicas.active and lifecycle.state >= BrokerState.RECOVERY:
             self.replicas.activate(now_ms)  # caught up with our registration (see ``activate``)
         if self.replicas is not None:
             replicas_wake = self.replicas.poll(now_ms, lifecycle.broker_epoch)
             out.extend(self.replicas.drain())
-        for w in (isr_wake, apis_wake, replicas_wake):
+        for w in (isr_wake, apis_wake, ids_wake, replicas_wake):
             if w is not None:
                 wake = w if wake is None else min(wake, w)
         return out, wake
@@ -158,6 +169,7 @@ class Broker:
         if self.metadata is not None:
             self.metadata.maybe_snapshot(now_ms)
         out: list[ControllerEnvelope | ClientEnvelope] = list(self.client_apis.drain())
+        out.extend(self.producer_ids.drain())  # InitProducerIds a block answered
         if self.replicas is not None:
             self.replicas.complete_waiting(now_ms)
             out.extend(self.replicas.drain())

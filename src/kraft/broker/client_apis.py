@@ -70,6 +70,7 @@ from kraft.protocol.messages import (
     elect_leaders,
     fetch,
     incremental_alter_configs,
+    init_producer_id,
     list_offsets,
     metadata,
     offset_for_leader_epoch,
@@ -110,6 +111,7 @@ BROKER_APIS: Final[Mapping[int, Api]] = {
             list_offsets,
             produce,
             offset_for_leader_epoch,
+            init_producer_id,  # answered by kraft.broker.producer_ids
         )
     },
     # Consumers and followers fetch over a broker listener (v4-17); a controller listener's Fetch

@@ -40,6 +40,7 @@ from kraft.controller.features import (
     validate_updates,
 )
 from kraft.controller.metrics import ControllerMetrics
+from kraft.controller.producer_ids import allocate_producer_id_block
 from kraft.controller.replication_control import ReplicationControl
 from kraft.controller.result import ControllerResult
 from kraft.metadata.configs import ConfigResolver
@@ -65,6 +66,7 @@ from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.error_responses import error_response
 from kraft.protocol.messages import (
+    allocate_producer_ids,
     alter_partition,
     broker_heartbeat,
     broker_registration,
@@ -99,6 +101,7 @@ CONTROLLER_APIS: Mapping[int, Api] = {
         broker_registration,
         broker_heartbeat,
         unregister_broker,
+        allocate_producer_ids,
     )
 }
 # Read-only APIs any controller (active or not) answers from its committed image.
@@ -417,6 +420,8 @@ class QuorumController:
                 return self.configs.incremental_alter_configs(image, body, version)
             case update_features.API.key:
                 return self._update_features(image, body, version, now_ms)
+            case allocate_producer_ids.API.key:
+                return allocate_producer_id_block(image, body, version)
         return None
 
     def _read_only(self, key: int, version: int, body: Any) -> Any:

@@ -23,6 +23,7 @@ from kraft.broker.isr import IsrManager
 from kraft.broker.lifecycle import BrokerLifecycle, LifecycleConfig
 from kraft.broker.metadata_listener import BrokerMetadataListener
 from kraft.broker.metrics import BrokerMetrics
+from kraft.broker.producer_ids import ProducerIdManager
 from kraft.broker.replica_manager import LogProvider, ReplicaConfig, ReplicaManager
 from kraft.common.errors import KraftError
 from kraft.controller.quorum_controller import ControllerConfig, QuorumController
@@ -219,6 +220,11 @@ def _build_broker(
         next_correlation_id=next_id,
         replicas=replicas,
     )
+    producer_ids = ProducerIdManager(
+        node_id,
+        next_correlation_id=next_id,
+        request_timeout_ms=settings.lifecycle.request_timeout_ms,
+    )
     return Broker(
         node_id=node_id,
         lifecycle=lifecycle,
@@ -226,6 +232,7 @@ def _build_broker(
         metadata=metadata,
         client_apis=client_apis,
         isr=isr,
+        producer_ids=producer_ids,
         metrics=BrokerMetrics(resolver),
         raft_listener_name=config.raft_listener_name,
         replicas=replicas,

@@ -16,6 +16,7 @@ from typing import Any
 
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import (
+    allocate_producer_ids,
     alter_partition,
     broker_heartbeat,
     broker_registration,
@@ -121,6 +122,10 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
         )
     if key == unregister_broker.API.key:
         return unregister_broker.RESPONSE.cls(throttle_time_ms=0, error_code=c, error_message=message)
+    if key == allocate_producer_ids.API.key:
+        return allocate_producer_ids.RESPONSE.cls(
+            throttle_time_ms=0, error_code=c, producer_id_start=0, producer_id_len=0
+        )
     raise ValueError(f"no error response shape for API {key}")
 
 
