@@ -223,7 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="read_committed reads up to the last stable offset; read_uncommitted (default) up to the high "
         "watermark.",
     )
-    parser.add_argument("--group", metavar="GROUP", help="Not supported yet: " + _NO_GROUPS + ".")
+    parser.add_argument(
+        "--group",
+        metavar="GROUP",
+        help="Refused: kraft has no group coordinator yet (without --group every partition is read by "
+        "assignment).",
+    )
     parser.add_argument(
         "--skip-message-on-error",
         action="store_true",
