@@ -24,7 +24,8 @@ jvm: $(STAMP)
 	@$(PY) -m kraft.spark.jvm build --if-possible
 
 ## Start the embedded default: 3 controllers and 3 brokers with data under ./data, a demo topic
-## (replication factor 3), and show the quorum and the topic.
+## (replication factor 3), and show the quorum, the topic, and how to produce and consume it
+## (kraft console-producer/console-consumer/get-offsets and kcat, with the brokers' addresses).
 run: $(STAMP) jvm
 	$(VENV)/bin/kraft cluster up --controllers 3 --brokers 3 --data-dir ./data --create-topic demo:3:3
 

@@ -24,7 +24,9 @@ and ``--brokers`` must be N or left out. Ports: the controller listener of contr
 ``P + N + j - 1`` (9096, 9097, 9098); ``--base-port 0`` picks free ports instead. A DIR that already
 has a cluster.json is *restarted*: same cluster id, ids, roles and ports; nothing is reformatted.
 ``--create-topic`` creates a topic through a broker once every broker is unfenced (unless it
-exists) and prints it as ``kraft topics --describe`` does; ``make run`` uses it for a demo topic.
+exists) and prints it as ``kraft topics --describe`` does, then how to produce to it and consume
+from it (``kraft console-producer``/``console-consumer``/``get-offsets`` and kcat, with the brokers'
+real addresses); ``make run`` uses it for a demo topic.
 
 ``up`` waits for a leader, prints the endpoints and the ``metadata-quorum describe --status``
 view (and, with brokers, waits until every broker is registered and unfenced), then stays in the
@@ -55,6 +57,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -562,6 +565,38 @@ def create_demo_topic(cluster: ClusterFile, spec: str) -> str:
     return (out.getvalue() + described.getvalue()).rstrip("\n")
 
 
+def _kraft_command() -> str:
+    """How the user ran ``kraft``: ``kraft`` when that is the one on PATH, else the path used
+    (``make run`` runs ``.venv/bin/kraft``, which another terminal needs spelled out)."""
+    invoked = sys.argv[0] if sys.argv else ""
+    if os.path.basename(invoked) != "kraft":
+        return "kraft"
+    on_path = shutil.which("kraft")
+    if on_path is not None and os.path.realpath(on_path) == os.path.realpath(invoked):
+        return "kraft"
+    return invoked
+
+
+def data_tools_hint(cluster: ClusterFile, topic: str) -> str:
+    """How to produce to and consume from ``topic``: kraft's console tools and kcat, with the
+    brokers' addresses."""
+    bootstrap = ",".join(str(a) for a in cluster.bootstrap_servers())
+    kraft = _kraft_command()
+    server = f"--bootstrap-server {bootstrap} --topic {topic}"
+    return "\n".join(
+        [
+            f"Produce to and consume from {topic} (one record per line; Ctrl-D ends the producer, Ctrl-C "
+            "the consumer):",
+            f"  {kraft} console-producer {server}",
+            f"  {kraft} console-consumer {server} --from-beginning",
+            f"  {kraft} get-offsets {server}",
+            "or with kcat:",
+            f"  kcat -b {bootstrap} -t {topic} -P",
+            f"  kcat -b {bootstrap} -t {topic} -C -o beginning",
+        ]
+    )
+
+
 def _settled(info: QuorumInfo) -> bool:
     """The leader knows its high watermark and every voter has fetched up to it."""
     return info.high_watermark >= 0 and all(v.log_end_offset >= info.high_watermark for v in info.voters)
@@ -723,6 +758,8 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if ns.create_topic:
             print("", file=out)
             print(create_demo_topic(cluster, ns.create_topic), file=out)
+            print("", file=out)
+            print(data_tools_hint(cluster, ns.create_topic.split(":")[0]), file=out)
         out.flush()
         if ns.detach:
             print(f"\nDetached. Stop with: kraft cluster down --data-dir {ns.data_dir}", file=out)

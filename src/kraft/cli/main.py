@@ -24,6 +24,9 @@ TOOLS: dict[str, tuple[str, str]] = {
     "configs": ("kraft.cli.configs", "describe or alter topic and broker configs through a broker"),
     "leader-election": ("kraft.cli.leader_election", "run preferred or unclean leader elections"),
     "broker-api-versions": ("kraft.cli.broker_api_versions", "list the API versions each broker serves"),
+    "console-producer": ("kraft.cli.console_producer", "send lines from stdin to a topic as records"),
+    "console-consumer": ("kraft.cli.console_consumer", "print a topic's records (no groups: by assignment)"),
+    "get-offsets": ("kraft.cli.get_offsets", "print topic:partition:offset at a time (latest, earliest, ts)"),
     "sim": ("kraft.cli.sim", "run the deterministic fault-injecting simulator"),
     "analyze": ("kraft.cli.analyze", "rebuild a cluster's history from its metadata logs on Spark (report)"),
 }

@@ -194,11 +194,40 @@ class Connection:
             RetriableError: the connection failed or timed out.
             RemoteProtocolError: the response could not be decoded.
         """
+        return self.read_response(api, version, self.send_request(api, version, body))
+
+    def send_request(self, api: Api, version: int, body: Any) -> int:
+        """Writes one request without waiting for its answer and returns its correlation id.
+
+        What ``read_response`` is for: a client with requests to several nodes writes them all, then
+        reads each answer, so that their waits overlap (the consumer's long-polled Fetch to every
+        leader). A request the node never answers (Produce with acks=0) is written and not read.
+        Responses come back in request order (Kafka's rule), so read them in the order written.
+
+        Raises:
+            RetriableError: the connection failed or timed out.
+        """
         correlation_id = self._next_correlation_id
         self._next_correlation_id += 1
         payload = encode_request(api, version, correlation_id, body, client_id=self._client_id)
         try:
             self._sock.sendall(frame(payload))
+        except TimeoutError:
+            raise RetriableError(
+                f"could not send {api.name} within {self._timeout_s * 1000:.0f} ms"
+            ) from None
+        except OSError as e:
+            raise RetriableError(f"connection failed: {e.strerror or e}") from None
+        return correlation_id
+
+    def read_response(self, api: Api, version: int, correlation_id: int) -> Any:
+        """Reads the answer to the request ``send_request`` wrote as ``correlation_id``.
+
+        Raises:
+            RetriableError: the connection failed or timed out.
+            RemoteProtocolError: the response could not be decoded or answers another request.
+        """
+        try:
             response = self._read_frame()
         except TimeoutError:
             raise RetriableError(f"no answer to {api.name} within {self._timeout_s * 1000:.0f} ms") from None

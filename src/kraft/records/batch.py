@@ -19,8 +19,9 @@ length, negative = null), value (likewise), headers count varint, headers (key v
 UTF-8, value varint length, negative = null). With compression, everything after recordsCount is
 one compressed stream of the records.
 
-This module never writes compressed batches (KRaft does not need to), but reads gzip, lz4 and zstd
-ones as Kafka writes them.
+It reads gzip, lz4 and zstd batches as Kafka writes them, and writes them too (``build_batch``'s
+``compression``, for the console producer; KRaft's own logs stay uncompressed). Snappy is neither
+read nor written: no snappy codec is installed.
 
 Decoding contract: bytes from a file or a peer are untrusted. Whatever they hold, the decoders here
 raise nothing but ``CorruptRecordError`` (or its subclass ``UnsupportedCompressionError``), never
@@ -338,15 +339,17 @@ def build_batch(
     producer_id: int = NO_PRODUCER_ID,
     producer_epoch: int = NO_PRODUCER_EPOCH,
     base_sequence: int = NO_SEQUENCE,
+    compression: int = Compression.NONE,
 ) -> bytes:
-    """Encode an uncompressed CreateTime v2 batch.
+    """Encode a CreateTime v2 batch, its records compressed with ``compression`` (a ``Compression``
+    id of ``WRITABLE_COMPRESSION``; default none).
 
     Records without a timestamp get ``timestamp_ms``. As in Kafka's builders, baseTimestamp is the
     first record's timestamp and maxTimestamp the largest; offset deltas are 0..n-1.
 
     Raises:
-        ValueError: no records (Kafka never writes an empty v2 batch from a builder), or a field that
-            does not fit its wire type.
+        ValueError: no records (Kafka never writes an empty v2 batch from a builder), a field that
+            does not fit its wire type, or a codec this build cannot write (snappy, unknown ids).
     """
     if not records:
         raise ValueError("a record batch needs at least one record")
@@ -356,7 +359,9 @@ def build_batch(
     body = bytearray()
     for i, (rec, ts) in enumerate(zip(records, timestamps)):
         _encode_record(body, i, ts - base_ts, rec)
-    attributes = Compression.NONE
+    attributes = compression
+    if compression != Compression.NONE:
+        body = bytearray(compress_records(compression, bytes(body)))
     if is_control:
         attributes |= CONTROL_FLAG
     if is_transactional:
@@ -373,6 +378,60 @@ def build_batch(
         producer_epoch,
         base_sequence,
     )
+
+
+# Writers per codec. Each mirrors what Kafka's own producer writes, so that every reader (Kafka's
+# Java client, librdkafka, kafka-python, ours) takes the batch.
+def _compress_gzip(data: bytes) -> bytes:
+    # Java's GZIPOutputStream at the JDK's default level (6): one gzip member.
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+def _compress_lz4(data: bytes) -> bytes:
+    # Kafka's KafkaLZ4BlockOutputStream: a standard LZ4 frame of 64 KiB independent blocks, without
+    # block or content checksums and without the content size (its reader takes nothing else).
+    import lz4.frame
+
+    return bytes(
+        lz4.frame.compress(
+            data,
+            block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+            block_linked=False,
+            block_checksum=False,
+            content_checksum=False,
+            store_size=False,
+        )
+    )
+
+
+def _compress_zstd(data: bytes) -> bytes:
+    # Kafka's default zstd level is 3 (compression.zstd.level).
+    import zstandard
+
+    return bytes(zstandard.ZstdCompressor(level=3).compress(data))
+
+
+_COMPRESSORS: dict[int, Callable[[bytes], bytes]] = {
+    Compression.GZIP: _compress_gzip,
+    Compression.LZ4: _compress_lz4,
+    Compression.ZSTD: _compress_zstd,
+}
+
+# The codecs ``build_batch`` can write: none, gzip, lz4 and zstd (not snappy: no codec installed).
+WRITABLE_COMPRESSION: Final = frozenset({Compression.NONE, *_COMPRESSORS})
+
+
+def compress_records(codec: int, records: bytes) -> bytes:
+    """The encoded ``records`` (everything after recordsCount) compressed with ``codec``.
+
+    Raises:
+        ValueError: ``codec`` is not one of ``WRITABLE_COMPRESSION`` or is NONE.
+    """
+    compress = _COMPRESSORS.get(codec)
+    if compress is None:
+        raise ValueError(f"kraft cannot write {compression_name(codec)}-compressed batches")
+    return compress(records)
 
 
 def _framed(

@@ -335,3 +335,24 @@ def test_remove_node_refuses_the_only_controller_and_brokers(tmp_path: Path) -> 
     assert code == 1 and "the only controller" in err
     code, _, err = run(["remove-node", "--id", "2", "--data-dir", str(tmp_path)])
     assert code == 1 and "is not a controller" in err
+
+
+def test_the_demo_topic_hint_names_the_tools_with_the_real_broker_addresses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = cluster.plan_new_cluster(tmp_path, 3, 19093, {}, "cid", brokers=3)
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/pytest"])
+    lines = cluster.data_tools_hint(spec, "demo").splitlines()
+    servers = "127.0.0.1:19096,127.0.0.1:19097,127.0.0.1:19098"
+    assert lines[1:] == [
+        f"  kraft console-producer --bootstrap-server {servers} --topic demo",
+        f"  kraft console-consumer --bootstrap-server {servers} --topic demo --from-beginning",
+        f"  kraft get-offsets --bootstrap-server {servers} --topic demo",
+        "or with kcat:",
+        f"  kcat -b {servers} -t demo -P",
+        f"  kcat -b {servers} -t demo -C -o beginning",
+    ]
+    # `make run` runs .venv/bin/kraft: another terminal needs that path unless it is the kraft on PATH.
+    monkeypatch.setattr(sys, "argv", [".venv/bin/kraft", "cluster", "up"])
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert "  .venv/bin/kraft console-producer --bootstrap-server" in cluster.data_tools_hint(spec, "demo")
