@@ -80,6 +80,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--keep", action="store_true", help="keep the cluster's directory even on success")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--timeline", action="store_true", help="print the timeline even when every check passes"
+    )
     return parser.parse_args(argv)
 
 
@@ -187,8 +190,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not result.ok:
         print("\nanomalies:")
         print("\n".join(describe_anomalies(result)))
-        print(f"\ntimeline (seed {seed}):")
+    if not result.ok or outcome.notes or args.timeline:
+        print(
+            f"\ntimeline (seed {seed}; faults, then each partition's leader and ISR as Metadata showed them):"
+        )
         print(format_timeline(history, outcome.wall_start))
+    if not result.ok:
         logs = log_lines(outcome, in_question)
         for node_id, lines in logs.items():
             if lines:
@@ -217,6 +224,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             "timeline": [
                 {"time_s": round(e.time_s, 3), "action": e.action, "node": e.node, "detail": e.detail}
                 for e in history.nemesis
+            ],
+            "partition_states": [
+                {
+                    "time_s": round(o.time_s, 3),
+                    "partition": o.partition,
+                    "leader": o.leader,
+                    "isr": list(o.isr),
+                }
+                for o in history.partition_states
             ],
             "wall_start": outcome.wall_start,
             "workdir": str(workdir),

@@ -90,6 +90,16 @@ class NemesisEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionObservation:
+    """A partition's leader and ISR as a broker's Metadata showed them (recorded when they change)."""
+
+    time_s: float
+    partition: int
+    leader: int
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ClientError:
     """An error a client reported that is not a delivery report (a consumer's error event)."""
 
@@ -112,6 +122,7 @@ class History:
     reads: list[Read | Seek] = field(default_factory=list)
     final_ends: dict[int, int] = field(default_factory=dict)
     nemesis: list[NemesisEvent] = field(default_factory=list)
+    partition_states: list[PartitionObservation] = field(default_factory=list)
     client_errors: list[ClientError] = field(default_factory=list)
 
 
@@ -177,6 +188,8 @@ class CheckResult:
     ack_offset_mismatches: tuple[AckMismatch, ...]
     longest_unavailability_s: float
     unavailability_window_s: tuple[float, float]
+    # partition -> (longest window without an ack to that partition, (start, end))
+    partition_unavailability_s: dict[int, tuple[float, tuple[float, float]]]
     poll_skips: tuple[PollSkip, ...]
     acked: int
     failed: int
@@ -209,6 +222,10 @@ class CheckResult:
             "counts": self.gated_counts(),
             "longest_unavailability_s": round(self.longest_unavailability_s, 3),
             "unavailability_window_s": [round(t, 3) for t in self.unavailability_window_s],
+            "partition_unavailability_s": {
+                str(p): [round(length, 3), [round(t, 3) for t in window]]
+                for p, (length, window) in sorted(self.partition_unavailability_s.items())
+            },
             "poll_skips": len(self.poll_skips),
             "acked": self.acked,
             "failed": self.failed,
@@ -252,6 +269,14 @@ def check(history: History) -> CheckResult:
         ack_offset_mismatches=ack_offset_mismatches(history.acks, final),
         longest_unavailability_s=longest,
         unavailability_window_s=window,
+        partition_unavailability_s={
+            p: longest_unavailability(
+                (a.time_s for a in history.acks if a.partition == p),
+                history.produce_start_s,
+                history.produce_end_s,
+            )
+            for p in sorted({a.partition for a in history.acks} | {f.partition for f in history.failures})
+        },
         poll_skips=skips,
         acked=len(history.acks),
         failed=len(history.failures),
@@ -381,6 +406,7 @@ def history_to_json(history: History) -> dict[str, Any]:
         "reads": [["read" if isinstance(r, Read) else "seek", *_row(r)] for r in history.reads],
         "final_ends": {str(p): end for p, end in sorted(history.final_ends.items())},
         "nemesis": [_row(e) for e in history.nemesis],
+        "partition_states": [_row(o) for o in history.partition_states],
         "client_errors": [_row(e) for e in history.client_errors],
     }
 
@@ -394,6 +420,10 @@ def history_from_json(data: Mapping[str, Any]) -> History:
         reads=[Read(*row[1:]) if row[0] == "read" else Seek(*row[1:]) for row in data["reads"]],
         final_ends={int(p): end for p, end in data["final_ends"].items()},
         nemesis=[NemesisEvent(*row) for row in data["nemesis"]],
+        partition_states=[
+            PartitionObservation(t, p, leader, tuple(isr))
+            for t, p, leader, isr in data.get("partition_states", [])
+        ],
         client_errors=[ClientError(*row) for row in data["client_errors"]],
     )
 
@@ -422,9 +452,13 @@ def format_table(result: CheckResult) -> str:
     start_s, end_s = result.unavailability_window_s
     rows += [
         (
-            "longest unavailability (no ack)",
+            "longest unavailability (no ack at all)",
             f"{result.longest_unavailability_s:.2f} s",
             f"{start_s:.1f}-{end_s:.1f} s",
+        ),
+        *(
+            (f"  partition {p}", f"{length:.2f} s", f"{start:.1f}-{end:.1f} s")
+            for p, (length, (start, end)) in sorted(result.partition_unavailability_s.items())
         ),
         ("poll skips (offset jumped forward)", str(len(result.poll_skips)), "info"),
         ("acknowledged writes", str(result.acked), "info"),
@@ -442,14 +476,23 @@ def format_table(result: CheckResult) -> str:
 
 
 def format_timeline(history: History, wall_start: float | None = None) -> str:
-    """The nemesis' actions, one a line, as seconds since the start (and wall-clock times, to
-    find the matching lines in the node logs, when ``wall_start`` is given)."""
+    """The nemesis' actions and the partitions' leader and ISR changes, one a line, as seconds
+    since the start (and wall-clock times, to find the matching lines in the node logs, when
+    ``wall_start`` is given)."""
+    events: list[tuple[float, str]] = [
+        (e.time_s, f"{e.action:<8} node {e.node}{'  (' + e.detail + ')' if e.detail else ''}")
+        for e in history.nemesis
+    ]
+    events += [
+        (o.time_s, f"  partition {o.partition}: leader {o.leader}, ISR {list(o.isr)}")
+        for o in history.partition_states
+    ]
     lines = []
-    for e in history.nemesis:
-        when = f"{e.time_s:8.2f} s"
+    for time_s, text in sorted(events, key=lambda e: e[0]):
+        when = f"{time_s:8.2f} s"
         if wall_start is not None:
-            when += f"  {_wall(wall_start + e.time_s)}"
-        lines.append(f"{when}  {e.action:<8} node {e.node}{'  (' + e.detail + ')' if e.detail else ''}")
+            when += f"  {_wall(wall_start + time_s)}"
+        lines.append(f"{when}  {text}")
     return "\n".join(lines)
 
 

@@ -47,6 +47,7 @@ from jepsen_history import (
     Failure,
     History,
     NemesisEvent,
+    PartitionObservation,
     Read,
     Seek,
 )
@@ -228,6 +229,31 @@ class _ConsumerThread(threading.Thread):
         self.consumer.assign([TopicPartition(TOPIC, p, self.next_offsets[p]) for p in range(self.partitions)])
 
 
+class _ObserverThread(threading.Thread):
+    """Polls Metadata about twice a second and records each partition's leader and ISR changes
+    (for the timeline: what the cluster said while the faults happened)."""
+
+    def __init__(self, conf: dict[str, Any], partitions: int, rec: _Recorder) -> None:
+        super().__init__(name="observer", daemon=True)
+        from confluent_kafka.admin import AdminClient
+
+        self.admin = AdminClient({**conf, "error_cb": lambda err: None})
+        self.partitions = partitions
+        self.rec = rec
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        last: dict[int, tuple[int, tuple[int, ...]]] = {}
+        while not self.stop.wait(0.5):
+            state = partition_state(self.admin, self.partitions)
+            for p, now in sorted((state or {}).items()):
+                if last.get(p) != now:
+                    last[p] = now
+                    self.rec.history.partition_states.append(
+                        PartitionObservation(self.rec.now_s(), p, now[0], now[1])
+                    )
+
+
 @dataclass(slots=True)
 class _Fault:
     kind: str  # "kill-broker", "pause-broker", "kill-controller"
@@ -348,6 +374,7 @@ def run(
     notes: list[str] = []
     threads_p: list[_ProducerThread] = []
     threads_c: list[_ConsumerThread] = []
+    observers: list[_ObserverThread] = []
     try:
         cluster.start_all()
         cluster.wait_for_leader(timeout_s=60)
@@ -388,11 +415,9 @@ def run(
                     )
                 )
 
-        def wait(phase: str, seconds: float, step: Callable[[float], None] | None = None) -> None:
+        def wait(phase: str, seconds: float) -> None:
             until = rec.now_s() + seconds
             while (now := rec.now_s()) < until:
-                if step is not None:
-                    step(now)
                 report(phase)
                 time.sleep(min(0.25, max(0.0, until - now)))
 
@@ -414,7 +439,9 @@ def run(
             threads_p.append(
                 _ProducerThread(i, producer_conf, config.partitions, config.rate_per_producer, rec)
             )
-        for t in [*threads_c, *threads_p]:
+        observer = _ObserverThread(common, config.partitions, rec)
+        observers.append(observer)
+        for t in [observer, *threads_c, *threads_p]:
             t.start()
 
         wait("warmup", config.warmup_s)
@@ -477,6 +504,8 @@ def run(
         for c_thread in threads_c:
             c_thread.stop.set()
             c_thread.join(timeout=30)
+        observer.stop.set()
+        observer.join(timeout=10)
         _final_read(common, config, rec, history.final_ends, notes)
         report("done")
         return RunResult(history, cluster, wall_start, state, notes)
@@ -485,6 +514,8 @@ def run(
             p_thread.stop.set()
         for c_thread in threads_c:
             c_thread.stop.set()
+        for o_thread in observers:
+            o_thread.stop.set()
         cluster.stop_all()
         rdkafka_log.removeHandler(handler)
         handler.close()

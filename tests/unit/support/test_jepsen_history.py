@@ -16,10 +16,13 @@ from jepsen_history import (
     LostWrite,
     NemesisEvent,
     NonMonotonicRead,
+    PartitionObservation,
     PollSkip,
     Read,
     Seek,
     check,
+    format_table,
+    format_timeline,
     history_from_json,
     history_to_json,
     longest_unavailability,
@@ -190,6 +193,8 @@ def test_unavailability_is_reported_from_the_acks_of_the_history() -> None:
     result = check(h)
     assert result.longest_unavailability_s == pytest.approx(7.0)
     assert result.unavailability_window_s == (3.0, 10.0)
+    # Partition 1 saw one ack (at 2.0) and one failure: unavailable from 2.0 to the end.
+    assert result.partition_unavailability_s == {0: (7.0, (3.0, 10.0)), 1: (8.0, (2.0, 10.0))}
 
 
 def test_the_json_report_has_every_count_and_examples() -> None:
@@ -208,6 +213,26 @@ def test_a_history_survives_json_and_checks_the_same() -> None:
     h.reads.append(Read(6.0, "c0", 0, 2, "0-0"))
     h.nemesis.append(NemesisEvent(2.0, "kill -9", 4, "broker"))
     h.client_errors.append(ClientError(2.1, "c0", "_TRANSPORT: down"))
+    h.partition_states.append(PartitionObservation(2.2, 0, 5, (5, 6)))
     again = history_from_json(json.loads(json.dumps(history_to_json(h))))
     assert again == h
     assert check(again) == check(h)
+
+
+def test_the_timeline_merges_faults_and_partition_changes_in_time_order() -> None:
+    h = clean_history()
+    h.nemesis += [NemesisEvent(1.0, "kill -9", 4, "broker"), NemesisEvent(3.0, "restart", 4)]
+    h.partition_states.append(PartitionObservation(2.0, 0, 5, (5, 6)))
+    lines = format_timeline(h).splitlines()
+    assert [line.split()[2] for line in lines] == ["kill", "partition", "restart"]
+    assert "leader 5, ISR [5, 6]" in lines[1]
+
+
+def test_the_table_marks_each_gated_check() -> None:
+    h = clean_history()
+    h.reads.append(Read(6.0, "c0", 0, 2, "0-0"))
+    table = format_table(check(h))
+    assert "duplicates (one value at two offsets)" in table
+    row = next(line for line in table.splitlines() if line.startswith("duplicates"))
+    assert row.split()[-2:] == ["1", "FAIL"]
+    assert next(line for line in table.splitlines() if line.startswith("lost writes")).endswith("ok")
