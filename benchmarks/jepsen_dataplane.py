@@ -108,6 +108,28 @@ def log_lines(run_result: RunResult, partitions: Sequence[int]) -> dict[str, lis
     return out
 
 
+def locate(run_result: RunResult, result: CheckResult) -> list[str]:
+    """Where the values of lost writes and acked-offset mismatches are in the brokers' segment
+    files now: (node, offset, leader epoch) of each copy, or nowhere."""
+    wanted: dict[int, set[str]] = collections.defaultdict(set)
+    for w in result.lost_writes:
+        wanted[w.partition].add(w.value)
+    for m in result.ack_offset_mismatches:
+        wanted[m.partition].update((m.acked_value, m.final_value))
+    found: dict[tuple[int, str], list[str]] = collections.defaultdict(list)
+    for partition, values in sorted(wanted.items()):
+        for node_id in run_result.cluster.broker_ids:
+            for offset, epoch, raw in run_result.cluster.partition_records(node_id, TOPIC, partition):
+                value = raw.decode(errors="replace")
+                if value in values:
+                    found[(partition, value)].append(f"node {node_id} offset {offset} epoch {epoch}")
+    return [
+        f"  {TOPIC}-{partition} {value!r}: {'; '.join(found[(partition, value)]) or 'in no broker log'}"
+        for partition, values in sorted(wanted.items())
+        for value in sorted(values)
+    ][:40]
+
+
 def describe_anomalies(result: CheckResult, limit: int = 10) -> list[str]:
     lines: list[str] = []
     for name, items in (
@@ -187,12 +209,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"nemesis actions: {len(history.nemesis)}; wall time {time.monotonic() - started:.0f} s")
     in_question = partitions_in_question(result)
     logs: dict[str, list[str]] = {}
+    where: list[str] = []
     if not result.ok:
         print("\nanomalies:")
         print("\n".join(describe_anomalies(result)))
+        where = locate(outcome, result)
+        if where:
+            print("\nthose values in the brokers' segment files now:")
+            print("\n".join(where))
     if not result.ok or outcome.notes or args.timeline:
         print(
-            f"\ntimeline (seed {seed}; faults, then each partition's leader and ISR as Metadata showed them):"
+            f"\ntimeline (seed {seed}; faults, and each partition's leader and ISR as Metadata showed them):"
         )
         print(format_timeline(history, outcome.wall_start))
     if not result.ok:
@@ -237,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "wall_start": outcome.wall_start,
             "workdir": str(workdir),
             "log_lines": logs,
+            "values_on_disk": where,
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(data, indent=2, default=list) + "\n")

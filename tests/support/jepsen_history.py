@@ -135,6 +135,9 @@ class LostWrite:
     partition: int
     offset: int
     ack_time_s: float
+    # At or past the end the final read was given (the partition's high watermark after the heal):
+    # the value may still be in the replicas' logs, above a high watermark that did not come back.
+    above_final_end: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +265,7 @@ def check(history: History) -> CheckResult:
         (a.time_s for a in history.acks), history.produce_start_s, history.produce_end_s
     )
     return CheckResult(
-        lost_writes=lost_writes(history.acks, final),
+        lost_writes=lost_writes(history.acks, final, history.final_ends),
         duplicates=duplicates(reads),
         inconsistent_offsets=inconsistent_offsets(reads),
         nonmonotonic_reads=nonmonotonic,
@@ -302,12 +305,16 @@ def _final_read_incomplete(final: Mapping[tuple[int, int], str], ends: Mapping[i
     return tuple(sorted(p for p, end in ends.items() if any((p, o) not in final for o in range(end))))
 
 
-def lost_writes(acks: Iterable[Ack], final: Mapping[tuple[int, int], str]) -> tuple[LostWrite, ...]:
+def lost_writes(
+    acks: Iterable[Ack], final: Mapping[tuple[int, int], str], ends: Mapping[int, int] | None = None
+) -> tuple[LostWrite, ...]:
     """Acknowledged values the final read never returned (at any position: a value found at
-    another offset than acknowledged is an ack mismatch, not a loss)."""
+    another offset than acknowledged is an ack mismatch, not a loss). ``ends``: where the final
+    read of each partition stopped, to mark the losses at or above it."""
     seen = set(final.values())
+    ends = ends or {}
     return tuple(
-        LostWrite(a.value, a.partition, a.offset, a.time_s)
+        LostWrite(a.value, a.partition, a.offset, a.time_s, a.offset >= ends.get(a.partition, a.offset + 1))
         for a in sorted(acks, key=lambda a: (a.partition, a.offset, a.value))
         if a.value not in seen
     )
@@ -449,6 +456,9 @@ def format_table(result: CheckResult) -> str:
         (_LABELS[name], str(count), "FAIL" if count else "ok")
         for name, count in result.gated_counts().items()
     ]
+    above = sum(1 for w in result.lost_writes if w.above_final_end)
+    if above:
+        rows.insert(1, ("  of which at/above the final high watermark", str(above), "info"))
     start_s, end_s = result.unavailability_window_s
     rows += [
         (

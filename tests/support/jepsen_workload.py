@@ -136,8 +136,17 @@ class _ProducerThread(threading.Thread):
         self.stop = threading.Event()
         self.producer = Producer({**conf, "error_cb": lambda err: rec.client_error(self.name, err)})
         self.undelivered = 0
+        self.fatal: str | None = None  # why librdkafka gave up (e.g. idempotence unsupported)
 
     def run(self) -> None:
+        from confluent_kafka import KafkaException
+
+        try:
+            self._produce_until_stopped()
+        except (KafkaException, SystemError) as e:  # SystemError: a callback saw the fatal error too
+            self.fatal = str(e)
+
+    def _produce_until_stopped(self) -> None:
         counter = 0
         next_at = time.monotonic()
         while not self.stop.is_set():
@@ -158,7 +167,8 @@ class _ProducerThread(threading.Thread):
     def finish(self, timeout_s: float) -> None:
         self.stop.set()
         self.join()
-        self.undelivered = self.producer.flush(timeout_s)
+        if self.fatal is None:
+            self.undelivered = self.producer.flush(timeout_s)
 
     def _report(self, err: Any, msg: Any) -> None:
         value, now_s = msg.value().decode(), self.rec.now_s()
@@ -403,6 +413,9 @@ def run(
         nemesis = _Nemesis(cluster, config, rec)
 
         def report(phase: str) -> None:
+            for p_thread in threads_p:
+                if p_thread.fatal is not None:
+                    raise RuntimeError(f"producer {p_thread.index} stopped: {p_thread.fatal}")
             if progress is not None:
                 progress(
                     Progress(

@@ -189,6 +189,17 @@ class LocalCluster:
                         out.append((record.offset, batch.partition_leader_epoch, record.value or b""))
         return out
 
+    def partition_records(self, node_id: int, topic: str, partition: int) -> list[tuple[int, int, bytes]]:
+        """(offset, leader epoch, value) of every record of a data partition in a broker's files,
+        read from the segments (not through the server), so also from a stopped or killed broker;
+        a torn batch at a segment's end is ignored, as recovery would truncate it."""
+        out: list[tuple[int, int, bytes]] = []
+        for segment in sorted(Path(self.node(node_id).data_dir).glob(f"{topic}-{partition}/*.log")):
+            for batch in iter_batches(segment.read_bytes()):
+                if not batch.is_control:
+                    out += [(r.offset, batch.partition_leader_epoch, r.value or b"") for r in batch.records]
+        return out
+
     # -- processes ---------------------------------------------------------------------------
 
     def start(self, node_id: int, tool_args: Sequence[str] | None = None) -> subprocess.Popen[bytes]:

@@ -84,15 +84,17 @@ def test_an_acked_write_missing_from_the_final_read_is_lost() -> None:
     h.final_ends = {0: 1, 1: 2}
     result = check(h)
     only(result.gated_counts(), "lost_writes")
-    assert result.lost_writes == (LostWrite("1-0", 0, 1, 3.0),)
+    # Acked at 0:1, the final read's end for partition 0 was 1: above it (the high watermark).
+    assert result.lost_writes == (LostWrite("1-0", 0, 1, 3.0, above_final_end=True),)
     assert not result.ok
+    assert "of which at/above the final high watermark" in format_table(result)
 
 
 def test_a_write_read_by_a_consumer_but_not_by_the_final_read_is_still_lost() -> None:
     h = clean_history()
     h.reads = without_final(h) + final_read({(0, 0): "0-0", (1, 0): "0-1", (1, 1): "1-1"})
     result = check(h)
-    assert [w.value for w in result.lost_writes] == ["1-0"]
+    assert result.lost_writes == (LostWrite("1-0", 0, 1, 3.0, above_final_end=False),)
     # The final read stopped short of the end it was given: reported with the loss.
     assert result.final_read_incomplete == (0,)
 
