@@ -67,7 +67,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--idempotence",
         action="store_true",
-        help="enable.idempotence=true on the producers (needs InitProducerId; default: off, no retries)",
+        help="enable.idempotence=true on the producers (needs InitProducerId; default: off, retries=0, "
+        "and a duplicate shaped like a resend may then be Kafka's behaviour)",
     )
     parser.add_argument("--harsh", action="store_true", help="allow two brokers down at once (default: one)")
     parser.add_argument("--json", metavar="OUT", type=Path, help="write the results and the timeline here")
@@ -213,6 +214,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not result.ok:
         print("\nanomalies:")
         print("\n".join(describe_anomalies(result)))
+        if result.duplicates and not config.idempotence:
+            resends = len(result.duplicates) - len(result.unexplained_duplicates)
+            print(
+                f"  ({resends} of the duplicates are shaped "
+                "like producer resends: without idempotence librdkafka resends a batch answered "
+                "NOT_LEADER_OR_FOLLOWER even with retries=0, and a leader deposed while an acks=all "
+                "append waits answers just that, as Kafka does)"
+            )
         where = locate(outcome, result)
         if where:
             print("\nthose values in the brokers' segment files now:")

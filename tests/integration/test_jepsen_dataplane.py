@@ -3,9 +3,12 @@
 3 controllers and 3 brokers as real processes, confluent-kafka producers (acks=all) and consumers,
 and a nemesis that kills (-9), pauses and restarts brokers and the active controller for a few
 seconds; then the checker of ``tests/support/jepsen_history.py`` over what the clients saw. It
-proves that under those faults no acknowledged write is lost, no value appears twice, no offset
-holds two values, no consumer goes backwards and every acknowledged offset holds its value, and
-that the run really exercised something (writes acknowledged, faults injected, a final read).
+proves that under those faults no acknowledged write is lost, no offset holds two values, no
+consumer goes backwards, every acknowledged offset holds its value and no value appears twice
+except as a producer's resend (idempotence is off: librdkafka resends a batch a deposed leader
+answered NOT_LEADER_OR_FOLLOWER after appending it, as Kafka answers; see
+``jepsen_history.Duplicate.retry_shaped``), and that the run really exercised something (writes
+acknowledged, faults injected, a final read).
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ def test_acknowledged_writes_survive_broker_and_controller_faults(tmp_path: Path
     history = outcome.history
     result = check(history)
     report = f"{format_table(result)}\n{outcome.notes}\n{format_timeline(history, outcome.wall_start)}"
-    assert result.ok, report
+    counts = result.gated_counts()
+    assert counts == {**dict.fromkeys(counts, 0), "duplicates": counts["duplicates"]}, report
+    assert result.unexplained_duplicates == (), report
     assert result.acked > 200, report
     assert any(e.action == "kill -9" for e in history.nemesis), report
     # Every partition was read to its end after the heal, and that end holds every acked write.

@@ -17,7 +17,8 @@ The checks, each one a count that must be 0 on a correct system:
   at, a different value than the one acknowledged.
 
 Values must be unique per write (the workload sends ``"<producer>-<counter>"``), so a duplicate is
-the server's doing only when the producer did not retry (idempotence off means retries off there).
+either a producer's resend or the broker's doing; without idempotence a resend is legal Kafka
+behaviour, so each duplicate says whether it is shaped like one (``Duplicate.retry_shaped``).
 Reported, not gated: the **longest unavailability** (longest window of the produce phase without
 a successful acknowledgement), acknowledged values **unseen** by the live consumers (they poll until
 the end, so this counts a consumer that stopped making progress), **poll skips** (a reader's offset
@@ -144,6 +145,19 @@ class LostWrite:
 class Duplicate:
     value: str
     positions: tuple[tuple[int, int], ...]  # (partition, offset), sorted
+    acked_at: tuple[int, int] | None = None  # where the producer's acknowledgement put it, if any
+
+    @property
+    def retry_shaped(self) -> bool:
+        """Looks like a producer's resend: every copy in one partition and no acknowledgement of
+        an earlier copy than the last. librdkafka resends a batch answered NOT_LEADER_OR_FOLLOWER
+        without counting a retry (it takes that answer for "not persisted"; ``retries=0`` does not
+        stop it), and a leader that loses its leadership while an acks=all append waits answers
+        exactly that, with the records already in its log (Kafka's
+        ``Partition.checkEnoughReplicasReachOffset``): so without idempotence such duplicates
+        are Kafka's behaviour, not a broker fault."""
+        partitions = {p for p, _ in self.positions}
+        return len(partitions) == 1 and (self.acked_at is None or self.acked_at == self.positions[-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +219,11 @@ class CheckResult:
     def ok(self) -> bool:
         return not any(self.gated_counts().values())
 
+    @property
+    def unexplained_duplicates(self) -> tuple[Duplicate, ...]:
+        """Duplicates a producer's resend does not explain (see ``Duplicate.retry_shaped``)."""
+        return tuple(d for d in self.duplicates if not d.retry_shaped)
+
     def gated_counts(self) -> dict[str, int]:
         return {
             "lost_writes": len(self.lost_writes),
@@ -230,6 +249,7 @@ class CheckResult:
                 for p, (length, window) in sorted(self.partition_unavailability_s.items())
             },
             "poll_skips": len(self.poll_skips),
+            "unexplained_duplicates": len(self.unexplained_duplicates),
             "acked": self.acked,
             "failed": self.failed,
             "failed_but_read": self.failed_but_read,
@@ -248,7 +268,10 @@ class CheckResult:
 
 
 def _as_dict(item: Any) -> dict[str, Any]:
-    return {name: getattr(item, name) for name in item.__slots__}
+    out = {name: getattr(item, name) for name in item.__slots__}
+    if isinstance(item, Duplicate):
+        out["retry_shaped"] = item.retry_shaped
+    return out
 
 
 # -- the checker -----------------------------------------------------------------------------------
@@ -266,7 +289,7 @@ def check(history: History) -> CheckResult:
     )
     return CheckResult(
         lost_writes=lost_writes(history.acks, final, history.final_ends),
-        duplicates=duplicates(reads),
+        duplicates=duplicates(reads, history.acks),
         inconsistent_offsets=inconsistent_offsets(reads),
         nonmonotonic_reads=nonmonotonic,
         ack_offset_mismatches=ack_offset_mismatches(history.acks, final),
@@ -320,13 +343,16 @@ def lost_writes(
     )
 
 
-def duplicates(reads: Iterable[Read]) -> tuple[Duplicate, ...]:
-    """Values read at more than one position (by any readers)."""
+def duplicates(reads: Iterable[Read], acks: Iterable[Ack] = ()) -> tuple[Duplicate, ...]:
+    """Values read at more than one position (by any readers), with where each was acked."""
     positions: dict[str, set[tuple[int, int]]] = defaultdict(set)
     for r in reads:
         positions[r.value].add((r.partition, r.offset))
+    acked = {a.value: (a.partition, a.offset) for a in acks}
     return tuple(
-        Duplicate(value, tuple(sorted(where))) for value, where in sorted(positions.items()) if len(where) > 1
+        Duplicate(value, tuple(sorted(where)), acked.get(value))
+        for value, where in sorted(positions.items())
+        if len(where) > 1
     )
 
 
@@ -459,6 +485,10 @@ def format_table(result: CheckResult) -> str:
     above = sum(1 for w in result.lost_writes if w.above_final_end)
     if above:
         rows.insert(1, ("  of which at/above the final high watermark", str(above), "info"))
+    if result.duplicates:
+        odd = sum(1 for d in result.duplicates if not d.retry_shaped)
+        at = next(i for i, r in enumerate(rows) if r[0] == _LABELS["duplicates"])
+        rows.insert(at + 1, ("  of which not shaped like a producer resend", str(odd), "info"))
     start_s, end_s = result.unavailability_window_s
     rows += [
         (

@@ -6,8 +6,9 @@ with replication factor 3 and ``min.insync.replicas=2``, then runs
 * **producers** (confluent-kafka, acks=all, one thread each, paced): each sends unique values
   ``"<producer>-<counter>"`` round-robin over the partitions and records every delivery report, an
   acknowledged (partition, offset) or an error. Idempotence is off unless asked for, and then
-  librdkafka's retries are off too: a value is sent in at most one request, so a value found twice
-  is the broker's doing;
+  librdkafka's retries are off too; that does not stop it from resending a batch answered
+  NOT_LEADER_OR_FOLLOWER (see ``jepsen_history.Duplicate.retry_shaped``), so without idempotence
+  a duplicate may be a resend;
 * **consumers** (confluent-kafka, ``assign`` of every partition from offset 0, no group) polling
   throughout and recording (partition, offset, value) in poll order. ``auto.offset.reset=error``:
   a consumer never moves by itself; an offset reset or a detected log truncation is recorded as a
@@ -212,7 +213,7 @@ class _ConsumerThread(threading.Thread):
     def poll_once(self, timeout_s: float) -> None:
         from confluent_kafka import KafkaError, KafkaException
 
-        msg = self.consumer.poll(timeout_s)
+        msg: Any = self.consumer.poll(timeout_s)  # its partition/offset/value are set on a record
         if msg is None:
             return
         err = msg.error()
@@ -239,6 +240,10 @@ class _ConsumerThread(threading.Thread):
         self.consumer.assign([TopicPartition(TOPIC, p, self.next_offsets[p]) for p in range(self.partitions)])
 
 
+def _ignore(_err: Any) -> None:
+    """An ``error_cb`` for a client whose errors the history does not need."""
+
+
 class _ObserverThread(threading.Thread):
     """Polls Metadata about twice a second and records each partition's leader and ISR changes
     (for the timeline: what the cluster said while the faults happened)."""
@@ -247,7 +252,8 @@ class _ObserverThread(threading.Thread):
         super().__init__(name="observer", daemon=True)
         from confluent_kafka.admin import AdminClient
 
-        self.admin = AdminClient({**conf, "error_cb": lambda err: None})
+        admin_conf: dict[str, Any] = {**conf, "error_cb": _ignore}
+        self.admin = AdminClient(admin_conf)
         self.partitions = partitions
         self.rec = rec
         self.stop = threading.Event()
@@ -370,7 +376,7 @@ def run(
 ) -> RunResult:
     """Runs the whole workload on a new cluster under ``workdir``; stops it before returning.
     librdkafka's own log lines go to ``client_log`` (default ``workdir/clients.log``)."""
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     rdkafka_log = logging.getLogger(f"jepsen.rdkafka.{uuid.uuid4().hex[:8]}")
     rdkafka_log.propagate = False
@@ -389,7 +395,7 @@ def run(
         cluster.start_all()
         cluster.wait_for_leader(timeout_s=60)
         cluster.wait_for_brokers(timeout_s=60)
-        common = {"bootstrap.servers": cluster.bootstrap_servers(), "logger": rdkafka_log}
+        common: dict[str, Any] = {"bootstrap.servers": cluster.bootstrap_servers(), "logger": rdkafka_log}
         admin = AdminClient(common)
         futures = admin.create_topics(
             [
@@ -444,7 +450,7 @@ def run(
         if config.idempotence:
             producer_conf["enable.idempotence"] = True
         else:
-            # One request per value: a value read twice is then a duplicate the broker made.
+            # As few resends as librdkafka allows (it still resends after NOT_LEADER_OR_FOLLOWER).
             producer_conf.update({"enable.idempotence": False, "message.send.max.retries": 0})
         for i in range(config.consumers):
             threads_c.append(_ConsumerThread(f"c{i}", common, config.partitions, rec))

@@ -112,13 +112,37 @@ def test_a_value_at_two_offsets_is_a_duplicate() -> None:
     h.reads.append(Read(6.0, "c0", 0, 2, "0-0"))  # "0-0" again, at 0:2
     result = check(h)
     only(result.gated_counts(), "duplicates")
-    assert result.duplicates == (Duplicate("0-0", ((0, 0), (0, 2))),)
+    assert result.duplicates == (Duplicate("0-0", ((0, 0), (0, 2)), acked_at=(0, 0)),)
+    # Acked at the first copy: a resend does not explain the second one.
+    assert not result.duplicates[0].retry_shaped
+    assert result.unexplained_duplicates == result.duplicates
+    assert "of which not shaped like a producer resend" in format_table(result)
+
+
+def test_a_copy_before_the_acked_one_is_a_duplicate_shaped_like_a_resend() -> None:
+    h = clean_history()
+    # "1-0" was appended at 0:1 but answered NOT_LEADER_OR_FOLLOWER; the resend landed at 0:2 and
+    # was acked there. Still a duplicate (gated), but one a producer resend explains.
+    h.acks[2] = Ack(3.0, 1, "1-0", 0, 2)
+    h.reads += [Read(6.0, "c0", 0, 2, "1-0")]
+    h.reads = without_final(h) + final_read(
+        {(0, 0): "0-0", (0, 1): "1-0", (0, 2): "1-0", (1, 0): "0-1", (1, 1): "1-1"}
+    )
+    h.final_ends = {0: 3, 1: 2}
+    result = check(h)
+    only(result.gated_counts(), "duplicates")
+    assert result.duplicates == (Duplicate("1-0", ((0, 1), (0, 2)), acked_at=(0, 2)),)
+    assert result.duplicates[0].retry_shaped
+    assert result.unexplained_duplicates == ()
+    assert not result.ok
 
 
 def test_a_value_in_two_partitions_is_a_duplicate() -> None:
     h = clean_history()
     h.reads.append(Read(6.0, "c0", 1, 2, "0-0"))
-    assert check(h).duplicates == (Duplicate("0-0", ((0, 0), (1, 2))),)
+    (dup,) = check(h).duplicates
+    assert dup == Duplicate("0-0", ((0, 0), (1, 2)), acked_at=(0, 0))
+    assert not dup.retry_shaped  # a producer resends to the same partition
 
 
 def test_the_same_position_read_twice_is_not_a_duplicate() -> None:
@@ -205,7 +229,10 @@ def test_the_json_report_has_every_count_and_examples() -> None:
     data = check(h).to_json()
     assert data["ok"] is False
     assert data["counts"] == {**dict.fromkeys(GATED, 0), "duplicates": 1}
-    assert data["examples"]["duplicates"] == [{"value": "0-0", "positions": ((0, 0), (0, 2))}]
+    assert data["examples"]["duplicates"] == [
+        {"value": "0-0", "positions": ((0, 0), (0, 2)), "acked_at": (0, 0), "retry_shaped": False}
+    ]
+    assert data["unexplained_duplicates"] == 1
 
 
 def test_a_history_survives_json_and_checks_the_same() -> None:
