@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # compiler kraft falls back to pure Python and the test suite says so).
 NATIVE_SRC := src/kraft/records/_native_decode.c
 
-.PHONY: run test test-fast lint bench sweep clean setup jvm
+.PHONY: run test test-fast lint bench sweep jepsen clean setup jvm
 
 setup: $(STAMP) jvm
 
@@ -59,6 +59,17 @@ SCENARIOS ?= all
 CHUNK ?= 500
 sweep: $(STAMP)
 	$(PY) benchmarks/long_sweep.py --scenarios $(SCENARIOS) --seeds $(SEEDS) --chunk $(CHUNK) --out sweeps
+
+## A Jepsen-style check of the data plane on real processes (3 controllers + 3 brokers, real
+## clients, kill -9 / SIGSTOP / restarts for JEPSEN_SECONDS): a table on stdout, the results and the
+## whole history under benchmarks/results/; exits non-zero on a lost write, a duplicate, an
+## inconsistent offset, a non-monotonic read or an acknowledged offset mismatch.
+## JEPSEN_ARGS: e.g. --seed 42 --harsh --producers 5 --idempotence.
+JEPSEN_SECONDS ?= 300
+JEPSEN_ARGS ?=
+jepsen: $(STAMP)
+	$(PY) benchmarks/jepsen_dataplane.py --seconds $(JEPSEN_SECONDS) \
+		--json benchmarks/results/jepsen.json --history benchmarks/results/jepsen-history.json $(JEPSEN_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
