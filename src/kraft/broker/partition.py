@@ -16,8 +16,9 @@ The rules it holds (``../shared/spec/dataplane.md`` section 5):
   of the leader's epoch, *and* that caught up with the leader's log end within the lag time, is
   caught up. (Kafka checks only the first two, so under min ISR, where the high watermark is frozen,
   a follower that stopped fetching rejoins at once and leaves again a lag later: KAFKA-19996, whose
-  fix is an open pull request. The simulator found this flapping here first.) The partition only *proposes* these changes: the ISR manager
-  sends them to the controller as AlterPartition, and the ISR changes when the metadata says so.
+  fix is an open pull request. The simulator found this flapping here first.) The partition only
+  *proposes* these changes: the ISR manager sends them to the controller as AlterPartition, and the
+  ISR changes when the metadata says so.
   While a proposal that adds replicas is pending, the high watermark counts them (the *maximal* ISR:
   committed ISR plus pending additions), as Kafka does; the min-ISR checks use the committed ISR.
 * **The strict high watermark (KIP-966 part 1).** The leader's high watermark is the least log end
@@ -39,7 +40,6 @@ from typing import Protocol
 
 from kraft.metadata.image import TopicIdPartition
 from kraft.metadata.partition import PartitionRegistration
-from kraft.storage.epoch_cache import EpochEntry
 
 
 class EpochEntryLike(Protocol):

@@ -203,7 +203,9 @@ class ReplicaManager:
         self._changed = True
         self._isr_dirty = True
 
-    def _fetch_from_if_changed(self, partition: Partition, p: PartitionRegistration, image: MetadataImage) -> None:
+    def _fetch_from_if_changed(
+        self, partition: Partition, p: PartitionRegistration, image: MetadataImage
+    ) -> None:
         if partition.make_follower(p, self._min_isr(image, partition.tp, p)):
             self._fetch_from(partition)
 

@@ -45,7 +45,7 @@ from typing import Any
 
 from kraft.broker.replica_manager import ReplicaConfig
 from kraft.controller.features import ELR_VERSION
-from kraft.node.build import NodeStorage
+from kraft.node.build import BrokerConfig, NodeStorage
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import create_topics, fetch, metadata, produce
 from kraft.records.batch import build_value_batch, iter_batches
@@ -157,7 +157,9 @@ class DataClient(SimAdmin):
 
     def _create_topic(self) -> None:
         cls: Any = create_topics.REQUEST.cls
-        config = [cls.CreatableTopic.CreatableTopicConfig(name="min.insync.replicas", value=str(self.min_isr))]
+        config = [
+            cls.CreatableTopic.CreatableTopicConfig(name="min.insync.replicas", value=str(self.min_isr))
+        ]
         body = cls(
             topics=[
                 cls.CreatableTopic(
@@ -175,7 +177,9 @@ class DataClient(SimAdmin):
             else:
                 self._after(200, "data:create", self._create_topic)
 
-        self._request(create_topics, 7, body, done, lambda: self._after(200, "data:create", self._create_topic))
+        self._request(
+            create_topics, 7, body, done, lambda: self._after(200, "data:create", self._create_topic)
+        )
 
     def _refresh_metadata(self) -> None:
         """Ask a running broker for the topic's leaders (what any Kafka client does)."""
@@ -244,14 +248,19 @@ class DataClient(SimAdmin):
         for _ in range(count):
             self._next_value += 1
             values.append(f"v{partition}-{self._next_value}".encode())
-        batch = build_value_batch(values, base_offset=0, partition_leader_epoch=-1, timestamp_ms=self.data_world.now_ms)
+        batch = build_value_batch(
+            values, base_offset=0, partition_leader_epoch=-1, timestamp_ms=self.data_world.now_ms
+        )
         cls: Any = produce.REQUEST.cls
         body = cls(
             acks=-1,
             timeout_ms=2_000,
             topic_data=[
                 cls.TopicProduceData(
-                    name=TOPIC, partition_data=[cls.TopicProduceData.PartitionProduceData(index=partition, records=batch)]
+                    name=TOPIC,
+                    partition_data=[
+                        cls.TopicProduceData.PartitionProduceData(index=partition, records=batch)
+                    ],
                 )
             ],
         )
@@ -312,6 +321,7 @@ class DataClient(SimAdmin):
                 )
             ],
         )
+
         def done(response: Any) -> None:
             row = response.responses[0].partitions[0]
             if row.error_code != ErrorCode.NONE:
@@ -319,7 +329,9 @@ class DataClient(SimAdmin):
                     self._failed(partition, row.current_leader)
                 self._after(100, "data:consume", lambda: self._consume(partition))
                 return
-            self.data_world.data_checker.consumed(partition, offset, row.high_watermark, row.records or b"", self)
+            self.data_world.data_checker.consumed(
+                partition, offset, row.high_watermark, row.records or b"", self
+            )
             self._after(self.rng.randint(0, 20), "data:consume", lambda: self._consume(partition))
 
         def failed() -> None:
@@ -353,12 +365,14 @@ class DataChecker(ControllerChecker):
             before = acked.get(offset)
             if before is not None and before != value:
                 self.world.report(
-                    "OffsetsStable", f"partition {partition} offset {offset} acknowledged twice: {before!r}, {value!r}"
+                    "OffsetsStable",
+                    f"partition {partition} offset {offset} acknowledged twice: {before!r}, {value!r}",
                 )
             read = self.read_by_partition.get(partition, {}).get(offset)
             if read is not None and read != value:
                 self.world.report(
-                    "OffsetsStable", f"partition {partition} offset {offset} acknowledged {value!r}, read {read!r}"
+                    "OffsetsStable",
+                    f"partition {partition} offset {offset} acknowledged {value!r}, read {read!r}",
                 )
             acked[offset] = value
             if not order or offset > order[-1]:
@@ -367,7 +381,9 @@ class DataChecker(ControllerChecker):
                 order.append(offset)
                 order.sort()
 
-    def consumed(self, partition: int, offset: int, high_watermark: int, records: bytes, client: DataClient) -> None:
+    def consumed(
+        self, partition: int, offset: int, high_watermark: int, records: bytes, client: DataClient
+    ) -> None:
         expected = offset
         read = self.read_by_partition.setdefault(partition, {})
         acked = self.acked_by_partition.get(partition, {})
@@ -377,11 +393,14 @@ class DataChecker(ControllerChecker):
                 if o < expected:
                     continue  # the batch holding the fetch offset starts before it (Kafka sends it whole)
                 if o != expected:
-                    self.world.report("ConsumerInOrder", f"partition {partition}: read offset {o}, expected {expected}")
+                    self.world.report(
+                        "ConsumerInOrder", f"partition {partition}: read offset {o}, expected {expected}"
+                    )
                 if o >= high_watermark:
                     self.world.report(
                         "ConsumerBelowHighWatermark",
-                        f"partition {partition}: offset {o} handed to a consumer at high watermark {high_watermark}",
+                        f"partition {partition}: offset {o} handed to a consumer at high watermark "
+                        f"{high_watermark}",
                     )
                 value = record.value or b""
                 if read.get(o, value) != value:
@@ -390,7 +409,8 @@ class DataChecker(ControllerChecker):
                     )
                 if acked.get(o, value) != value:
                     self.world.report(
-                        "OffsetsStable", f"partition {partition} offset {o} acknowledged {acked[o]!r}, read {value!r}"
+                        "OffsetsStable",
+                        f"partition {partition} offset {o} acknowledged {acked[o]!r}, read {value!r}",
                     )
                 read[o] = value
                 expected = o + 1
@@ -440,7 +460,9 @@ class DataChecker(ControllerChecker):
                     continue  # not (or no longer) the legitimate leader
                 self._check_acked_held(world, node, key, partition.log)
 
-    def _check_acked_held(self, world: DataWorld, node: SimNode, key: tuple[int, int, int, int], log: Any) -> None:
+    def _check_acked_held(
+        self, world: DataWorld, node: SimNode, key: tuple[int, int, int, int], log: Any
+    ) -> None:
         index = key[2]
         order = self._sorted_acked.get(index)
         if not order:
@@ -459,15 +481,14 @@ class DataChecker(ControllerChecker):
                     held[record.offset] = record.value or b""
         for i in range(done, len(order)):
             offset = order[i]
-            if held.get(offset) != acked[offset]:
-                if (index, offset) not in self._lost_seen:
-                    self._lost_seen.add((index, offset))
-                    self.lost_records += 1
-                    world.report(
-                        "AckedRecordKept",
-                        f"broker {node.node_id} leads partition {index} in epoch {key[3]} without acknowledged "
-                        f"offset {offset} ({acked[offset]!r}); it holds {held.get(offset)!r}, log end {end}",
-                    )
+            if held.get(offset) != acked[offset] and (index, offset) not in self._lost_seen:
+                self._lost_seen.add((index, offset))
+                self.lost_records += 1
+                world.report(
+                    "AckedRecordKept",
+                    f"broker {node.node_id} leads partition {index} in epoch {key[3]} without acknowledged "
+                    f"offset {offset} ({acked[offset]!r}); it holds {held.get(offset)!r}, log end {end}",
+                )
         self._verified[key] = len(order)
 
     # -- liveness ---------------------------------------------------------------------------------------
@@ -557,7 +578,7 @@ class DataWorld(ControllerWorld):
         logs = getattr(self, "partition_logs", {}).get(node.node_id)
         return NodeStorage(node.log, node.store, logs)
 
-    def broker_settings(self, settings: Any) -> Any:
+    def broker_settings(self, settings: BrokerConfig) -> BrokerConfig:
         return dataclasses.replace(settings, replication=self.replica_config)
 
     def start(self) -> None:

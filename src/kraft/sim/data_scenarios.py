@@ -41,7 +41,12 @@ def _recovery_bound(world: DataWorld) -> int:
     """From the heal: a controller elected, brokers fenced and back, leaders moved, lag detected."""
     t = world.timing
     quorum = t.fetch_timeout_ms + 4 * t.election_timeout_ms + 1000
-    return quorum + world.controller_config.session_timeout_ms + world.replica_config.replica_lag_time_max_ms + 4000
+    return (
+        quorum
+        + world.controller_config.session_timeout_ms
+        + world.replica_config.replica_lag_time_max_ms
+        + 4000
+    )
 
 
 def _heal_all(world: DataWorld, label: str) -> None:
@@ -59,10 +64,17 @@ def _heal_all(world: DataWorld, label: str) -> None:
 
 def _start_checks(world: DataWorld) -> None:
     world.checker.expect_leader_by(READY_BY_MS)
-    _at(world, FAULTS_FROM_MS - 500, "data-ready", lambda: world.data_checker.expect_data_progress("start-up", 3000))
+    _at(
+        world,
+        FAULTS_FROM_MS - 500,
+        "data-ready",
+        lambda: world.data_checker.expect_data_progress("start-up", 3000),
+    )
 
 
-def _churn(world: DataWorld, label: str, every_ms: tuple[int, int], until_ms: int, step: Callable[[], None]) -> None:
+def _churn(
+    world: DataWorld, label: str, every_ms: tuple[int, int], until_ms: int, step: Callable[[], None]
+) -> None:
     def tick() -> None:
         if world.now_ms >= until_ms:
             return
@@ -252,7 +264,12 @@ def _last_replica_standing(world: World) -> None:
         dw.trace(f"X|{first}")
         lag = dw.replica_config.replica_lag_time_max_ms
         # The second follower stays a little longer: acks=all go on with ISR {leader, second}.
-        _at(dw, dw.now_ms + lag + dw.rng.randint(500, 1500), "cut-second", lambda: cut_second(leader, first, second))
+        _at(
+            dw,
+            dw.now_ms + lag + dw.rng.randint(500, 1500),
+            "cut-second",
+            lambda: cut_second(leader, first, second),
+        )
 
     def cut_second(leader: int, first: int, second: int) -> None:
         dw.network.isolate(second, [b for b in dw.brokers if b != second])
@@ -285,19 +302,29 @@ DATA_SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
         _scenario("data-steady", "acks=all producer and consumer on RF 3 without faults", 14_000, _steady),
-        _scenario("data-broker-kill", "kill -9 brokers one at a time (page cache kept)", 30_000, _broker_kill),
+        _scenario(
+            "data-broker-kill", "kill -9 brokers one at a time (page cache kept)", 30_000, _broker_kill
+        ),
         _scenario(
             "data-power-loss", "brokers lose power one at a time: unflushed records lost", 30_000, _power_loss
         ),
         _scenario("data-pause", "brokers stop (SIGSTOP) for 0.5-5 s: fenced, out of the ISR", 30_000, _pause),
         _scenario("data-partition", "a broker cut off from the others or from everyone", 30_000, _partition),
         _scenario(
-            "data-controller-failover", "the active controller crashes while data flows", 28_000, _controller_failover
+            "data-controller-failover",
+            "the active controller crashes while data flows",
+            28_000,
+            _controller_failover,
         ),
         _scenario(
-            "data-leader-churn", "controlled shutdowns move leaderships; brokers return", 28_000, _leader_churn
+            "data-leader-churn",
+            "controlled shutdowns move leaderships; brokers return",
+            28_000,
+            _leader_churn,
         ),
-        _scenario("data-mixed", "kills, power losses, pauses, partitions and failovers at once", 34_000, _mixed),
+        _scenario(
+            "data-mixed", "kills, power losses, pauses, partitions and failovers at once", 34_000, _mixed
+        ),
         _scenario(
             "data-last-replica-standing",
             "KIP-966: ISR shrinks to the leader, which loses power; ELR elects a follower, nothing lost",

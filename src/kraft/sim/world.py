@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
-from kraft.node.build import NodeConfig, NodeStorage, build_node
+from kraft.node.build import BrokerConfig, NodeConfig, NodeStorage, build_node
 from kraft.node.node import Node, NodeEnvelope
 from kraft.protocol.envelope import ClientEnvelope, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
@@ -424,7 +424,7 @@ class World:
     def clean_stop(self, node_id: int) -> None:
         """A broker's process is about to stop cleanly (a data world flushes its partition logs)."""
 
-    def broker_settings(self, settings: Any) -> Any:
+    def broker_settings(self, settings: BrokerConfig) -> BrokerConfig:
         """A broker's ``BrokerConfig`` as this world wants it (a data world sets replication)."""
         return settings
 
