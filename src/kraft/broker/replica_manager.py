@@ -85,6 +85,17 @@ class ReplicaConfig:
     inter_broker_listener: str = "PLAINTEXT"  # inter.broker.listener.name
 
 
+_NEVER: Final = 9223372036854775807  # Long.MAX_VALUE: Kafka's "never" for flush.messages and flush.ms
+
+
+@dataclass(frozen=True, slots=True)
+class _TopicConfig:
+    max_message_bytes: int
+    log_append_time: bool
+    flush_messages: int
+    flush_ms: int
+
+
 class ProduceError(Exception):
     """A partition's append refused (``error_code`` is Kafka's)."""
 
@@ -167,7 +178,7 @@ class ReplicaManager:
         self._fetches: Purgatory[str, _DelayedFetch] = Purgatory()
         self._outbound: list[ClientEnvelope] = []
         self._changed = False  # data or roles moved since waiting requests were last checked
-        self._topic_configs: dict[str, tuple[int, int, bool]] = {}
+        self._topic_configs: dict[str, _TopicConfig] = {}
         self._next_checkpoint_ms = 0
         self._isr_dirty = False
         self._isr_check_ms = 0
@@ -260,16 +271,28 @@ class ReplicaManager:
         topic = image.topics_by_id[tp.topic_id]
         return effective_min_isr(self.resolver.topic_min_isr(image, topic.name), len(p.replicas))
 
-    def _topic_config(self, topic: str) -> tuple[int, int, bool]:
-        """(min.insync.replicas, max.message.bytes, LogAppendTime?) of ``topic``, cached per image."""
+    def _topic_config(self, topic: str) -> _TopicConfig:
+        """The configs of ``topic`` the data path reads, resolved once per image."""
         cached = self._topic_configs.get(topic)
         if cached is None:
             image, r = self._image, self.resolver
             max_bytes = int(r.value(image, TOPIC, topic, "max.message.bytes") or "1048588")
             ts_type = (r.value(image, TOPIC, topic, "message.timestamp.type") or "CreateTime").strip()
-            cached = (r.topic_min_isr(image, topic), max_bytes, ts_type == "LogAppendTime")
+            cached = _TopicConfig(
+                max_message_bytes=max_bytes,
+                log_append_time=ts_type == "LogAppendTime",
+                flush_messages=int(r.value(image, TOPIC, topic, "flush.messages") or _NEVER),
+                flush_ms=int(r.value(image, TOPIC, topic, "flush.ms") or _NEVER),
+            )
             self._topic_configs[topic] = cached
         return cached
+
+    def _maybe_flush(self, partition: Partition, now_ms: int) -> None:
+        """Kafka's flush policy: fsync once ``flush.messages`` appends are unflushed (never, by
+        default: durability comes from replication). Runs before the append is acknowledged."""
+        config = self._topic_config(partition.topic)
+        if config.flush_messages < _NEVER and partition.log.unflushed_messages >= config.flush_messages:
+            partition.log.flush(now_ms=now_ms)
 
     def _fetch_from(self, partition: Partition) -> None:
         for fetcher in self._fetchers.values():
@@ -360,20 +383,21 @@ class ReplicaManager:
                 f"The size of the current ISR {list(partition.isr)} is insufficient to satisfy the "
                 f"min.isr requirement of {partition.min_isr} for partition {name}-{pd.index}",
             )
-        _, max_message_bytes, log_append_time = self._topic_config(name)
+        config = self._topic_config(name)
         try:
             info = partition.log.append_as_leader(
                 bytes(records),
                 partition.leader_epoch,
                 now_ms=now_ms,
-                log_append_time=log_append_time,
-                max_message_bytes=max_message_bytes,
+                log_append_time=config.log_append_time,
+                max_message_bytes=config.max_message_bytes,
             )
         except Exception as e:  # the storage layer's typed refusals carry Kafka's code
             code = getattr(e, "error_code", None)
             if code is None:
                 raise
             raise ProduceError(ErrorCode(int(code)), str(e)) from e
+        self._maybe_flush(partition, now_ms)
         row.base_offset = info.first_offset
         row.log_append_time_ms = info.log_append_time_ms
         row.log_start_offset = partition.log.log_start_offset
@@ -798,6 +822,7 @@ class ReplicaManager:
         records = row.records
         if records:
             log_.append_as_follower(bytes(records))
+            self._maybe_flush(partition, self.now_ms)
         log_.set_high_watermark_after_truncation(min(row.high_watermark, log_.log_end_offset))
         return False
 
@@ -839,6 +864,17 @@ class ReplicaManager:
         if now_ms >= self._next_checkpoint_ms:
             self._next_checkpoint_ms = now_ms + self.config.hw_checkpoint_interval_ms
             if self.partitions:
+                # flush.ms, checked at the checkpoint interval (Kafka's log flusher runs on its own
+                # log.flush.scheduler.interval.ms, which defaults to never).
+                for partition in self.partitions.values():
+                    flush_ms = self._topic_config(partition.topic).flush_ms
+                    log_ = partition.log
+                    if (
+                        flush_ms < _NEVER
+                        and log_.unflushed_messages
+                        and now_ms - log_.last_flush_ms >= flush_ms
+                    ):
+                        log_.flush(now_ms=now_ms)
                 self.logs.checkpoint()
         wake = _earliest(wake, self._next_checkpoint_ms)
         wake = _earliest(wake, self._fetches.next_deadline_ms())

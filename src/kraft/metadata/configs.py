@@ -153,6 +153,22 @@ _DEFS: tuple[ConfigDef, ...] = (
         "segment.bytes", "1073741824", ConfigType.INT, _int_at_least(14), broker_synonym="log.segment.bytes"
     ),
     ConfigDef("segment.ms", "604800000", ConfigType.LONG, _long_at_least(1), broker_synonym="log.roll.ms"),
+    # Kafka's defaults never fsync on append (Long.MAX_VALUE): durability comes from replication.
+    # flush.messages=1 fsyncs every append before it is acknowledged (docs/dataplane.md).
+    ConfigDef(
+        "flush.messages",
+        "9223372036854775807",
+        ConfigType.LONG,
+        _long_at_least(1),
+        broker_synonym="log.flush.interval.messages",
+    ),
+    ConfigDef(
+        "flush.ms",
+        "9223372036854775807",
+        ConfigType.LONG,
+        _long_at_least(0),
+        broker_synonym="log.flush.interval.ms",
+    ),
     ConfigDef(
         "max.message.bytes", "1048588", ConfigType.INT, _int_at_least(0), broker_synonym="message.max.bytes"
     ),

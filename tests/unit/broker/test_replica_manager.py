@@ -521,3 +521,20 @@ def test_error_partitions_carry_empty_records_never_null() -> None:
     row = c.answer(c.consume(0, broker=2)).responses[0].partitions[0]
     assert row.error_code == E.NOT_LEADER_OR_FOLLOWER
     assert row.records == b""  # librdkafka refuses a whole answer holding a null record set
+
+
+def test_flush_messages_one_makes_every_acknowledged_record_survive_a_power_loss_of_every_replica() -> None:
+    for flush_messages, survives in ((None, False), ("1", True)):
+        c = Cluster()
+        if flush_messages is not None:
+            c.load(
+                make_record(
+                    T.CONFIG, resource_type=2, resource_name="t", name="flush.messages", value=flush_messages
+                )
+            )
+        cid = c.produce([b"a", b"b"])
+        c.run(300)
+        assert c.produce_result(cid) == (E.NONE, 0)
+        for b in (1, 2, 3):
+            c.log(b).crash()  # every replica loses power at once
+        assert all(c.log(b).log_end_offset == (2 if survives else 0) for b in (1, 2, 3)), flush_messages
