@@ -81,6 +81,7 @@ class ReplicaConfig:
     fetch_response_max_bytes: int = 10_485_760  # replica.fetch.response.max.bytes
     fetch_backoff_ms: int = 1_000  # replica.fetch.backoff.ms
     hw_checkpoint_interval_ms: int = 5_000  # replica.high.watermark.checkpoint.interval.ms
+    retention_check_interval_ms: int = 300_000  # log.retention.check.interval.ms
     request_timeout_ms: int = 30_000  # how long a fetcher waits for its leader's answer
     inter_broker_listener: str = "PLAINTEXT"  # inter.broker.listener.name
 
@@ -94,6 +95,8 @@ class _TopicConfig:
     log_append_time: bool
     flush_messages: int
     flush_ms: int
+    retention_ms: int
+    retention_bytes: int
 
 
 class ProduceError(Exception):
@@ -180,6 +183,7 @@ class ReplicaManager:
         self._changed = False  # data or roles moved since waiting requests were last checked
         self._topic_configs: dict[str, _TopicConfig] = {}
         self._next_checkpoint_ms = 0
+        self._next_retention_ms = 0
         self._isr_dirty = False
         self._isr_check_ms = 0
         self.active = False  # roles are taken once the broker caught up with its registration
@@ -283,6 +287,8 @@ class ReplicaManager:
                 log_append_time=ts_type == "LogAppendTime",
                 flush_messages=int(r.value(image, TOPIC, topic, "flush.messages") or _NEVER),
                 flush_ms=int(r.value(image, TOPIC, topic, "flush.ms") or _NEVER),
+                retention_ms=int(r.value(image, TOPIC, topic, "retention.ms") or "604800000"),
+                retention_bytes=int(r.value(image, TOPIC, topic, "retention.bytes") or "-1"),
             )
             self._topic_configs[topic] = cached
         return cached
@@ -876,7 +882,15 @@ class ReplicaManager:
                     ):
                         log_.flush(now_ms=now_ms)
                 self.logs.checkpoint()
+        if now_ms >= self._next_retention_ms:
+            self._next_retention_ms = now_ms + self.config.retention_check_interval_ms
+            for partition in self.partitions.values():
+                # Whole segments past retention.ms or beyond retention.bytes, never the active one
+                # or past the high watermark (the log moves its start offset).
+                config = self._topic_config(partition.topic)
+                partition.log.delete_old_segments(now_ms, config.retention_ms, config.retention_bytes)
         wake = _earliest(wake, self._next_checkpoint_ms)
+        wake = _earliest(wake, self._next_retention_ms)
         wake = _earliest(wake, self._fetches.next_deadline_ms())
         wake = _earliest(wake, self._produces.next_deadline_ms())
         lag = self.config.replica_lag_time_max_ms

@@ -712,6 +712,9 @@ def replica_config(props: Mapping[str, str], inter_broker_listener: str) -> Repl
         hw_checkpoint_interval_ms=get(
             "replica.high.watermark.checkpoint.interval.ms", defaults.hw_checkpoint_interval_ms
         ),
+        retention_check_interval_ms=get(
+            "log.retention.check.interval.ms", defaults.retention_check_interval_ms
+        ),
         inter_broker_listener=inter_broker_listener,
     )
 

@@ -37,14 +37,15 @@ OE: Any = offset_for_leader_epoch.REQUEST.cls
 class MemoryLogs:
     """The ``LogProvider`` of one broker, in memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, segment_bytes: int = 1 << 30) -> None:
         self.logs: dict[tuple[str, int], MemoryPartitionLog] = {}
         self.deleted: list[tuple[str, int]] = []
+        self.segment_bytes = segment_bytes
 
     def get_or_create(self, topic: str, partition: int, topic_id: uuid.UUID) -> MemoryPartitionLog:
         key = (topic, partition)
         if key not in self.logs:
-            self.logs[key] = MemoryPartitionLog(topic, partition, topic_id)
+            self.logs[key] = MemoryPartitionLog(topic, partition, topic_id, segment_bytes=self.segment_bytes)
         return self.logs[key]
 
     def delete(self, topic: str, partition: int) -> None:
@@ -76,11 +77,13 @@ def register(broker_id: int) -> ApiMessageAndVersion:
 class Cluster:
     """Three brokers hosting topic ``t`` (one partition, replicas [1, 2, 3], leader 1)."""
 
-    def __init__(self, *, isr: tuple[int, ...] = (1, 2, 3), min_isr: int = 2) -> None:
+    def __init__(
+        self, *, isr: tuple[int, ...] = (1, 2, 3), min_isr: int = 2, segment_bytes: int = 1 << 30
+    ) -> None:
         self.now = 0
         self.loader = MetadataLoader()
         self.offset = 0
-        self.logs = {b: MemoryLogs() for b in (1, 2, 3)}
+        self.logs = {b: MemoryLogs(segment_bytes) for b in (1, 2, 3)}
         self.managers: dict[int, ReplicaManager] = {}
         self.down: set[int] = set()  # brokers whose fetches and answers are dropped
         self.answers: dict[int, Any] = {}
@@ -538,3 +541,17 @@ def test_flush_messages_one_makes_every_acknowledged_record_survive_a_power_loss
         for b in (1, 2, 3):
             c.log(b).crash()  # every replica loses power at once
         assert all(c.log(b).log_end_offset == (2 if survives else 0) for b in (1, 2, 3)), flush_messages
+
+
+def test_retention_bytes_deletes_old_segments_on_the_retention_check() -> None:
+    c = Cluster(segment_bytes=100)  # about one batch per segment
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="retention.bytes", value="1"))
+    for i in range(4):
+        cid = c.produce([f"r{i}".encode() * 10])
+        c.run(200)
+        assert c.produce_result(cid)[0] == E.NONE
+    log = c.log(1)
+    assert len(log.segment_base_offsets()) > 1 and log.log_start_offset == 0
+    c.run(ReplicaConfig().retention_check_interval_ms + 100, step_ms=1000)
+    assert log.log_start_offset > 0  # whole segments went, the active one stayed
+    assert c.fetched(c.consume(0))[0] == E.OFFSET_OUT_OF_RANGE
