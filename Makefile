@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # compiler kraft falls back to pure Python and the test suite says so).
 NATIVE_SRC := src/kraft/records/_native_decode.c
 
-.PHONY: run test test-fast lint bench sweep jepsen clean setup jvm
+.PHONY: run test test-fast lint bench sweep jepsen clean setup jvm kcat
 
 setup: $(STAMP) jvm
 
@@ -16,7 +16,21 @@ $(STAMP): pyproject.toml setup.py $(NATIVE_SRC)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,fast,spark]'
+	@$(MAKE) --no-print-directory kcat
 	@touch $(STAMP)
+
+## kcat (a librdkafka CLI some data-plane tests use): installed from the system packages where that
+## is possible (root or password-less sudo, apt-get); elsewhere those tests skip and say why.
+kcat:
+	@command -v kcat >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1; then \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else SUDO=none; fi; \
+	    if [ "$$SUDO" != none ]; then \
+	      $$SUDO apt-get install -y -q kcat >/dev/null 2>&1 || \
+	      { $$SUDO apt-get update -q >/dev/null 2>&1 && $$SUDO apt-get install -y -q kcat >/dev/null 2>&1; } || true; \
+	    fi; \
+	  fi; \
+	  command -v kcat >/dev/null 2>&1 && echo "kcat installed" || echo "kcat not installed: its tests will skip"; }
 
 ## The JVM half of the Spark source (kraft.spark.jvm): Java compiled against PySpark's own jars,
 ## rebuilt when its sources change; skipped, with a message, where there is no JDK.

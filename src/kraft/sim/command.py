@@ -52,7 +52,9 @@ def build_parser(prog: str = "python -m kraft.sim") -> tuple[argparse.ArgumentPa
 
     sweep = sub.add_parser("sweep", help="run many seeds and summarise")
     sweep.add_argument(
-        "--scenario", required=True, help="a scenario name, 'all', 'raft' or 'controller' (the controller-*)"
+        "--scenario",
+        required=True,
+        help="a scenario name, 'all', 'raft', 'controller' (the controller-*) or 'data' (the data-*)",
     )
     sweep.add_argument("--seeds", type=parse_seeds, required=True, help="A..B inclusive")
     sweep.add_argument("--workers", type=int, default=1)
