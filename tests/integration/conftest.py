@@ -29,6 +29,7 @@ __all__ = [
     "FAST_TIMEOUTS",
     "STEADY_LEADER",
     "LocalCluster",
+    "dataplane_cluster",
     "hw_at_least",
     "local_cluster",
     "poll_until",
@@ -50,4 +51,18 @@ def local_cluster(tmp_path: Path) -> Iterator[Callable[..., LocalCluster]]:
 
     yield factory
     for c in made:
+        c.stop_all()
+
+
+@pytest.fixture(scope="session")
+def dataplane_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """One 3 controllers + 3 brokers cluster for the data-plane modules that only add topics of their
+    own (``xdist_group("dataplane-cluster")``: one worker runs them all, so it starts once)."""
+    c = LocalCluster(tmp_path_factory.mktemp("dataplane"), 3, brokers=3)
+    try:
+        c.start_all()
+        c.wait_for_leader()
+        c.wait_for_brokers()
+        yield c
+    finally:
         c.stop_all()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ kafka = pytest.importorskip("kafka")
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("idempotence-cluster")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dataplane-cluster")]
 
 TIMEOUT_S = 30.0
 COUNT = 200
@@ -40,15 +39,9 @@ PRODUCER_IDS: dict[str, int] = {}
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    c = LocalCluster(tmp_path_factory.mktemp("idempotence"), 3, brokers=3)
-    try:
-        c.start_all()
-        c.wait_for_leader()
-        c.wait_for_brokers()
-        yield c
-    finally:
-        c.stop_all()
+def cluster(dataplane_cluster: LocalCluster) -> LocalCluster:
+    """The data-plane modules' shared cluster (conftest): this module's topics are its own."""
+    return dataplane_cluster
 
 
 def create_topic(cluster: LocalCluster, name: str, rf: int = 3) -> None:

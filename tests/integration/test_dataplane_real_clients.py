@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 from conftest import LocalCluster
@@ -26,15 +25,9 @@ TIMEOUT_S = 30.0
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    c = LocalCluster(tmp_path_factory.mktemp("dataplane"), 3, brokers=3)
-    try:
-        c.start_all()
-        c.wait_for_leader()
-        c.wait_for_brokers()
-        yield c
-    finally:
-        c.stop_all()
+def cluster(dataplane_cluster: LocalCluster) -> LocalCluster:
+    """The data-plane modules' shared cluster (conftest): this module's topics are its own."""
+    return dataplane_cluster
 
 
 def create_topic(cluster: LocalCluster, name: str, partitions: int = 1, rf: int = 3, **config: str) -> None:

@@ -28,7 +28,9 @@ def _build_parser() -> argparse.ArgumentParser:
     parser, sub = build_parser("kraft sim")
     campaign = sub.add_parser("campaign", help="run many seeds on Spark: Parquet, summary and plots")
     campaign.add_argument(
-        "--scenarios", required=True, help="comma-separated scenario names and groups (all, raft, controller, data)"
+        "--scenarios",
+        required=True,
+        help="comma-separated scenario names and groups (all, raft, controller, data)",
     )
     campaign.add_argument("--seeds", type=parse_seeds, required=True, help="A..B inclusive")
     campaign.add_argument("--voters", default=None, help="comma list of voter counts, e.g. 3,5")
