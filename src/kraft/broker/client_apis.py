@@ -123,6 +123,8 @@ BROKER_APIS: Final[Mapping[int, Api]] = {
 # Kafka's Errors.REQUEST_TIMED_OUT message, which its forwarding manager answers on a timeout.
 REQUEST_TIMED_OUT_MESSAGE: Final = "The request timed out."
 RETRY_BACKOFF_MIN_MS: Final = 50
+# Metadata answers kept per image (each distinct request shape is one entry; clients send few).
+METADATA_CACHE_ENTRIES: Final = 64
 RETRY_BACKOFF_MAX_MS: Final = 500
 
 
@@ -183,6 +185,8 @@ class ClientApis:
         self._waiting: Purgatory[object, _Forward] = Purgatory()
         self._auto_creating: set[str] = set()
         self._outbound: list[ClientEnvelope | ControllerEnvelope] = []
+        self._metadata_image: MetadataImage | None = None
+        self._metadata_answers: dict[tuple[Any, ...], Any] = {}
 
     # -- inputs ------------------------------------------------------------------------------------
 
@@ -226,10 +230,7 @@ class ClientApis:
         image = self._image
         ctx = self._context(envelope.listener, leader.leader_id)
         if key == metadata.API.key:
-            result = handle_metadata(image, body, version, ctx)
-            if result.topics_to_create:
-                self._auto_create(result.topics_to_create, now_ms)
-            answer = result.response
+            answer = self._metadata(image, body, version, ctx, envelope.listener, now_ms)
         elif key == describe_topic_partitions.API.key:
             answer = handle_describe_topic_partitions(image, body, version, ctx)
         elif key == describe_cluster.API.key:
@@ -266,6 +267,35 @@ class ClientApis:
                 op.phase = _Phase.VISIBLE
                 self._waiting.watch(_IMAGE, op, op.deadline_ms)
         return True
+
+    def _metadata(
+        self, image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext, listener: str, now_ms: int
+    ) -> Any:
+        """Metadata, answered once per image for each kind of request: every client refreshes it, and
+        building the answer for 10,000 partitions costs ~100 ms of Python. A cached answer is never
+        changed afterwards (the network shell also reuses its encoding, ``kraft.net.server``)."""
+        topics = None if body.topics is None else tuple((t.name, t.topic_id) for t in body.topics)
+        cache_key = (
+            listener,
+            version,
+            topics,
+            bool(getattr(body, "allow_auto_topic_creation", True)),
+            bool(getattr(body, "include_cluster_authorized_operations", False)),
+            bool(getattr(body, "include_topic_authorized_operations", False)),
+            ctx.active_controller_id,
+        )
+        if self._metadata_image is not image:
+            self._metadata_image = image
+            self._metadata_answers.clear()
+        cached = self._metadata_answers.get(cache_key)
+        if cached is not None:
+            return cached
+        result = handle_metadata(image, body, version, ctx)
+        if result.topics_to_create:
+            self._auto_create(result.topics_to_create, now_ms)  # not cached: the answer will change
+        elif len(self._metadata_answers) < METADATA_CACHE_ENTRIES:
+            self._metadata_answers[cache_key] = result.response
+        return result.response
 
     # -- outputs -----------------------------------------------------------------------------------
 

@@ -28,8 +28,9 @@ from kraft.protocol.api import Api, decode_request, encode_response
 from kraft.protocol.envelope import NO_RESPONSE
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.framing import FrameDecoder, frame
-from kraft.protocol.headers import API_VERSIONS_KEY, RequestHeader
+from kraft.protocol.headers import API_VERSIONS_KEY, RequestHeader, write_response_header
 from kraft.protocol.messages import api_versions
+from kraft.protocol.primitives import Writer
 
 log = logging.getLogger("kraft.net.server")
 
@@ -41,6 +42,9 @@ MAX_IN_FLIGHT_PER_CONNECTION = 128
 # before it writes more (asyncio's default high-water mark).
 _WRITE_HIGH_WATER = 64 * 1024
 _READ_CHUNK = 256 * 1024
+METADATA_KEY = 3
+# Encoded Metadata answers kept (a strong reference to each body keeps its id from being reused).
+_ENCODED_CACHE_ENTRIES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +181,7 @@ class KafkaServer:
         self._reaper: asyncio.Task[None] | None = None
         self.stats = ServerStats()
         self._api_versions_ok = api_versions_body(self._apis.values())
+        self._encoded: dict[tuple[int, int], tuple[Any, bytes]] = {}  # see _encode_response
         self._features = features
 
     @property
@@ -329,7 +334,7 @@ class KafkaServer:
                 if not slot.done():
                     slot.set_result(b"")
                 return
-            payload = encode_response(request.api, request.version, request.header.correlation_id, body)
+            payload = self._encode_response(request, body)
         except asyncio.CancelledError:
             if not slot.done():
                 slot.set_result(None)
@@ -365,6 +370,24 @@ class KafkaServer:
             return
         if not slot.done():
             slot.set_result(frame(payload))
+
+    def _encode_response(self, request: InboundRequest, body: Any) -> bytes:
+        """Header + body. A Metadata answer the node hands out again (it caches them per image) is
+        encoded once: only its header, which carries the correlation id, is written per request."""
+        api, version = request.api, request.version
+        if api.key != METADATA_KEY:
+            return encode_response(api, version, request.header.correlation_id, body)
+        cache = self._encoded
+        key = (id(body), version)
+        hit = cache.get(key)
+        if hit is None or hit[0] is not body:
+            hit = (body, api.encode_response_body(body, version))
+            cache[key] = hit
+            while len(cache) > _ENCODED_CACHE_ENTRIES:
+                cache.pop(next(iter(cache)))
+        w = Writer()
+        write_response_header(w, request.header.correlation_id, api.response_header_version(version))
+        return w.getvalue() + hit[1]
 
     def _pump(self, conn: Connection) -> None:
         """Write every answer at the head of ``conn.pending`` that is ready, in request order."""

@@ -652,3 +652,24 @@ def test_describe_cluster_for_brokers_is_unchanged_by_the_voter_set() -> None:
     broker.apis.update_controllers(((2, "127.0.0.1", 9094, None),))
     response = describe(broker, 1)
     assert response.endpoint_type == 1 and response.brokers == []  # the image has no brokers
+
+
+def test_metadata_is_built_once_per_image_and_request_shape_and_never_cached_when_it_auto_creates() -> None:
+    b = Broker()
+    b.publish(with_topics("a", "b", partitions=3))
+    md: Any = metadata.REQUEST.cls
+    everything = md(topics=None, allow_auto_topic_creation=False)
+    first, again = b.request(metadata, 12, everything), b.request(metadata, 12, everything)
+    assert b.answer(first) is b.answer(again)  # the same answer object: built once
+    only_a = b.request(
+        metadata, 12, md(topics=[md.MetadataRequestTopic(name="a")], allow_auto_topic_creation=False)
+    )
+    assert [t.name for t in b.answer(only_a).topics] == ["a"]
+    b.publish(with_topics("a", "b", "c"))
+    fresh = b.request(metadata, 12, everything)
+    assert b.answer(fresh) is not b.answer(first)
+    assert [t.name for t in b.answer(fresh).topics] == ["a", "b", "c"]
+    # A request that names a missing topic to auto-create is answered afresh each time.
+    auto = md(topics=[md.MetadataRequestTopic(name="new")], allow_auto_topic_creation=True)
+    x, y = b.request(metadata, 12, auto), b.request(metadata, 12, auto)
+    assert b.answer(x) is not b.answer(y)

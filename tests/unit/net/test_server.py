@@ -306,3 +306,41 @@ async def test_large_answers_wait_for_the_socket_to_drain_and_keep_their_order(s
         assert [len(t.name) for t in body.topics] == [30_001] * 10 + [30_002] * 20
     assert got == list(range(1, 17))
     assert drains  # the server did wait for the socket at least once
+
+
+class SameAnswerHandler:
+    """Answers every Metadata with one answer object (as a broker caching per image does)."""
+
+    def __init__(self) -> None:
+        cls = metadata.RESPONSE.cls
+        self.answer = cls(brokers=[], cluster_id="c", controller_id=7, topics=[])
+
+    async def handle(self, request: InboundRequest) -> Any:
+        return self.answer
+
+
+@with_servers
+async def test_an_answer_handed_out_again_is_encoded_once_with_each_requests_correlation_id(
+    serve: Serve,
+) -> None:
+    handler = SameAnswerHandler()
+    _, port = await serve(handler)
+    api_class = type(metadata.API)
+    encode = api_class.encode_response_body
+    calls: list[int] = []
+
+    def counting(self: Api, body: Any, version: int) -> bytes:
+        calls.append(version)
+        return encode(self, body, version)
+
+    api_class.encode_response_body = counting  # type: ignore[method-assign]
+    try:
+        client = await connect(port)
+        for cid in (11, 12, 13):
+            await client.send(metadata.API, 12, cid, metadata.REQUEST.cls(topics=[]))
+        answers = [await client.response(metadata.API, 12) for _ in range(3)]
+    finally:
+        api_class.encode_response_body = encode  # type: ignore[method-assign]
+    assert [cid for cid, _ in answers] == [11, 12, 13]
+    assert all(body.controller_id == 7 for _, body in answers)
+    assert calls == [12]  # encoded once, the header written per request
