@@ -43,6 +43,7 @@ from kraft.metadata.publisher import local_changes
 from kraft.protocol.envelope import NO_RESPONSE, ApiRequest, ApiResponse, ClientEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import fetch, list_offsets, offset_for_leader_epoch, produce
+from kraft.records.batch import peek_batch_size
 
 log = logging.getLogger("kraft.broker.replica_manager")
 
@@ -359,7 +360,9 @@ class ReplicaManager:
                     row.error, row.message = e.error_code, e.message
                 if acks == -1 and row.error == ErrorCode.NONE:
                     waits = True
-            topics.append((name, topic_image.id if topic_image is not None else uuid.UUID(int=0), rows))
+            # An unknown topic id is answered under the id asked about (a v13 client matches by it).
+            known = topic_image.id if topic_image is not None else topic_id
+            topics.append((name, known if known is not None else uuid.UUID(int=0), rows))
         if acks == 0:
             self._outbound.append(envelope.reply(NO_RESPONSE))
             return
@@ -383,6 +386,11 @@ class ReplicaManager:
         records = pd.records
         if not records:
             raise ProduceError(ErrorCode.INVALID_RECORD, "Produce requests must carry one record batch")
+        size = peek_batch_size(records)
+        if size is None or size > len(records):
+            # Not one whole batch: Kafka's batch iterator finds none in it (INVALID_RECORD, "at least
+            # one record batch per partition"), before any CRC could be checked.
+            raise ProduceError(ErrorCode.INVALID_RECORD, "Produce requests must carry one whole record batch")
         if acks == -1 and partition.under_min_isr():
             raise ProduceError(
                 ErrorCode.NOT_ENOUGH_REPLICAS,
@@ -517,8 +525,15 @@ class ReplicaManager:
                     errors = True
                     continue
                 partition = self.partitions.get(TopicIdPartition(topic_image.id, fp.partition))
+                # KIP-392: a consumer whose Fetch carries client metadata (v11+) may read a follower,
+                # up to that follower's high watermark; older consumers and replicas need the leader.
                 code = self._check_leader(
-                    partition, fp.current_leader_epoch, image, topic_image.id, fp.partition
+                    partition,
+                    fp.current_leader_epoch,
+                    image,
+                    topic_image.id,
+                    fp.partition,
+                    any_replica=not follower and version >= 11,
                 )
                 if code != ErrorCode.NONE or partition is None:
                     row.error_code = int(code)
@@ -527,6 +542,16 @@ class ReplicaManager:
                         row.current_leader = part_cls.LeaderIdAndEpoch(
                             leader_id=p.leader, leader_epoch=p.leader_epoch
                         )
+                    errors = True
+                    continue
+                if follower and replica_id not in partition.followers:
+                    # Not a replica (as far as this leader knows): naming the current epoch, it may be
+                    # one the metadata has not reached us with yet (Kafka's ``followerReplicaOrThrow``
+                    # answers UNKNOWN_LEADER_EPOCH then, and the fetcher retries).
+                    current = fp.current_leader_epoch == partition.leader_epoch
+                    row.error_code = (
+                        ErrorCode.UNKNOWN_LEADER_EPOCH if current else ErrorCode.NOT_LEADER_OR_FOLLOWER
+                    )
                     errors = True
                     continue
                 log_ = partition.log
@@ -546,10 +571,7 @@ class ReplicaManager:
                     continue
                 if follower:
                     state = partition.followers.get(replica_id)
-                    if state is None:
-                        row.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER  # not a replica of this partition
-                        errors = True
-                        continue
+                    assert state is not None
                     state.on_fetch(fp.fetch_offset, log_.log_end_offset, now_ms, replica_epoch)
                     if replica_id not in partition.isr and fp.fetch_offset >= log_.high_watermark:
                         self._isr_dirty = True  # it may have caught up: the ISR manager looks again
@@ -583,8 +605,10 @@ class ReplicaManager:
         image: MetadataImage,
         topic_id: uuid.UUID,
         index: int,
+        *,
+        any_replica: bool = False,
     ) -> ErrorCode:
-        if partition is None or not partition.is_leader:
+        if partition is None or not (partition.is_leader or (any_replica and partition.leader_id >= 0)):
             if image.partition(topic_id, index) is None:
                 return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
