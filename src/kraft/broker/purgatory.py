@@ -53,6 +53,10 @@ class Purgatory(Generic[K, T]):
         self._where[ident] = (key, seq)
         heapq.heappush(self._deadlines, (deadline_ms, seq, key, ident))
 
+    def keys(self) -> list[K]:
+        """The keys something waits on."""
+        return list(self._by_key)
+
     def take(self, key: K) -> list[T]:
         """Everything waiting on ``key``, oldest first, out of the purgatory."""
         waiting = self._by_key.pop(key, None)

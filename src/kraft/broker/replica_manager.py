@@ -60,7 +60,6 @@ DATA_API_KEYS: Final = frozenset(
     (produce.API.key, fetch.API.key, list_offsets.API.key, offset_for_leader_epoch.API.key)
 )
 _FETCH: Final = "fetch"
-_PRODUCE: Final = "produce"
 
 
 class LogProvider(Protocol):
@@ -136,6 +135,7 @@ class _DelayedFetch:
     version: int
     body: Any
     deadline_ms: int
+    partitions: frozenset[TopicIdPartition]  # what it reads: re-read only when one of them moved
 
 
 @dataclass(slots=True)
@@ -178,10 +178,13 @@ class ReplicaManager:
         self.partitions: dict[TopicIdPartition, Partition] = {}
         self._fetchers: dict[int, _Fetcher] = {}
         self._fetcher_of: dict[int, int] = {}  # correlation id -> leader id
-        self._produces: Purgatory[str, _DelayedProduce] = Purgatory()
+        self._produces: Purgatory[TopicIdPartition, _DelayedProduce] = Purgatory()
         self._fetches: Purgatory[str, _DelayedFetch] = Purgatory()
         self._outbound: list[ClientEnvelope] = []
-        self._changed = False  # data or roles moved since waiting requests were last checked
+        # What moved since waiting requests were last checked: partitions whose data, high watermark
+        # or ISR moved, or everything (roles or configs changed).
+        self._changed: set[TopicIdPartition] = set()
+        self._all_changed = False
         self._topic_configs: dict[str, _TopicConfig] = {}
         self._next_checkpoint_ms = 0
         self._next_retention_ms = 0
@@ -216,7 +219,7 @@ class ReplicaManager:
                     self._partition(tp, image).make_leader(p, self._min_isr(image, tp, p), now_ms)
                 else:
                     self._fetch_from_if_changed(self._partition(tp, image), p, image)
-        self._changed = True
+        self._all_changed = True
         self._isr_dirty = True
 
     def _fetch_from_if_changed(
@@ -250,7 +253,7 @@ class ReplicaManager:
         for partition in self.partitions.values():
             if partition.is_leader:
                 partition.maybe_advance_high_watermark()
-        self._changed = True
+        self._all_changed = True
         self._isr_dirty = True
 
     def _partition(self, tp: TopicIdPartition, image: MetadataImage) -> Partition:
@@ -368,7 +371,7 @@ class ReplicaManager:
             return
         op = _DelayedProduce(envelope, version, topics, now_ms + max(0, body.timeout_ms))
         if waits and not self._try_complete_produce(op):
-            self._produces.watch(_PRODUCE, op, op.deadline_ms)
+            self._watch_produce(op)
         elif not waits:
             self._answer_produce(op)
 
@@ -418,7 +421,7 @@ class ReplicaManager:
         row.required_offset = info.last_offset + 1
         row.partition = partition
         partition.maybe_advance_high_watermark()  # a leader alone in its ISR commits at once
-        self._changed = True
+        self._changed.add(partition.tp)
 
     def _try_complete_produce(self, op: _DelayedProduce) -> bool:
         """Whether every acks=all partition of ``op`` is settled; answers it if so."""
@@ -487,13 +490,31 @@ class ReplicaManager:
     def _fetch(self, envelope: ClientEnvelope, version: int, body: Any, now_ms: int, *, first: bool) -> None:
         answer, nbytes, errors = self._read(body, version, now_ms, first=first)
         if first and not errors and nbytes < body.min_bytes and body.max_wait_ms > 0:
+            deadline = now_ms + body.max_wait_ms
             self._fetches.watch(
                 _FETCH,
-                _DelayedFetch(envelope, version, body, now_ms + body.max_wait_ms),
-                now_ms + body.max_wait_ms,
+                _DelayedFetch(envelope, version, body, deadline, self._fetched_partitions(body, version)),
+                deadline,
             )
             return
         self._outbound.append(envelope.reply(answer))
+
+    def _fetched_partitions(self, body: Any, version: int) -> frozenset[TopicIdPartition]:
+        image = self._image
+        out: set[TopicIdPartition] = set()
+        for t in body.topics:
+            topic = image.topics_by_id.get(t.topic_id) if version >= 13 else image.topics_by_name.get(t.topic)
+            if topic is not None:
+                out.update(TopicIdPartition(topic.id, fp.partition) for fp in t.partitions)
+        return frozenset(out)
+
+    def _watch_produce(self, op: _DelayedProduce) -> None:
+        """Wait under the first partition whose acknowledgement is still pending."""
+        for _, _, rows in op.topics:
+            for row in rows:
+                if row.error == ErrorCode.NONE and row.required_offset >= 0 and row.partition is not None:
+                    self._produces.watch(row.partition.tp, op, op.deadline_ms)
+                    return
 
     def _read(self, body: Any, version: int, now_ms: int, *, first: bool) -> tuple[Any, int, bool]:
         """The Fetch answer as of now: (response, bytes of records in it, whether any partition erred)."""
@@ -576,7 +597,7 @@ class ReplicaManager:
                     if replica_id not in partition.isr and fp.fetch_offset >= log_.high_watermark:
                         self._isr_dirty = True  # it may have caught up: the ISR manager looks again
                     if partition.maybe_advance_high_watermark():
-                        self._changed = True
+                        self._changed.add(partition.tp)
                 bound = log_.log_end_offset if follower else log_.high_watermark
                 data = b""
                 if fp.fetch_offset < bound and (budget > 0 or total == 0):
@@ -805,9 +826,9 @@ class ReplicaManager:
                 if asked != partition.log.log_end_offset:
                     continue  # the log moved (truncated) meanwhile: the next fetch asks again
                 backoff |= self._take_fetched(partition, row)
+                self._changed.add(tp)  # consumers reading this follower (KIP-392) may be waiting
         if backoff:
             fetcher.not_before_ms = now_ms + self.config.fetch_backoff_ms
-        self._changed = True
         return True
 
     def _take_fetched(self, partition: Partition, row: Any) -> bool:
@@ -924,13 +945,22 @@ class ReplicaManager:
         return wake
 
     def complete_waiting(self, now_ms: int) -> None:
-        """Re-check what waits on data, high watermarks or roles, when any of those moved."""
-        while self._changed:
-            self._changed = False
-            for op in self._produces.take(_PRODUCE):
-                if not self._try_complete_produce(op):
-                    self._produces.watch(_PRODUCE, op, op.deadline_ms)
+        """Re-check what waits on the partitions whose data, high watermark or ISR moved (all of them
+        after a role or config change): a produce waits under one partition, a fetch is re-read only
+        when one of its partitions moved."""
+        while self._changed or self._all_changed:
+            changed, everything = self._changed, self._all_changed
+            self._changed, self._all_changed = set(), False
+            for tp in self._produces.keys() if everything else changed:
+                for op in self._produces.take(tp):
+                    if not self._try_complete_produce(op):
+                        self._watch_produce(op)
+            if not len(self._fetches):
+                continue
             for f in self._fetches.take(_FETCH):
+                if not everything and not (f.partitions & changed):
+                    self._fetches.watch(_FETCH, f, f.deadline_ms)
+                    continue
                 answer, nbytes, errors = self._read(f.body, f.version, now_ms, first=False)
                 if errors or nbytes >= f.body.min_bytes:
                     self._outbound.append(f.envelope.reply(answer))

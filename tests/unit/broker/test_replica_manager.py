@@ -223,7 +223,9 @@ class Cluster:
         row = answer.responses[0].partition_responses[0]
         return row.error_code, row.base_offset
 
-    def consume(self, offset: int, *, broker: int = 1, epoch: int = -1, max_wait_ms: int = 0) -> Any:
+    def consume(
+        self, offset: int, *, broker: int = 1, epoch: int = -1, max_wait_ms: int = 0, version: int = 13
+    ) -> Any:
         body = FR(
             replica_id=-1,
             max_wait_ms=max_wait_ms,
@@ -231,6 +233,7 @@ class Cluster:
             max_bytes=1 << 20,
             topics=[
                 FR.FetchTopic(
+                    topic="t",
                     topic_id=TOPIC_ID,
                     partitions=[
                         FR.FetchTopic.FetchPartition(
@@ -243,7 +246,7 @@ class Cluster:
                 )
             ],
         )
-        return self.send(broker, fetch.CLIENT_API, 13, body)
+        return self.send(broker, fetch.CLIENT_API, version, body)
 
     def fetched(self, cid: int) -> tuple[int, int, list[bytes]]:
         """(error, high watermark, values) of a consumer fetch's answer."""
@@ -379,10 +382,21 @@ def test_fetch_fences_stale_and_future_epochs_and_points_followers_fetchers_at_t
     c.run(200)
     assert c.fetched(c.consume(0, broker=2, epoch=0))[0] == E.FENCED_LEADER_EPOCH
     assert c.fetched(c.consume(0, broker=2, epoch=5))[0] == E.UNKNOWN_LEADER_EPOCH
-    answer = c.answer(c.consume(0, broker=1))
-    row = answer.responses[0].partitions[0]
-    assert row.error_code == E.NOT_LEADER_OR_FOLLOWER
-    assert (row.current_leader.leader_id, row.current_leader.leader_epoch) == (2, 1)
+    assert c.fetched(c.consume(0, broker=1, version=10))[0] == E.NOT_LEADER_OR_FOLLOWER  # before KIP-392
+    row = c.answer(c.consume(0, broker=1, epoch=0)).responses[0].partitions[0]
+    assert row.error_code == E.FENCED_LEADER_EPOCH
+    assert (row.current_leader.leader_id, row.current_leader.leader_epoch) == (2, 1)  # v12+: the hint
+
+
+def test_a_consumer_with_client_metadata_reads_a_follower_up_to_its_high_watermark() -> None:
+    c = Cluster()
+    c.produce([b"a", b"b"])
+    c.run(300)  # committed, and the followers learned the high watermark
+    c.down = {2, 3}
+    c.produce([b"c"], acks=1)  # on the leader only
+    c.down = set()  # (no time passes: the followers have not fetched it)
+    assert c.fetched(c.consume(0, broker=2, epoch=0)) == (E.NONE, 2, [b"a", b"b"])
+    assert c.fetched(c.consume(0, broker=2, version=10))[0] == E.NOT_LEADER_OR_FOLLOWER
 
 
 def test_a_consumer_long_poll_is_answered_when_records_commit() -> None:
@@ -521,7 +535,7 @@ def test_a_follower_with_an_empty_epoch_of_its_own_truncates_its_epoch_cache_and
 
 def test_error_partitions_carry_empty_records_never_null() -> None:
     c = Cluster()
-    row = c.answer(c.consume(0, broker=2)).responses[0].partitions[0]
+    row = c.answer(c.consume(0, broker=2, version=10)).responses[0].partitions[0]
     assert row.error_code == E.NOT_LEADER_OR_FOLLOWER
     assert row.records == b""  # librdkafka refuses a whole answer holding a null record set
 
