@@ -14,7 +14,7 @@ Every producer uses ``acks=all``. Measured:
    and MB/s of values acknowledged, from the first send to the last acknowledgement;
 2. produce latency (send call to acknowledgement) p50/p99 at a fixed rate: half the 100 B maximum of
    part 1 (``--quick``: 1,000/s), ``linger.ms=1``, 100 B values; parts 2 and 3 run on a second, new
-   cluster (brokers holding part 1's records answer far more slowly: see ``run_benchmark``);
+   cluster (not to depend on what part 1 left behind: see ``run_benchmark``);
 3. end-to-end latency, produce call to the consumer's ``poll`` returning the record, at 1,000
    records/s, ``linger.ms=0``; the consumer (same process, other thread) has every partition
    assigned and librdkafka's fetch defaults (``fetch.wait.max.ms=500``, ``fetch.min.bytes=1``): a
@@ -492,9 +492,11 @@ def run_benchmark(root: Path, quick: bool, partitions: int) -> dict[str, Any]:
             results[key] = consume_all(bootstrap, f"bench-{size}", partitions)
     finally:
         cluster.stop_all()
-    # The latency parts on a new cluster: on brokers that hold part 1's records the latencies are
-    # far higher (seconds rather than tens of milliseconds, measured while writing this script),
-    # which is a finding of its own but would hide what a fresh broker does at that rate.
+    # The latency parts on a new cluster, so that they do not depend on what part 1 left behind
+    # (followers catching up, the page cache writing back a few GB). Whether that matters could not
+    # be separated from the machine's load when this was written: at load ~5 a new cluster gave
+    # p50 37 ms at 1,000/s and one that had taken part 1 seconds; at load ~7.5 a new one gave
+    # seconds too, and 7 ms at 100/s.
     rate = 1000.0 if quick else max(100.0, results["produce_100B"]["records_per_s"] / 2)
     log("starting a new cluster for the latency parts ...")
     cluster = start_cluster(root / "cluster-latency")
