@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 # compiler kraft falls back to pure Python and the test suite says so).
 NATIVE_SRC := src/kraft/records/_native_decode.c
 
-.PHONY: run test test-fast lint bench sweep jepsen clean setup jvm kcat
+.PHONY: run test test-fast lint bench bench-dataplane sweep jepsen clean setup jvm kcat
 
 setup: $(STAMP) jvm
 
@@ -66,6 +66,13 @@ bench: $(STAMP) jvm
 	$(PY) benchmarks/bench_controller.py
 	$(PY) benchmarks/bench_brokers.py
 	$(PY) benchmarks/bench_spark_source.py
+
+## The data plane on real processes (3 controllers + 3 brokers, confluent-kafka, acks=all): produce
+## and consume throughput, produce and end-to-end latency, next to the machine's file-write and
+## loopback TCP throughput for the same bytes. BENCH_ARGS: e.g. --quick, --json OUT, --profile OUT.prof.
+BENCH_ARGS ?=
+bench-dataplane: $(STAMP)
+	$(PY) benchmarks/bench_dataplane.py $(BENCH_ARGS)
 
 ## Long simulator sweeps on a mypyc-compiled build, audited against the interpreter (hours).
 SEEDS ?= 1..10000
