@@ -13,8 +13,10 @@ unavailability, message counts) must be equal.
     .venv/bin/python benchmarks/long_sweep.py --scenarios controller --seeds 1..2000 --out sweeps/
     .venv/bin/python benchmarks/long_sweep.py --audit-only --out sweeps/   # re-audit saved runs
 
-``--scenarios`` takes names and the groups ``all``, ``raft`` and ``controller`` (the controller
-simulation's ``controller-*`` scenarios). Those also run the quorum controller, compiled with the
+``--scenarios`` takes names and the groups ``all``, ``raft``, ``controller`` (the controller
+simulation's ``controller-*`` scenarios) and ``data`` (the data plane's ``data-*``, whose broker and
+storage packages are not in ``COMPILED_PACKAGES``: they run interpreted beside the compiled rest; no
+compiled data sweep has been run yet). Those also run the quorum controller, compiled with the
 rest except the few modules mypyc cannot take (``NOT_COMPILED``); docs/simulator.md has the figures.
 
 Each scenario's runs go to ``OUT/<scenario>.json`` (the ``kraft sim sweep --json`` document), or
@@ -163,7 +165,7 @@ def audit(document: dict[str, Any], sample: int, rng: random.Random) -> tuple[in
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--scenarios", default="all", help="comma-separated names or groups (all, raft, controller)"
+        "--scenarios", default="all", help="comma-separated names or groups (all, raft, controller, data)"
     )
     parser.add_argument("--seeds", default="1..10000", help="A..B inclusive")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
