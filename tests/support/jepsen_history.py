@@ -45,7 +45,7 @@ class Ack:
     producer: int
     value: str
     partition: int
-    offset: int
+    offset: int  # -1: acknowledged without an offset (the client reported none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +337,13 @@ def lost_writes(
     seen = set(final.values())
     ends = ends or {}
     return tuple(
-        LostWrite(a.value, a.partition, a.offset, a.time_s, a.offset >= ends.get(a.partition, a.offset + 1))
+        LostWrite(
+            a.value,
+            a.partition,
+            a.offset,
+            a.time_s,
+            a.offset >= 0 and a.offset >= ends.get(a.partition, a.offset + 1),
+        )
         for a in sorted(acks, key=lambda a: (a.partition, a.offset, a.value))
         if a.value not in seen
     )
@@ -405,6 +411,8 @@ def ack_offset_mismatches(
     read lacks is not counted here: its value is then a lost write or a duplicate elsewhere)."""
     out: list[AckMismatch] = []
     for a in sorted(acks, key=lambda a: (a.partition, a.offset, a.value)):
+        if a.offset < 0:
+            continue  # acknowledged without an offset: only its value can be checked (lost_writes)
         found = final.get((a.partition, a.offset))
         if found is not None and found != a.value:
             out.append(AckMismatch(a.partition, a.offset, a.value, found))

@@ -174,7 +174,10 @@ class _ProducerThread(threading.Thread):
     def _report(self, err: Any, msg: Any) -> None:
         value, now_s = msg.value().decode(), self.rec.now_s()
         if err is None:
-            self.rec.history.acks.append(Ack(now_s, self.index, value, msg.partition(), msg.offset()))
+            offset = msg.offset()  # None: acknowledged without an offset (librdkafka's "unknown")
+            self.rec.history.acks.append(
+                Ack(now_s, self.index, value, msg.partition(), -1 if offset is None or offset < 0 else offset)
+            )
         else:
             self.rec.history.failures.append(
                 Failure(now_s, self.index, value, msg.partition(), _error_name(err))
