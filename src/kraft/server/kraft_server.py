@@ -232,8 +232,11 @@ class KraftServer:
             if with_controller:
                 from kraft.storage.log_manager import LogManager
 
+                # log.segment.bytes (Kafka's default 1 GiB), not the metadata log's own setting; a
+                # topic's segment.bytes is not applied per partition yet (docs/dataplane.md).
+                segment_bytes = int(config.properties.get("log.segment.bytes") or 1 << 30)
                 self._partition_logs = await loop.run_in_executor(
-                    None, lambda: LogManager(config.log_dirs, segment_bytes=config.segment_bytes)
+                    None, lambda: LogManager(config.log_dirs, segment_bytes=segment_bytes)
                 )
         partition_dir = metadata_partition_dir(config.metadata_log_dir)
         self._log = await loop.run_in_executor(
