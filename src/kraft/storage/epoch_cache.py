@@ -24,9 +24,9 @@ from pathlib import Path
 from kraft.common.errors import StorageError
 from kraft.raft.types import OffsetAndEpoch
 from kraft.storage.fsutil import atomic_write
+from kraft.storage.offset_checkpoint import checkpoint_text_lines, encode_checkpoint_text
 
 CHECKPOINT_FILE = "leader-epoch-checkpoint"
-CHECKPOINT_VERSION = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +115,7 @@ class LeaderEpochCache:
 
 
 def encode_checkpoint(entries: Iterable[EpochEntry]) -> bytes:
-    items = list(entries)
-    lines = [str(CHECKPOINT_VERSION), str(len(items)), *(f"{e.epoch} {e.start_offset}" for e in items)]
-    return ("\n".join(lines) + "\n").encode("ascii")
+    return encode_checkpoint_text([f"{e.epoch} {e.start_offset}" for e in entries], "ascii")
 
 
 def decode_checkpoint(data: bytes, *, source: str = CHECKPOINT_FILE) -> list[EpochEntry]:
@@ -126,26 +124,8 @@ def decode_checkpoint(data: bytes, *, source: str = CHECKPOINT_FILE) -> list[Epo
     Raises:
         StorageError: wrong version, count mismatch or a malformed line (naming ``source`` and line).
     """
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError:
-        raise StorageError(f"{source}: not ASCII text") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if len(lines) < 2:
-        raise StorageError(f"{source}: expected a version line and a count line")
-    if lines[0].strip() != str(CHECKPOINT_VERSION):
-        raise StorageError(f"{source}: unsupported version {lines[0]!r}, expected {CHECKPOINT_VERSION}")
-    try:
-        count = int(lines[1])
-    except ValueError:
-        raise StorageError(f"{source} line 2: entry count {lines[1]!r} is not an integer") from None
-    body = lines[2:]
-    if count != len(body):
-        raise StorageError(f"{source}: header says {count} entries but {len(body)} lines follow")
     entries: list[EpochEntry] = []
-    for n, line in enumerate(body, start=3):
+    for n, line in checkpoint_text_lines(data, source=source, encoding="ascii", label="ASCII"):
         parts = line.split()
         if len(parts) != 2:
             raise StorageError(f"{source} line {n}: expected 'epoch offset', got {line!r}")

@@ -17,7 +17,7 @@ empty checkpoint (a new log directory). Writes are atomic (``fsutil.atomic_write
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kraft.common.errors import StorageError
@@ -31,22 +31,23 @@ CHECKPOINT_VERSION = 0
 TopicPartition = tuple[str, int]
 
 
-def encode_offset_checkpoint(entries: Mapping[TopicPartition, int]) -> bytes:
-    lines = [str(CHECKPOINT_VERSION), str(len(entries))]
-    lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(entries.items())]
-    return ("\n".join(lines) + "\n").encode("utf-8")
+def encode_checkpoint_text(entries: Sequence[str], encoding: str = "utf-8") -> bytes:
+    """Kafka's ``CheckpointFile`` text: the version, the entry count, one line per entry."""
+    lines = [str(CHECKPOINT_VERSION), str(len(entries)), *entries]
+    return ("\n".join(lines) + "\n").encode(encoding)
 
 
-def decode_offset_checkpoint(data: bytes, *, source: str = "offset checkpoint") -> dict[TopicPartition, int]:
-    """Parse Kafka's offset checkpoint text (a later line for the same partition wins, as in Kafka).
+def checkpoint_text_lines(data: bytes, *, source: str, encoding: str, label: str) -> list[tuple[int, str]]:
+    """The entry lines of Kafka's ``CheckpointFile`` text, numbered as in the file (from 3), once the
+    version and count lines are checked. Shared by the offset checkpoints and the leader-epoch one.
 
     Raises:
-        StorageError: malformed (the message names ``source`` and the line).
+        StorageError: not ``label`` text, a wrong version, or a count that does not match the lines.
     """
     try:
-        text = data.decode("utf-8")
+        text = data.decode(encoding)
     except UnicodeDecodeError:
-        raise StorageError(f"{source}: not UTF-8 text") from None
+        raise StorageError(f"{source}: not {label} text") from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -61,8 +62,23 @@ def decode_offset_checkpoint(data: bytes, *, source: str = "offset checkpoint") 
     body = lines[2:]
     if count != len(body):
         raise StorageError(f"{source}: header says {count} entries but {len(body)} lines follow")
+    return list(enumerate(body, start=3))
+
+
+def encode_offset_checkpoint(entries: Mapping[TopicPartition, int]) -> bytes:
+    return encode_checkpoint_text(
+        [f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(entries.items())]
+    )
+
+
+def decode_offset_checkpoint(data: bytes, *, source: str = "offset checkpoint") -> dict[TopicPartition, int]:
+    """Parse Kafka's offset checkpoint text (a later line for the same partition wins, as in Kafka).
+
+    Raises:
+        StorageError: malformed (the message names ``source`` and the line).
+    """
     out: dict[TopicPartition, int] = {}
-    for n, line in enumerate(body, start=3):
+    for n, line in checkpoint_text_lines(data, source=source, encoding="utf-8", label="UTF-8"):
         parts = line.split()
         if len(parts) != 3:
             raise StorageError(f"{source} line {n}: expected 'topic partition offset', got {line!r}")
