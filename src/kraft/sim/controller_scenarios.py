@@ -91,9 +91,15 @@ def _start_checks(world: ControllerWorld) -> None:
 
 
 def _churn(
-    world: ControllerWorld, label: str, every_ms: tuple[int, int], until_ms: int, step: Callable[[], None]
+    world: ControllerWorld,
+    label: str,
+    every_ms: tuple[int, int],
+    until_ms: int,
+    step: Callable[[], None],
+    *,
+    from_ms: int = FAULTS_FROM_MS,
 ) -> None:
-    """Run ``step`` every ``every_ms`` (drawn) from ``FAULTS_FROM_MS`` until ``until_ms``."""
+    """Run ``step`` every ``every_ms`` (drawn) from ``from_ms`` until ``until_ms``."""
 
     def tick() -> None:
         if world.now_ms >= until_ms:
@@ -101,7 +107,7 @@ def _churn(
         step()
         _at(world, world.now_ms + world.rng.randint(*every_ms), label, tick)
 
-    _at(world, FAULTS_FROM_MS + world.rng.randint(0, every_ms[0]), label, tick)
+    _at(world, from_ms + world.rng.randint(0, every_ms[0]), label, tick)
 
 
 def _restart_all(world: World, ids: list[int]) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kraft.sim.controller_scenarios import CONTROLLER_TIMING, READY_BY_MS
+from kraft.sim.controller_scenarios import CONTROLLER_TIMING, READY_BY_MS, _at, _churn
 from kraft.sim.controller_world import SIM_CONTROLLER_CONFIG
 from kraft.sim.data import DataWorld
 from kraft.sim.network import LinkProfile
@@ -31,10 +31,6 @@ FAULTS_FROM_MS = 6_000
 def _dw(world: World) -> DataWorld:
     assert isinstance(world, DataWorld)
     return world
-
-
-def _at(world: World, at_ms: int, label: str, action: Callable[[], None]) -> None:
-    world.schedule(at_ms, label, action)
 
 
 def _recovery_bound(world: DataWorld) -> int:
@@ -72,18 +68,6 @@ def _start_checks(world: DataWorld) -> None:
     )
 
 
-def _churn(
-    world: DataWorld, label: str, every_ms: tuple[int, int], until_ms: int, step: Callable[[], None]
-) -> None:
-    def tick() -> None:
-        if world.now_ms >= until_ms:
-            return
-        step()
-        _at(world, world.now_ms + world.rng.randint(*every_ms), label, tick)
-
-    _at(world, FAULTS_FROM_MS + world.rng.randint(0, every_ms[0]), label, tick)
-
-
 def _one_down(world: DataWorld) -> bool:
     return any(not b.up for b in world.brokers.values())
 
@@ -101,100 +85,115 @@ def _steady(world: World) -> None:
     _at(dw, dw.end_ms - 6000, "steady", lambda: dw.data_checker.expect_data_progress("steady", 2000))
 
 
-def _broker_kill(world: World) -> None:
-    """kill -9 a broker (page cache kept), restart it 0.5-3 s later; one at a time."""
+# One fault each, on a broker (or the active controller) already chosen: the scenarios below and
+# ``data-mixed`` draw from the world's rng in the same order through them.
+
+
+def _kill(dw: DataWorld, broker_id: int) -> None:
+    """kill -9 (page cache kept); the broker starts again 0.5-3 s later."""
+    broker = dw.brokers[broker_id]
+    broker.stop_uncleanly()
+    _at(dw, dw.now_ms + dw.rng.randint(500, 3000), "broker-start", broker.start)
+
+
+def _lose_power(dw: DataWorld, broker_id: int) -> None:
+    """A power loss (unflushed bytes lost); the broker starts again 0.5-3 s later."""
+    dw.power_loss(broker_id)
+    _at(dw, dw.now_ms + dw.rng.randint(500, 3000), "broker-start", dw.brokers[broker_id].start)
+
+
+def _pause(dw: DataWorld, broker_id: int, max_ms: int) -> None:
+    """SIGSTOP for 0.5 s to ``max_ms``."""
+    dw.brokers[broker_id].go_silent(dw.rng.randint(500, max_ms))
+
+
+def _isolate(dw: DataWorld, broker_id: int, others: list[int], max_ms: int) -> None:
+    """Cut ``broker_id`` off from ``others`` for 1 s to ``max_ms``."""
+    dw.network.isolate(broker_id, others)
+    dw.trace(f"X|{broker_id}")
+    _at(dw, dw.now_ms + dw.rng.randint(1000, max_ms), "unpartition", dw.network.heal)
+
+
+def _crash_active_controller(dw: DataWorld) -> None:
+    """Crash the active controller (if any); it restarts 1-3 s later."""
+    node = dw.active_controller()
+    if node is None:
+        return
+    dw.crash(node.node_id)
+    _at(dw, dw.now_ms + dw.rng.randint(1000, 3000), "restart", lambda: dw.restart(node.node_id))
+
+
+def _faulted(
+    world: World,
+    label: str,
+    every_ms: tuple[int, int],
+    heal_after_ms: int,
+    healed: str,
+    step: Callable[[DataWorld], None],
+) -> None:
+    """The frame of a fault scenario: start-up checks, ``step`` every ``every_ms`` from
+    ``FAULTS_FROM_MS`` until the faults end, then everything healed and expected to work again."""
     dw = _dw(world)
     _start_checks(dw)
     end = _faults_end(dw)
+    _churn(dw, label, every_ms, end, lambda: step(dw), from_ms=FAULTS_FROM_MS)
+    _at(dw, end + heal_after_ms, "heal", lambda: _heal_all(dw, healed))
 
-    def step() -> None:
-        if _one_down(dw):
-            return
-        broker = dw.brokers[dw.rng.choice(sorted(dw.brokers))]
-        broker.stop_uncleanly()
-        _at(dw, dw.now_ms + dw.rng.randint(500, 3000), "broker-start", broker.start)
 
-    _churn(dw, "kill", (2000, 4000), end, step)
-    _at(dw, end + 3500, "heal", lambda: _heal_all(dw, "after kills"))
+def _pick(dw: DataWorld) -> int:
+    return dw.rng.choice(sorted(dw.brokers))
+
+
+def _broker_kill(world: World) -> None:
+    """kill -9 a broker (page cache kept), restart it 0.5-3 s later; one at a time."""
+
+    def step(dw: DataWorld) -> None:
+        if not _one_down(dw):
+            _kill(dw, _pick(dw))
+
+    _faulted(world, "kill", (2000, 4000), 3500, "after kills", step)
 
 
 def _power_loss(world: World) -> None:
     """A broker loses power (unflushed bytes lost), restarts 0.5-3 s later; one at a time."""
-    dw = _dw(world)
-    _start_checks(dw)
-    end = _faults_end(dw)
 
-    def step() -> None:
-        if _one_down(dw):
-            return
-        broker_id = dw.rng.choice(sorted(dw.brokers))
-        dw.power_loss(broker_id)
-        _at(dw, dw.now_ms + dw.rng.randint(500, 3000), "broker-start", dw.brokers[broker_id].start)
+    def step(dw: DataWorld) -> None:
+        if not _one_down(dw):
+            _lose_power(dw, _pick(dw))
 
-    _churn(dw, "power", (2500, 5000), end, step)
-    _at(dw, end + 3500, "heal", lambda: _heal_all(dw, "after power losses"))
+    _faulted(world, "power", (2500, 5000), 3500, "after power losses", step)
 
 
-def _pause(world: World) -> None:
+def _pause_brokers(world: World) -> None:
     """A broker stops for 0.5-5 s (SIGSTOP): its fetches stop, it may be fenced and leave the ISR."""
-    dw = _dw(world)
-    _start_checks(dw)
-    end = _faults_end(dw)
-
-    def step() -> None:
-        broker = dw.brokers[dw.rng.choice(sorted(dw.brokers))]
-        broker.go_silent(dw.rng.randint(500, 5000))
-
-    _churn(dw, "pause", (2000, 5000), end, step)
-    _at(dw, end + 5500, "heal", lambda: _heal_all(dw, "after pauses"))
+    _faulted(world, "pause", (2000, 5000), 5500, "after pauses", lambda dw: _pause(dw, _pick(dw), 5000))
 
 
 def _partition(world: World) -> None:
     """A broker is cut off from the other brokers (or from everyone) for 1-4 s."""
-    dw = _dw(world)
-    _start_checks(dw)
-    end = _faults_end(dw)
 
-    def step() -> None:
-        broker_id = dw.rng.choice(sorted(dw.brokers))
+    def step(dw: DataWorld) -> None:
+        broker_id = _pick(dw)
         others = [b for b in dw.brokers if b != broker_id]
         if dw.rng.random() < 0.5:
             others += list(dw.voter_ids)
-        dw.network.isolate(broker_id, others)
-        dw.trace(f"X|{broker_id}")
-        _at(dw, dw.now_ms + dw.rng.randint(1000, 4000), "unpartition", dw.network.heal)
+        _isolate(dw, broker_id, others, 4000)
 
-    _churn(dw, "partition", (3000, 6000), end, step)
-    _at(dw, end + 4500, "heal", lambda: _heal_all(dw, "after partitions"))
+    _faulted(world, "partition", (3000, 6000), 4500, "after partitions", step)
 
 
 def _controller_failover(world: World) -> None:
     """The active controller crashes now and then while data flows; leaders stay where they are."""
-    dw = _dw(world)
-    _start_checks(dw)
-    end = _faults_end(dw)
-
-    def step() -> None:
-        node = dw.active_controller()
-        if node is None:
-            return
-        dw.crash(node.node_id)
-        _at(dw, dw.now_ms + dw.rng.randint(1000, 3000), "restart", lambda: dw.restart(node.node_id))
-
-    _churn(dw, "failover", (3000, 5000), end, step)
-    _at(dw, end + 3500, "heal", lambda: _heal_all(dw, "after failovers"))
+    _faulted(world, "failover", (3000, 5000), 3500, "after failovers", _crash_active_controller)
 
 
 def _leader_churn(world: World) -> None:
     """Brokers shut down cleanly (controlled shutdown moves their leaderships) and come back."""
-    dw = _dw(world)
-    _start_checks(dw)
-    end = _faults_end(dw)
 
-    def step() -> None:
+    def step(dw: DataWorld) -> None:
         if _one_down(dw):
             return
-        broker = dw.brokers[dw.rng.choice(sorted(dw.brokers))]
+        broker = dw.brokers[_pick(dw)]
         broker.shut_down()
 
         def back() -> None:
@@ -205,40 +204,28 @@ def _leader_churn(world: World) -> None:
 
         back()
 
-    _churn(dw, "shutdown", (2000, 4000), end, step)
-    _at(dw, end + 3500, "heal", lambda: _heal_all(dw, "after controlled shutdowns"))
+    _faulted(world, "shutdown", (2000, 4000), 3500, "after controlled shutdowns", step)
 
 
 def _mixed(world: World) -> None:
     """Everything at once, at random: kills, power losses (at most one broker down), pauses,
     partitions and controller crashes."""
-    dw = _dw(world)
-    _start_checks(dw)
-    end = _faults_end(dw)
 
-    def step() -> None:
+    def step(dw: DataWorld) -> None:
         roll = dw.rng.random()
-        broker_id = dw.rng.choice(sorted(dw.brokers))
-        broker = dw.brokers[broker_id]
+        broker_id = _pick(dw)
         if roll < 0.25 and not _one_down(dw):
-            broker.stop_uncleanly()
-            _at(dw, dw.now_ms + dw.rng.randint(500, 3000), "broker-start", broker.start)
+            _kill(dw, broker_id)
         elif roll < 0.45 and not _one_down(dw):
-            dw.power_loss(broker_id)
-            _at(dw, dw.now_ms + dw.rng.randint(500, 3000), "broker-start", broker.start)
+            _lose_power(dw, broker_id)
         elif roll < 0.65:
-            broker.go_silent(dw.rng.randint(500, 4000))
+            _pause(dw, broker_id, 4000)
         elif roll < 0.85:
-            dw.network.isolate(broker_id, [b for b in dw.brokers if b != broker_id])
-            _at(dw, dw.now_ms + dw.rng.randint(1000, 3000), "unpartition", dw.network.heal)
+            _isolate(dw, broker_id, [b for b in dw.brokers if b != broker_id], 3000)
         else:
-            node = dw.active_controller()
-            if node is not None:
-                dw.crash(node.node_id)
-                _at(dw, dw.now_ms + dw.rng.randint(1000, 3000), "restart", lambda: dw.restart(node.node_id))
+            _crash_active_controller(dw)
 
-    _churn(dw, "mixed", (1500, 3500), end, step)
-    _at(dw, end + 5000, "heal", lambda: _heal_all(dw, "after mixed faults"))
+    _faulted(world, "mixed", (1500, 3500), 5000, "after mixed faults", step)
 
 
 def _last_replica_standing(world: World) -> None:
@@ -308,7 +295,9 @@ DATA_SCENARIOS: dict[str, Scenario] = {
         _scenario(
             "data-power-loss", "brokers lose power one at a time: unflushed records lost", 30_000, _power_loss
         ),
-        _scenario("data-pause", "brokers stop (SIGSTOP) for 0.5-5 s: fenced, out of the ISR", 30_000, _pause),
+        _scenario(
+            "data-pause", "brokers stop (SIGSTOP) for 0.5-5 s: fenced, out of the ISR", 30_000, _pause_brokers
+        ),
         _scenario("data-partition", "a broker cut off from the others or from everyone", 30_000, _partition),
         _scenario(
             "data-controller-failover",
