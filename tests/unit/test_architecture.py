@@ -3,7 +3,7 @@
 The cores (the raft state machine, the metadata records and image, the quorum controller, the
 broker's state machines and the node that holds them) never touch sockets, threads, clocks, the OS
 or global randomness. Every package imports only the layers below it: ``common <- protocol <-
-records <- raft <- metadata <- controller | broker <- node``; the shells (storage, net, server, sim,
+records <- raft <- metadata <- security <- controller | broker <- node``; the shells (storage, net, server, sim,
 client, cli, spark) depend on the cores, never the reverse; the broker and the controller are
 siblings (the broker never imports the controller); the simulator never imports the command line.
 
@@ -24,7 +24,7 @@ BANNED_MODULES = {"socket", "asyncio", "threading", "time", "os", "selectors", "
 # The Spark pipeline's heavy dependencies (the kraft[spark] extra): never needed by a core.
 BANNED_MODULES |= {"pyspark", "pyarrow", "pandas", "matplotlib"}
 PACKAGE_DIR = Path(kraft.__file__).parent
-CORES = ("raft", "metadata", "controller", "broker", "node")
+CORES = ("raft", "metadata", "security", "controller", "broker", "node")
 CORE_MODULES = sorted(p for core in CORES for p in (PACKAGE_DIR / core).rglob("*.py"))
 
 _BELOW_RAFT = {"common", "protocol", "records"}
@@ -36,18 +36,21 @@ ALLOWED: dict[str, set[str]] = {
     "records": {"common", "protocol"},
     "raft": set(_BELOW_RAFT),
     "metadata": _BELOW_RAFT | {"raft"},
-    "controller": set(_CORE),
-    "broker": set(_CORE),  # not the controller: the two are siblings
-    "node": _CORE | {"controller", "broker"},
+    # Pure authentication and authorisation logic, beside the image (ACLs, SCRAM credentials).
+    "security": set(_CORE),
+    "controller": _CORE | {"security"},
+    "broker": _CORE | {"security"},  # not the controller: the two are siblings
+    "node": _CORE | {"controller", "broker", "security"},
     "storage": set(_CORE),
-    "net": _BELOW_RAFT | {"raft"},
+    "net": _BELOW_RAFT | {"raft", "security"},
     # The blocking clients of the tools; the quorum tail runs a raft observer on the server's driver.
-    "client": _CORE | {"net", "node", "server"},
-    "server": _CORE | {"controller", "broker", "node", "storage", "net"},
-    "sim": _CORE | {"controller", "broker", "node", "storage", "net"},
+    "client": _CORE | {"net", "node", "server", "security"},
+    "server": _CORE | {"controller", "broker", "node", "storage", "net", "security"},
+    "sim": _CORE | {"controller", "broker", "node", "storage", "net", "security"},
     "spark": _CORE | {"controller", "broker", "node", "storage", "net", "sim", "client"},
     "cli": _CORE
     | {
+        "security",
         "controller",
         "broker",
         "node",

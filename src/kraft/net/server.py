@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kraft.common.errors import MalformedMessageError, RemoteProtocolError, UnsupportedApiError
+from kraft.common.principal import ANONYMOUS, KafkaPrincipal
 from kraft.protocol.api import Api, decode_request, encode_response
 from kraft.protocol.envelope import NO_RESPONSE
 from kraft.protocol.error_codes import ErrorCode as Code
@@ -57,6 +58,7 @@ class InboundRequest:
     connection_id: int
     peer: str
     listener: str
+    principal: KafkaPrincipal = ANONYMOUS
 
     @property
     def version(self) -> int:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kraft.common.errors import KraftError
+from kraft.common.principal import ANONYMOUS, KafkaPrincipal
 from kraft.protocol.api import Api
 
 
@@ -82,6 +83,8 @@ class ControllerEnvelope:
     destination: int
     correlation_id: int
     body: ApiRequest | ApiResponse
+    # Who sent the request, as the listener authenticated it (an answer keeps the request's).
+    principal: KafkaPrincipal = ANONYMOUS
 
     @property
     def is_request(self) -> bool:
@@ -90,7 +93,7 @@ class ControllerEnvelope:
     def reply(self, body: object | None) -> ControllerEnvelope:
         """The answer to this request, addressed back to its source with its correlation id."""
         return ControllerEnvelope(
-            self.destination, self.source, self.correlation_id, _request(self).answer(body)
+            self.destination, self.source, self.correlation_id, _request(self).answer(body), self.principal
         )
 
 
@@ -104,6 +107,8 @@ class ClientEnvelope:
     correlation_id: int
     listener: str
     body: ApiRequest | ApiResponse
+    # Who sent the request, as the listener authenticated it (an answer keeps the request's).
+    principal: KafkaPrincipal = ANONYMOUS
 
     @property
     def is_request(self) -> bool:
@@ -112,7 +117,12 @@ class ClientEnvelope:
     def reply(self, body: object | None) -> ClientEnvelope:
         """The answer to this request, addressed back to its source with its correlation id."""
         return ClientEnvelope(
-            self.destination, self.source, self.correlation_id, self.listener, _request(self).answer(body)
+            self.destination,
+            self.source,
+            self.correlation_id,
+            self.listener,
+            _request(self).answer(body),
+            self.principal,
         )
 
 

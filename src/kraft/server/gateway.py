@@ -155,18 +155,21 @@ class ListenerHandler:
             body = decoded
         if self._broker:
             source = BROKER_CLIENT_BASE - request.connection_id
-            listener = request.listener
+            listener, principal = request.listener, request.principal
             answer = await gateway.ask(
                 lambda cid: ClientEnvelope(
-                    source, gateway.node_id, cid, listener, ApiRequest(api, version, body)
+                    source, gateway.node_id, cid, listener, ApiRequest(api, version, body), principal
                 )
             )
         elif key in RAFT_PEER_APIS:
             answer = await self._raft_peer(api, body)
         else:
             source = CONTROLLER_CLIENT_BASE - request.connection_id
+            principal = request.principal
             answer = await gateway.ask(
-                lambda cid: ControllerEnvelope(source, gateway.node_id, cid, ApiRequest(api, version, body))
+                lambda cid: ControllerEnvelope(
+                    source, gateway.node_id, cid, ApiRequest(api, version, body), principal
+                )
             )
         if answer is None:
             raise RemoteProtocolError(f"{api.name}: the node gave no answer")  # a bug: close the connection
