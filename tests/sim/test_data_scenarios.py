@@ -7,12 +7,17 @@ The long sweeps (hundreds or thousands of seeds per scenario) run outside the su
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from kraft.broker import partition as partition_module
+from kraft.controller import replication_control as replication_module
+from kraft.controller.partition_change import PartitionChangeResult
+from kraft.metadata.partition import PartitionRegistration
 from kraft.records.batch import build_value_batch
 from kraft.sim.data import DataWorld
 from kraft.sim.data_scenarios import DATA_PROOF_SCENARIOS, DATA_SCENARIOS
@@ -62,6 +67,36 @@ def test_kip_966_last_replica_standing_loses_nothing_with_elr_and_loses_acked_re
     without = run("data-last-replica-standing-no-elr", 1)
     kinds = {v.invariant for v in without.violations}
     assert kinds == {"AckedRecordKept"}, kinds
+
+
+# data-mixed seed 1074: broker 103 loses power while in the ISR, is elected from it before its
+# unclean re-registration, is fenced as the last known leader, restarts uncleanly. Kafka's
+# last-known-leader rule then elects its empty log; the only full copy (101, killed) is out of the
+# ELR because its restart was unclean too.
+UNCLEAN_LAST_LEADER = ("data-mixed", 1074)
+
+
+def test_an_unclean_last_known_leader_is_not_elected_and_the_partition_waits() -> None:
+    world = run(*UNCLEAN_LAST_LEADER)
+    assert world.violations == []
+    assert world.extra["data"]["no_eligible_leader"] == [0, 1]
+
+
+def test_kafkas_last_known_leader_rule_loses_acknowledged_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Planted: Kafka's rule (an unclean restart does not make the controller forget the last leader).
+    real = replication_module.build_partition_change
+
+    def kafka_rule(partition: PartitionRegistration, **kwargs: Any) -> PartitionChangeResult:
+        result = real(partition, **kwargs)
+        unclean = tuple(kwargs.get("unclean_shutdown_replicas", ()))
+        forgot = partition.last_known_elr and partition.last_known_elr[0] in unclean
+        if forgot and result.change is not None and result.change.last_known_elr == ():
+            return dataclasses.replace(result, change=dataclasses.replace(result.change, last_known_elr=None))
+        return result
+
+    monkeypatch.setattr(replication_module, "build_partition_change", kafka_rule)
+    world = run(*UNCLEAN_LAST_LEADER)
+    assert "AckedRecordKept" in {v.invariant for v in world.violations}
 
 
 def test_a_high_watermark_that_ignores_min_isr_loses_acknowledged_records(

@@ -3,8 +3,8 @@
 The cores (the raft state machine, the metadata records and image, the quorum controller, the
 broker's state machines and the node that holds them) never touch sockets, threads, clocks, the OS
 or global randomness. Every package imports only the layers below it: ``common <- protocol <-
-records <- raft <- metadata <- security <- controller | broker <- node``; the shells (storage, net, server, sim,
-client, cli, spark) depend on the cores, never the reverse; the broker and the controller are
+records <- raft <- metadata <- security <- controller | broker <- node``; the shells (storage, net,
+server, sim, client, cli, spark) depend on the cores, never the reverse; the broker and the controller are
 siblings (the broker never imports the controller); the simulator never imports the command line.
 
 The checks read each module's AST, so an import inside a function counts as much as one at the

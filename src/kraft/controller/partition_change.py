@@ -124,6 +124,15 @@ def build_partition_change(
     if elr_enabled:
         elr, lke = _target_elr(p, isr, replicas, m, unclean_shutdown)
 
+    # Departure from Kafka (default mode): a last known leader that restarted uncleanly may have
+    # lost its unflushed tail, so electing it "as a last resort" would silently drop records that
+    # were acknowledged while it led. It is forgotten instead: the partition waits, leaderless, for
+    # an ELR member, an operator's unclean election, or unclean recovery. Kafka keeps it (it is a
+    # stand-in for unclean recovery there, KAFKA-15584), and the simulator's data-mixed sweep lost
+    # acknowledged records through exactly that path.
+    default_lke = last_known_leader_mode and elr_enabled
+    forget_lke = default_lke and len(p.last_known_elr) == 1 and p.last_known_elr[0] in unclean_shutdown
+
     # Step 3: elect.
     winner, unclean = _elect(
         p,
@@ -132,7 +141,7 @@ def build_partition_change(
         replicas=replicas,
         election=election,
         is_acceptable_leader=is_acceptable_leader,
-        last_known_leader_allowed=elr_enabled and last_known_leader_mode,
+        last_known_leader_allowed=default_lke and not forget_lke,
     )
     rec_leader = NO_LEADER_CHANGE
     rec_isr: tuple[int, ...] | None = None
@@ -188,13 +197,18 @@ def build_partition_change(
         rec_leader = p.leader
 
     # Step 8 (spec 5.4, default mode): LastKnownElr holds the last leader while leaderless.
-    if last_known_leader_mode and elr_enabled:
+    if default_lke:
         if rec_isr == () and p.last_known_elr != (p.leader,):
             # Guard: a partition already leaderless (ISR kept while ELR was off) has no last
-            # leader to remember; Kafka would write [-1].
-            if p.leader != NO_LEADER:
+            # leader to remember; Kafka would write [-1]. A leader that restarted uncleanly is
+            # not remembered either (see forget_lke above).
+            if p.leader != NO_LEADER and p.leader not in unclean_shutdown:
                 rec_lke = (p.leader,)
-        elif (rec_leader >= 0 or (p.leader != NO_LEADER and rec_leader != NO_LEADER)) and p.last_known_elr:
+            elif p.last_known_elr:
+                rec_lke = ()
+        elif (
+            (rec_leader >= 0 or (p.leader != NO_LEADER and rec_leader != NO_LEADER)) and p.last_known_elr
+        ) or forget_lke:
             rec_lke = ()
 
     # Step 9: assignment fields and the recovery state, each only if it changed.

@@ -240,10 +240,17 @@ class ReplicationControl:
         *,
         is_active: Callable[[int], bool],
     ) -> None:
-        """Spec 2.5: b leaves every ISR and ELR, never acceptable (U = {b})."""
+        """Spec 2.5: b leaves every ISR and ELR, never acceptable (U = {b}); and, a departure from
+        Kafka, a leaderless partition whose last known leader is b forgets it (partition_change)."""
         work = _Working(image, {})
         targets = list(image.partitions_with_isr_member(broker_id))
         targets += [tp for tp in image.partitions_with_elr_member(broker_id) if tp not in targets]
+        if self.last_known_leader_mode and elr_enabled(image):
+            seen = set(targets)
+            for tp in image.leaderless_partitions():
+                part = image.partition(tp.topic_id, tp.partition_id)
+                if tp not in seen and part is not None and part.last_known_elr == (broker_id,):
+                    targets.append(tp)
         for tp in targets:
             part = work.get(tp)
             if part is None:

@@ -353,6 +353,8 @@ class DataChecker(ControllerChecker):
         self._sorted_acked: dict[int, list[int]] = {}
         self._hw_seen: dict[tuple[int, int, int, int], int] = {}
         self.lost_records = 0  # acknowledged records a legitimate leader did not hold (ELR-off pair)
+        # Partitions that ended without any eligible leader (excused from DataAvailable, counted).
+        self.no_eligible_leader: set[int] = set()
         self._lost_seen: set[tuple[int, int]] = set()
 
     # -- what the client reports -------------------------------------------------------------------
@@ -508,6 +510,14 @@ class DataChecker(ControllerChecker):
                 for p in range(world.partitions)
                 if max(self.acked_by_partition.get(p, {}), default=-1) <= baseline.get(p, -1)
             ]
+            # KIP-966's accepted unavailability: every replica that held the committed records
+            # restarted uncleanly, so none is eligible (ISR, ELR and the last known leader empty)
+            # and only an operator's unclean election could bring the partition back, at the
+            # price of records. Waiting is the safe answer; NoCleanReplicaLost checks that no
+            # replica left eligibility without an unclean restart.
+            without_eligible = self.partitions_without_eligible_leader()
+            self.no_eligible_leader |= set(without_eligible) & set(stuck)
+            stuck = [p for p in stuck if p not in without_eligible]
             if stuck:
                 world.report(
                     "DataAvailable",
@@ -516,6 +526,17 @@ class DataChecker(ControllerChecker):
                 )
 
         world.schedule(since + within_ms, f"expect-data:{label}", check)
+
+    def partitions_without_eligible_leader(self) -> list[int]:
+        """Leaderless partitions with nobody to elect: ISR, ELR and LastKnownElr all empty."""
+        topic = self.reference_image.topics_by_name.get(TOPIC)
+        if topic is None:
+            return []
+        return [
+            i
+            for i, p in sorted(topic.partitions.items())
+            if p.leader == -1 and not p.isr and not p.elr and not p.last_known_elr
+        ]
 
     def at_end(self) -> None:
         super().at_end()
@@ -530,6 +551,7 @@ class DataChecker(ControllerChecker):
             "lost_records": self.lost_records,
             "longest_unavailable_ms": client.dstats.longest_unavailable_ms,
             "power_losses": sum(logs.power_losses for logs in world.partition_logs.values()),
+            "no_eligible_leader": sorted(self.no_eligible_leader),
         }
 
 
