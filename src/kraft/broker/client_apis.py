@@ -65,6 +65,7 @@ from kraft.protocol.messages import (
     delete_topics,
     describe_cluster,
     describe_configs,
+    describe_log_dirs,
     describe_quorum,
     describe_topic_partitions,
     elect_leaders,
@@ -107,6 +108,7 @@ BROKER_APIS: Final[Mapping[int, Api]] = {
             describe_cluster,
             describe_topic_partitions,
             describe_configs,
+            describe_log_dirs,
             describe_quorum,
             list_offsets,
             produce,
@@ -239,6 +241,9 @@ class ClientApis:
             answer = handle_describe_configs(image, body, version, ctx)
         elif key == list_offsets.API.key:
             answer = handle_list_offsets(image, body, version, ctx)
+        elif key == describe_log_dirs.API.key:
+            # A broker without partition storage (the replica manager answers otherwise) has none.
+            answer = describe_log_dirs.RESPONSE.cls(throttle_time_ms=0, error_code=0, results=[])
         else:
             raise KraftError(f"{api.name} is not served on a broker listener")
         self._outbound.append(envelope.reply(answer))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -42,7 +42,7 @@ from kraft.metadata.partition import PartitionRegistration
 from kraft.metadata.publisher import local_changes
 from kraft.protocol.envelope import NO_RESPONSE, ApiRequest, ApiResponse, ClientEnvelope
 from kraft.protocol.error_codes import ErrorCode
-from kraft.protocol.messages import fetch, list_offsets, offset_for_leader_epoch, produce
+from kraft.protocol.messages import describe_log_dirs, fetch, list_offsets, offset_for_leader_epoch, produce
 from kraft.records.batch import peek_batch_size
 
 log = logging.getLogger("kraft.broker.replica_manager")
@@ -57,7 +57,13 @@ EARLIEST_LOCAL_TIMESTAMP: Final = -4
 LATEST_TIERED_TIMESTAMP: Final = -5
 # The APIs a broker with partition storage answers here rather than in ``ClientApis``.
 DATA_API_KEYS: Final = frozenset(
-    (produce.API.key, fetch.API.key, list_offsets.API.key, offset_for_leader_epoch.API.key)
+    (
+        produce.API.key,
+        fetch.API.key,
+        list_offsets.API.key,
+        offset_for_leader_epoch.API.key,
+        describe_log_dirs.API.key,
+    )
 )
 _FETCH: Final = "fetch"
 
@@ -68,6 +74,10 @@ class LogProvider(Protocol):
     def get_or_create(self, topic: str, partition: int, topic_id: uuid.UUID) -> PartitionLogLike: ...
     def delete(self, topic: str, partition: int) -> None: ...
     def checkpoint(self) -> None: ...
+    def log_dir_states(self) -> Sequence[tuple[str, int, int, Sequence[PartitionLogLike]]]:
+        """Each log directory: its path, the volume's total and usable bytes (-1: unknown) and the
+        logs in it (DescribeLogDirs)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -312,7 +322,7 @@ class ReplicaManager:
     # -- requests ----------------------------------------------------------------------------------
 
     def handle(self, envelope: ClientEnvelope, now_ms: int) -> None:
-        """A data API request on a broker listener (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch)."""
+        """A data API request on a broker listener (``DATA_API_KEYS``)."""
         self.now_ms = now_ms
         request = envelope.body
         assert isinstance(request, ApiRequest)
@@ -327,9 +337,49 @@ class ReplicaManager:
             self._outbound.append(
                 envelope.reply(self._offset_for_leader_epoch(request.body, request.version))
             )
+        elif key == describe_log_dirs.API.key:
+            self._outbound.append(envelope.reply(self._describe_log_dirs(request.body)))
         else:
             raise ValueError(f"{request.api.name} is not a data API")
         self.complete_waiting(now_ms)
+
+    def _describe_log_dirs(self, body: Any) -> Any:
+        """Kafka's ``ReplicaManager.describeLogDirs``: every log of each directory (``Topics`` null) or
+        the asked ones. OffsetLag is max(HW - LEO, 0) for a current log (0 but on a truncating
+        follower); kraft has no future logs (AlterReplicaLogDirs), so IsFutureKey is false."""
+        wanted: dict[str, set[int]] | None = None
+        if body.topics is not None:
+            wanted = {}
+            for t in body.topics:
+                wanted.setdefault(t.topic, set()).update(t.partitions)
+        cls: Any = describe_log_dirs.RESPONSE.cls
+        result_cls = cls.DescribeLogDirsResult
+        topic_cls = result_cls.DescribeLogDirsTopic
+        part_cls = topic_cls.DescribeLogDirsPartition
+        results = []
+        for path, total_bytes, usable_bytes, logs in self.logs.log_dir_states():
+            by_topic: dict[str, list[Any]] = {}
+            for log_ in sorted(logs, key=lambda lg: (lg.topic, lg.partition)):
+                if wanted is not None and log_.partition not in wanted.get(log_.topic, ()):
+                    continue
+                by_topic.setdefault(log_.topic, []).append(
+                    part_cls(
+                        partition_index=log_.partition,
+                        partition_size=log_.size_in_bytes,
+                        offset_lag=max(log_.high_watermark - log_.log_end_offset, 0),
+                        is_future_key=False,
+                    )
+                )
+            results.append(
+                result_cls(
+                    error_code=0,
+                    log_dir=path,
+                    topics=[topic_cls(name=name, partitions=rows) for name, rows in by_topic.items()],
+                    total_bytes=total_bytes,
+                    usable_bytes=usable_bytes,
+                )
+            )
+        return cls(throttle_time_ms=0, error_code=0, results=results)
 
     def hosts(self, topic_id: uuid.UUID, partition: int) -> bool:
         return TopicIdPartition(topic_id, partition) in self.partitions

@@ -93,6 +93,9 @@ class SimPartitionLogs:
     def checkpoint(self) -> None:
         self._checkpointed = {key: log.high_watermark for key, log in self.logs.items()}
 
+    def log_dir_states(self) -> list[tuple[str, int, int, list[MemoryPartitionLog]]]:
+        return [("/sim/data", -1, -1, [self.logs[key] for key in sorted(self.logs)])]
+
     def flush_all(self) -> None:
         for log in self.logs.values():
             log.flush()

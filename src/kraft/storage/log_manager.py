@@ -219,6 +219,20 @@ class LogManager:
         self._dir_of[tp] = log_dir
         return log
 
+    def log_dir_states(self) -> list[tuple[str, int, int, list[PartitionLog]]]:
+        """Each log directory (absolute path), its volume's total and usable bytes, and its logs."""
+        self._check_open()
+        states = []
+        for log_dir in self._log_dirs:
+            try:
+                usage = shutil.disk_usage(log_dir)
+                total, usable = usage.total, usage.free
+            except OSError:
+                total = usable = -1
+            logs = [self._logs[tp] for tp in sorted(self._logs) if self._dir_of[tp] == log_dir]
+            states.append((str(log_dir.resolve()), total, usable, logs))
+        return states
+
     def delete(self, topic: str, partition: int) -> bool:
         """Close and delete the partition's log (rename to ``-delete``, durably, then remove); returns
         whether there was one."""

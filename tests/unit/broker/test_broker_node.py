@@ -181,15 +181,15 @@ def test_a_leader_adds_returning_replicas_back_to_the_isr_which_clears_the_elr()
 def test_an_unclean_leader_reports_its_partition_recovered() -> None:
     cluster = BrokerCluster()
     cluster.run_until(cluster.all_running)
-    create_topic(cluster, "u", partitions=1, rf=2)
+    create_topic(cluster, "u", partitions=1, rf=2, **{"unclean.leader.election.enable": "true"})
     first, second = cluster.committed_image().topics_by_name["u"].partitions[0].replicas
     cluster.crash(first)
     cluster.run_until(lambda: cluster.committed_image().topics_by_name["u"].partitions[0].leader == second)
     cluster.crash(second)  # the last ISR member: ISR empties, second is the last known leader
     cluster.run_until(lambda: cluster.committed_image().topics_by_name["u"].partitions[0].leader == -1)
-    cluster.restart(
-        second
-    )  # an unclean restart: it leaves the ELR; only the last-known-leader rule can elect it
+    # An unclean restart: second leaves the ELR and is forgotten as last known leader; only the
+    # topic's unclean.leader.election.enable can elect it now.
+    cluster.restart(second)
     cluster.run_until(lambda: cluster.committed_image().topics_by_name["u"].partitions[0].leader == second)
     p = cluster.committed_image().topics_by_name["u"].partitions[0]
     assert p.isr == (second,) and p.elr == ()

@@ -19,7 +19,7 @@ from kraft.metadata.image import MetadataLoader
 from kraft.metadata.records import ApiMessageAndVersion, MetadataRecordType, encode_record, make_record
 from kraft.protocol.envelope import NO_RESPONSE, ApiRequest, ApiResponse, ClientEnvelope
 from kraft.protocol.error_codes import ErrorCode
-from kraft.protocol.messages import fetch, list_offsets, offset_for_leader_epoch, produce
+from kraft.protocol.messages import describe_log_dirs, fetch, list_offsets, offset_for_leader_epoch, produce
 from kraft.records.batch import build_value_batch, iter_batches
 from kraft.storage.memory_partition_log import MemoryPartitionLog
 
@@ -31,6 +31,7 @@ LAG_MS = 1_000
 PR: Any = produce.REQUEST.cls
 FR: Any = fetch.REQUEST.cls
 LO: Any = list_offsets.REQUEST.cls
+DLD: Any = describe_log_dirs.REQUEST.cls
 OE: Any = offset_for_leader_epoch.REQUEST.cls
 
 
@@ -54,6 +55,9 @@ class MemoryLogs:
 
     def checkpoint(self) -> None:
         pass
+
+    def log_dir_states(self) -> list[tuple[str, int, int, list[MemoryPartitionLog]]]:
+        return [("/data/a", 1000, 600, [self.logs[key] for key in sorted(self.logs)])]
 
 
 def register(broker_id: int) -> ApiMessageAndVersion:
@@ -479,6 +483,35 @@ def test_list_offsets_and_offset_for_leader_epoch_come_from_the_log() -> None:
     )
     rows = c.answer(c.send(2, offset_for_leader_epoch.API, 4, body)).topics[0].partitions
     assert [(r.error_code, r.leader_epoch, r.end_offset) for r in rows] == [(E.NONE, 0, 2), (E.NONE, 1, 3)]
+
+
+def test_describe_log_dirs_lists_the_logs_each_directory_holds_with_their_sizes() -> None:
+    c = Cluster()
+    c.produce([b"a", b"b"])
+    c.run(200)
+    size = c.log(2).size_in_bytes
+    assert size > 0
+    everything = c.answer(c.send(2, describe_log_dirs.API, 4, DLD(topics=None)))
+    assert everything.error_code == E.NONE
+    [result] = everything.results
+    assert (result.error_code, result.log_dir, result.total_bytes, result.usable_bytes) == (
+        E.NONE,
+        "/data/a",
+        1000,
+        600,
+    )
+    assert [
+        (t.name, [(p.partition_index, p.partition_size, p.offset_lag, p.is_future_key) for p in t.partitions])
+        for t in result.topics
+    ] == [("t", [(0, size, 0, False)])]
+    # Only the asked partitions: another topic, or a partition the broker does not hold, is left out.
+    asked = DLD(
+        topics=[
+            DLD.DescribableLogDirTopic(topic="t", partitions=[1]),
+            DLD.DescribableLogDirTopic(topic="other", partitions=[0]),
+        ]
+    )
+    assert c.answer(c.send(2, describe_log_dirs.API, 1, asked)).results[0].topics == []
 
 
 def test_a_deleted_topic_is_deleted_from_every_replica() -> None:

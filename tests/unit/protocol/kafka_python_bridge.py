@@ -37,6 +37,7 @@ from kafka.protocol.admin import (
     UpdateFeaturesRequest,
     UpdateFeaturesResponse,
 )
+from kafka.protocol.admin.cluster import DescribeLogDirsRequest, DescribeLogDirsResponse
 from kafka.protocol.consumer import (
     FetchRequest,
     FetchResponse,
@@ -68,6 +69,7 @@ KAFKA_PYTHON: dict[int, tuple[Any, Any]] = {
     22: (InitProducerIdRequest, InitProducerIdResponse),
     23: (OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
     32: (DescribeConfigsRequest, DescribeConfigsResponse),
+    35: (DescribeLogDirsRequest, DescribeLogDirsResponse),
     43: (ElectLeadersRequest, ElectLeadersResponse),
     44: (IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
     55: (DescribeQuorumRequest, DescribeQuorumResponse),

@@ -79,6 +79,7 @@ def test_every_kafka_python_api_is_covered() -> None:
         "DeleteTopics",
         "IncrementalAlterConfigs",
         "DescribeConfigs",
+        "DescribeLogDirs",
         "ElectLeaders",
         "UpdateFeatures",
     }

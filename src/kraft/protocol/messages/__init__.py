@@ -18,6 +18,7 @@ from kraft.protocol.messages import (
     delete_topics,
     describe_cluster,
     describe_configs,
+    describe_log_dirs,
     describe_quorum,
     describe_topic_partitions,
     elect_leaders,
@@ -67,6 +68,7 @@ _MODULES = (
     init_producer_id,
     offset_for_leader_epoch,
     allocate_producer_ids,
+    describe_log_dirs,
 )
 
 REGISTRY: dict[int, Api] = {m.API.key: m.API for m in _MODULES}
