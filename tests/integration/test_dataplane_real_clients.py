@@ -133,3 +133,35 @@ def test_kafka_python_producer_and_consumer(cluster: LocalCluster) -> None:
             values.extend(r.value for r in batch)
     consumer.close()
     assert values == [f"v{i}".encode() for i in range(100)]
+
+
+def test_kafka_python_describe_log_dirs_reports_every_replica_with_its_size(cluster: LocalCluster) -> None:
+    kafka = pytest.importorskip("kafka")
+    create_topic(cluster, "sized")
+    produce_all(cluster, "sized", [(b"k", b"x" * 1000)] * 50)
+    admin = kafka.KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers())
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:  # followers replicate asynchronously: wait until each holds the 50 records
+            answers = admin.describe_log_dirs(topic_partitions={"sized": [0]})
+            sizes = {
+                a["broker"]: [
+                    p["partition_size"]
+                    for d in a["log_dirs"]
+                    for t in d["topics"]
+                    for p in t["partitions"]
+                    if t["name"] == "sized"
+                ]
+                for a in answers
+            }
+            if len(set(map(tuple, sizes.values()))) == 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    finally:
+        admin.close()
+    assert sorted(sizes) == sorted(cluster.broker_ids)
+    [size] = {s for per_broker in sizes.values() for s in per_broker}
+    assert size > 50 * 1000  # every replica holds the same bytes: the leader's batches, verbatim
+    for answer in answers:
+        [log_dir] = answer["log_dirs"]
+        assert log_dir["error_code"] == 0 and log_dir["total_bytes"] >= log_dir["usable_bytes"] > 0
