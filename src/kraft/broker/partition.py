@@ -90,6 +90,7 @@ class PartitionLogLike(Protocol):
         log_append_time: bool,
         max_message_bytes: int,
         origin_client: bool = True,
+        compression: int | None = None,
     ) -> AppendInfoLike: ...
     def append_as_follower(self, batches: bytes) -> AppendInfoLike: ...
     def read(

@@ -43,7 +43,7 @@ from kraft.metadata.publisher import local_changes
 from kraft.protocol.envelope import NO_RESPONSE, ApiRequest, ApiResponse, ClientEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import describe_log_dirs, fetch, list_offsets, offset_for_leader_epoch, produce
-from kraft.records.batch import peek_batch_size
+from kraft.records.batch import Compression, peek_batch_size
 
 log = logging.getLogger("kraft.broker.replica_manager")
 
@@ -66,6 +66,15 @@ DATA_API_KEYS: Final = frozenset(
     )
 )
 _FETCH: Final = "fetch"
+# Kafka's compression.type values (BrokerCompressionType); "producer" (and anything unknown, which
+# the controller refuses at config time) keeps the producer's codec.
+_COMPRESSION_TYPES: Final = {
+    "uncompressed": Compression.NONE,
+    "gzip": Compression.GZIP,
+    "snappy": Compression.SNAPPY,
+    "lz4": Compression.LZ4,
+    "zstd": Compression.ZSTD,
+}
 
 
 class LogProvider(Protocol):
@@ -107,6 +116,7 @@ class _TopicConfig:
     flush_ms: int
     retention_ms: int
     retention_bytes: int
+    compression: int | None  # compression.type as a codec id; None = "producer" (keep the producer's)
 
 
 class ProduceError(Exception):
@@ -303,6 +313,9 @@ class ReplicaManager:
                 flush_ms=int(r.value(image, TOPIC, topic, "flush.ms") or _NEVER),
                 retention_ms=int(r.value(image, TOPIC, topic, "retention.ms") or "604800000"),
                 retention_bytes=int(r.value(image, TOPIC, topic, "retention.bytes") or "-1"),
+                compression=_COMPRESSION_TYPES.get(
+                    (r.value(image, TOPIC, topic, "compression.type") or "producer").strip().lower()
+                ),
             )
             self._topic_configs[topic] = cached
         return cached
@@ -458,6 +471,7 @@ class ReplicaManager:
                 now_ms=now_ms,
                 log_append_time=config.log_append_time,
                 max_message_bytes=config.max_message_bytes,
+                compression=config.compression,
             )
         except Exception as e:  # the storage layer's typed refusals carry Kafka's code
             code = getattr(e, "error_code", None)

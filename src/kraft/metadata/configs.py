@@ -100,6 +100,17 @@ def _one_of_list(choices: tuple[str, ...]) -> Callable[[str], None]:
     return check
 
 
+def _compression_type(value: str) -> None:
+    """Kafka's values but snappy: the broker re-encodes batches to a topic's codec, and kraft has no
+    snappy writer (producers' snappy batches are still stored as they come under ``producer``)."""
+    _one_of(("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"))(value)
+    if value.strip() == "snappy":
+        raise InvalidConfigError(
+            "kraft cannot write snappy batches, so a topic cannot be re-encoded to snappy; use "
+            "producer (keeps the producers' snappy batches), zstd, lz4, gzip or uncompressed"
+        )
+
+
 def _one_of(choices: tuple[str, ...]) -> Callable[[str], None]:
     def check(value: str) -> None:
         if value.strip() not in choices:
@@ -176,7 +187,7 @@ _DEFS: tuple[ConfigDef, ...] = (
         "compression.type",
         "producer",
         ConfigType.STRING,
-        _one_of(("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")),
+        _compression_type,
     ),
     ConfigDef(
         "message.timestamp.type",

@@ -434,6 +434,47 @@ def compress_records(codec: int, records: bytes) -> bytes:
     return compress(records)
 
 
+def recompress_batch(
+    batch: bytes,
+    codec: int,
+    *,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+) -> bytes:
+    """The whole batch ``batch`` with its records re-encoded under ``codec`` (a topic's
+    ``compression.type``, Kafka's LogValidator recompression): every header field but the codec
+    bits, the length and the CRC stays, so offsets, sequences and timestamps are the producer's.
+
+    Raises:
+        CorruptRecordError: the records do not decompress (``UnsupportedCompressionError`` for a
+            codec this build cannot read, such as snappy).
+        ValueError: ``codec`` is not one of ``WRITABLE_COMPRESSION``.
+    """
+    if codec not in WRITABLE_COMPRESSION:
+        raise ValueError(f"kraft cannot write {compression_name(codec)}-compressed batches")
+    header = read_batch_header(batch)
+    if header is None or header.size_in_bytes != len(batch):
+        raise CorruptRecordError("recompress_batch takes exactly one whole batch")
+    if header.compression == codec:
+        return batch
+    if header.compression == Compression.NONE:
+        records = bytes(memoryview(batch)[HEADER_SIZE:])
+    else:
+        records = decompress_records(batch, 0, header, max_decompressed_bytes=max_decompressed_bytes)
+    body = records if codec == Compression.NONE else compress_records(codec, records)
+    return _framed(
+        body,
+        header.base_offset,
+        header.partition_leader_epoch,
+        (header.attributes & ~COMPRESSION_MASK) | codec,
+        header.records_count,
+        header.base_timestamp,
+        header.max_timestamp,
+        header.producer_id,
+        header.producer_epoch,
+        header.base_sequence,
+    )
+
+
 def _framed(
     body: bytes | bytearray,
     base_offset: int,

@@ -466,10 +466,12 @@ class BasePartitionLog:
         origin_client: bool = True,
         timestamp_before_max_ms: int | None = None,
         timestamp_after_max_ms: int | None = None,
+        compression: int | None = None,
     ) -> AppendInfo:
         """Validate produced ``batches``, give them offsets from the log end and ``leader_epoch``, and
         append them (not fsynced). See ``log_validator`` for the checks, ``producer_state`` for
-        idempotence; ``origin_client=False`` is our own code appending (no client-only checks).
+        idempotence; ``origin_client=False`` is our own code appending (no client-only checks);
+        ``compression``: the topic's codec when it is not ``producer`` (batches are re-encoded).
 
         Raises:
             PartitionLogError: a refused append (its ``error_code`` for the response); nothing is written.
@@ -486,6 +488,7 @@ class BasePartitionLog:
             origin_client=origin_client,
             timestamp_before_max_ms=timestamp_before_max_ms,
             timestamp_after_max_ms=timestamp_after_max_ms,
+            compression=compression,
         )
         if len(validated.data) > self._segment_bytes:
             raise RecordBatchTooLargeError(

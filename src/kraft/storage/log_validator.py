@@ -35,11 +35,14 @@ from kraft.records.batch import (
     TIMESTAMP_TYPE_MASK,
     BatchHeader,
     TimestampType,
+    UnsupportedCompressionError,
     assign_offsets_and_epoch,
     batch_crc_valid,
+    compression_name,
     crc32c,
     decode_batch,
     read_batch_header,
+    recompress_batch,
 )
 from kraft.storage.log_errors import (
     CorruptMessageError,
@@ -174,8 +177,13 @@ def validate_leader_append(
     origin_client: bool,
     timestamp_before_max_ms: int | None = None,
     timestamp_after_max_ms: int | None = None,
+    compression: int | None = None,
 ) -> ValidatedAppend:
     """Check produced ``data`` and give it offsets from ``next_offset`` and ``leader_epoch``.
+
+    ``compression`` is the topic's ``compression.type`` as a codec id (None: ``producer``, keep the
+    producer's). A batch under another codec is re-encoded (records decoded only then), and its new
+    size is held to ``max.message.bytes`` again, as Kafka's LogValidator does.
 
     ``origin_client`` is Kafka's ``AppendOrigin.CLIENT``: the rules only a producer is held to (one
     batch, base offset 0, record count, no control batch, a sequence with a producer id, no
@@ -237,6 +245,8 @@ def validate_leader_append(
     offset_of_max_timestamp = -1
     for pos, header in batches:
         raw = data[pos : pos + header.size_in_bytes]
+        if compression is not None and header.compression != compression:
+            raw = _recompressed(raw, pos, header, compression, max_message_bytes)
         if header.base_offset != offset or header.partition_leader_epoch != leader_epoch:
             raw = assign_offsets_and_epoch(raw, offset, leader_epoch)
         if log_append_time:
@@ -262,6 +272,27 @@ def validate_leader_append(
         log_append_time_ms=now_ms if log_append_time else NO_TIMESTAMP,
         record_count=offset - next_offset,
     )
+
+
+def _recompressed(raw: bytes, pos: int, header: BatchHeader, codec: int, max_message_bytes: int) -> bytes:
+    try:
+        out = recompress_batch(raw, codec)
+    except UnsupportedCompressionError as e:
+        # Kafka would recompress; kraft cannot read snappy (no codec installed), so it refuses
+        # rather than store a batch against the topic's compression.type.
+        raise InvalidRecordError(
+            f"the batch at position {pos} cannot be recompressed to {compression_name(codec)}: {e}"
+        ) from None
+    except ValueError as e:  # a codec this build cannot write (snappy)
+        raise InvalidRecordError(f"the topic's compression.type cannot be written: {e}") from None
+    except CorruptRecordError as e:
+        raise CorruptMessageError(f"the batch at position {pos} does not decompress: {e}") from None
+    if len(out) > max_message_bytes:
+        raise RecordTooLargeError(
+            f"the batch at position {pos} is {len(out)} bytes once recompressed to "
+            f"{compression_name(codec)}, above max.message.bytes {max_message_bytes}"
+        )
+    return out
 
 
 def validate_follower_append(data: bytes) -> ValidatedAppend | None:

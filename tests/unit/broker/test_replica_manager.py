@@ -20,7 +20,7 @@ from kraft.metadata.records import ApiMessageAndVersion, MetadataRecordType, enc
 from kraft.protocol.envelope import NO_RESPONSE, ApiRequest, ApiResponse, ClientEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import describe_log_dirs, fetch, list_offsets, offset_for_leader_epoch, produce
-from kraft.records.batch import build_value_batch, iter_batches
+from kraft.records.batch import Compression, build_value_batch, iter_batches
 from kraft.storage.memory_partition_log import MemoryPartitionLog
 
 T = MetadataRecordType
@@ -512,6 +512,26 @@ def test_describe_log_dirs_lists_the_logs_each_directory_holds_with_their_sizes(
         ]
     )
     assert c.answer(c.send(2, describe_log_dirs.API, 1, asked)).results[0].topics == []
+
+
+def test_a_topic_compression_type_re_encodes_produced_batches_and_followers_copy_them() -> None:
+    c = Cluster()
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="compression.type", value="zstd"))
+    c.produce([b"v" * 200] * 20)  # an uncompressed batch from the producer
+    c.run(300)
+    for broker in (1, 2, 3):
+        log = c.log(broker)
+        [stored] = list(iter_batches(log.read(0, 1 << 30, max_offset=log.log_end_offset)))
+        assert stored.header.compression == Compression.ZSTD
+        assert [r.value for r in stored.records] == [b"v" * 200] * 20
+    c.load(
+        make_record(T.CONFIG, resource_type=2, resource_name="t", name="compression.type", value="producer")
+    )
+    c.produce([b"w"])
+    c.run(300)
+    log = c.log(1)
+    codecs = [b.header.compression for b in iter_batches(log.read(0, 1 << 30, max_offset=log.log_end_offset))]
+    assert codecs == [Compression.ZSTD, Compression.NONE]  # "producer" keeps what the producer sent
 
 
 def test_a_deleted_topic_is_deleted_from_every_replica() -> None:

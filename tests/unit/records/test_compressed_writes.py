@@ -8,14 +8,17 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatch
 
 from kraft.records.batch import (
+    ATTRIBUTES_OFFSET,
     HEADER_SIZE,
     WRITABLE_COMPRESSION,
     Compression,
     Header,
     SimpleRecord,
+    UnsupportedCompressionError,
     build_batch,
     compress_records,
     decode_batch,
+    recompress_batch,
 )
 
 RECORDS = [
@@ -66,3 +69,50 @@ def test_gzip_is_one_member_at_the_default_level() -> None:
     frame = data[HEADER_SIZE:]
     assert frame[:2] == b"\x1f\x8b" and frame[2] == 8  # gzip, deflate
     assert frame.count(b"\x1f\x8b\x08") == 1
+
+
+@pytest.mark.parametrize(
+    "source, target",
+    [
+        (Compression.GZIP, Compression.ZSTD),
+        (Compression.NONE, Compression.LZ4),
+        (Compression.ZSTD, Compression.NONE),
+        (Compression.LZ4, Compression.GZIP),
+    ],
+)
+def test_recompressing_keeps_every_header_field_and_record_but_the_codec(source: int, target: int) -> None:
+    data = build_batch(
+        RECORDS,
+        base_offset=40,
+        partition_leader_epoch=3,
+        timestamp_ms=1_700_000_000_000,
+        producer_id=77,
+        producer_epoch=2,
+        base_sequence=9,
+        compression=source,
+    )
+    out = recompress_batch(data, target)
+    before, after = decode_batch(data), decode_batch(out)  # decode_batch checks the new CRC
+    assert after.header.compression == target
+    unchanged = ("base_offset", "partition_leader_epoch", "last_offset_delta", "base_timestamp")
+    unchanged += ("max_timestamp", "producer_id", "producer_epoch", "base_sequence", "records_count")
+    assert {k: getattr(after.header, k) for k in unchanged} == {
+        k: getattr(before.header, k) for k in unchanged
+    }
+    assert after.records == before.records
+    theirs = DefaultRecordBatch(bytearray(out))  # an independent reader takes it
+    assert theirs.validate_crc() and theirs.compression_type == target
+    assert [(r.offset, r.key, r.value) for r in theirs] == [
+        (r.offset, r.key, r.value) for r in before.records
+    ]
+
+
+def test_recompressing_to_the_same_codec_returns_the_batch_and_snappy_is_refused() -> None:
+    data = build_batch(RECORDS, compression=Compression.GZIP)
+    assert recompress_batch(data, Compression.GZIP) is data
+    with pytest.raises(ValueError, match="snappy"):
+        recompress_batch(data, Compression.SNAPPY)
+    snappy = bytearray(build_batch(RECORDS))
+    snappy[ATTRIBUTES_OFFSET + 1] |= Compression.SNAPPY  # claims snappy (CRC not rechecked here)
+    with pytest.raises(UnsupportedCompressionError):
+        recompress_batch(bytes(snappy), Compression.ZSTD)
