@@ -39,6 +39,7 @@ from pathlib import Path
 
 from kraft.common.errors import KraftError, StorageError
 from kraft.common.uuids import random_uuid
+from kraft.storage.clean_shutdown import has_clean_shutdown_marker
 from kraft.storage.fsutil import fsync_dir
 from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME, partition_dir_name
 from kraft.storage.offset_checkpoint import (
@@ -93,6 +94,10 @@ class LogManager:
         segment_bytes, segment_ms: for every log (Kafka's ``log.segment.bytes``/``log.roll.ms``).
         now_ms: passed to the logs as the start of ``last_flush_ms``.
         rng: the source of the unique ids of ``-delete`` directories (default: the OS).
+        clean_shutdown: whether the logs were closed cleanly (then no segment is re-scanned, each
+            opens from its indexes); ``None``: a log directory holding the clean-shutdown marker
+            (``.kafka_cleanshutdown``) was, as Kafka decides. Otherwise each log re-scans the
+            segments from the one holding its checkpointed recovery point.
     """
 
     def __init__(
@@ -103,6 +108,7 @@ class LogManager:
         segment_ms: int | None = None,
         now_ms: int = 0,
         rng: random.Random | None = None,
+        clean_shutdown: bool | None = None,
     ) -> None:
         if not log_dirs:
             raise KraftError("a log manager needs at least one log directory")
@@ -113,6 +119,7 @@ class LogManager:
         self._segment_ms = segment_ms
         self._now_ms = now_ms
         self._rng = rng
+        self._clean_shutdown = clean_shutdown
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._closed = False
@@ -131,6 +138,9 @@ class LogManager:
         high_watermarks = read_offset_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT)
         start_offsets = read_offset_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT)
         recovery_points = read_offset_checkpoint(log_dir / RECOVERY_POINT_OFFSET_CHECKPOINT)
+        clean = self._clean_shutdown
+        if clean is None:
+            clean = has_clean_shutdown_marker(log_dir)
         removed = False
         for entry in sorted(os.listdir(log_dir)):
             path = log_dir / entry
@@ -164,6 +174,7 @@ class LogManager:
                 segment_ms=self._segment_ms,
                 now_ms=self._now_ms,
                 create=False,
+                clean_shutdown=clean,
             )
             self._dir_of[tp] = log_dir
         if removed:
