@@ -83,6 +83,9 @@ UNDEFINED_EPOCH_OFFSET = -1
 
 # How much a scan of the whole log (open, rebuild) reads at a time.
 _SCAN_BYTES = 8 * 1024 * 1024
+# A timestamp search's first read from where the time index points: two index intervals, which
+# hold the batch sought unless it is larger; later reads grow fourfold.
+_FIRST_SEARCH_BYTES = 8 * 1024
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -722,7 +725,7 @@ class BasePartitionLog:
         if offset is None:
             return None
         end = store.end_offset()
-        chunk = 64 * 1024
+        chunk = _FIRST_SEARCH_BYTES
         while offset < end:
             data = store.read(offset, chunk)
             if not data:

@@ -437,6 +437,8 @@ class SegmentLog:
         segment.synced_size = position
         if reason is None:
             segment.indexes.open_files(preallocate=is_last)
+            if not is_last:
+                segment.indexes.seal()  # as the roll that finished it did
             return segment, last_epoch
         where = f"{path} at position {position} (offset {segment.next_offset})"
         if not is_last:
