@@ -299,19 +299,19 @@ def _dump_offset_index(
 def _dump_producer_snapshot(path: str, data: bytes, opts: _Options, out: TextIO, err: TextIO) -> _FileResult:
     try:
         entries = decode_producer_snapshot(data)
-    except StorageError as e:
-        print(f"kraft dump-log: {path}: {e}", file=err)
+    except StorageError as exc:
+        print(f"kraft dump-log: {path}: {exc}", file=err)
         return _FileResult(ok=False)
-    for e in entries:
-        last = e.batches[-1] if e.batches else None
+    for entry in entries:
+        last = entry.batches[-1] if entry.batches else None
         if opts.as_json:
             obj: dict[str, Any] = {
                 "file": path,
-                "producer_id": e.producer_id,
-                "producer_epoch": e.producer_epoch,
+                "producer_id": entry.producer_id,
+                "producer_epoch": entry.producer_epoch,
                 "coordinator_epoch": -1,
                 "current_txn_first_offset": None,
-                "last_timestamp": e.last_timestamp,
+                "last_timestamp": entry.last_timestamp,
             }
             if last is not None:
                 obj.update(
@@ -324,8 +324,8 @@ def _dump_producer_snapshot(path: str, data: bytes, opts: _Options, out: TextIO,
             out.write(json.dumps(obj) + "\n")
             continue
         line = (
-            f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: -1 "
-            f"currentTxnFirstOffset: OptionalLong.empty lastTimestamp: {e.last_timestamp} "
+            f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} coordinatorEpoch: -1 "
+            f"currentTxnFirstOffset: OptionalLong.empty lastTimestamp: {entry.last_timestamp} "
         )
         if last is not None:
             line += (

@@ -94,7 +94,8 @@ def test_print_records_shows_keys_and_values_as_text_or_hex(partition: Partition
     assert code == 0
     records = [line for line in out.splitlines() if line.startswith("|")]
     assert records[0] == (
-        "| offset: 0 CreateTime: 1000 keySize: 2 valueSize: 5 sequence: -1 headerKeys: [] key: k1 payload: hello"
+        "| offset: 0 CreateTime: 1000 keySize: 2 valueSize: 5 sequence: -1 headerKeys: [] "
+        "key: k1 payload: hello"
     )
     assert records[1].endswith(" payload (hex): ff0062696e617279")
     assert "producerId: 9 producerEpoch: 1 partitionLeaderEpoch: 2" in out
