@@ -30,6 +30,14 @@ line on stdout (headers and notes go to stderr), with keys and values in base64;
 ``--cluster-metadata-decoder`` each data record also gets ``payload`` (the decoded record as
 above), ``payload_unmodelled`` (``{"type_id", "type", "version", "size"}``) or ``payload_error``.
 
+A data partition's other files print as Kafka's tool prints them: ``.index`` one ``offset: O
+position: P`` line per entry (each checked against the segment beside it: the batch at P must end
+at O; mismatches go to stderr as Kafka's ``Mismatches in :<file>`` report and make the status 1),
+``.timeindex`` one ``timestamp: T offset: O`` line per entry, a producer-state ``.snapshot`` one line
+per producer; with ``--json`` one object per entry. ``--print-records`` (kraft's) prints every
+record with its key and value: text when they are UTF-8, else ``key (hex): ...`` (Kafka's decoder
+would replace the bytes); ``--deep-iteration`` keeps Kafka's meaning (record metadata only).
+
 Only reads files; never writes. Exit status: 0 when every file was read (a torn tail or a bad CRC
 is reported, not failed), 1 when a file is missing, is a directory or could not be parsed to its
 end, or a metadata record could not be decoded, 2 on bad arguments.

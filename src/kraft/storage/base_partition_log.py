@@ -11,14 +11,16 @@ owns the rest:
   point, with their clamps;
 * reads bounded by an offset (the high watermark for consumers, the log end for followers) with
   KIP-74's "at least one whole batch";
-* an in-memory index of the batches (base offset, byte position, max timestamp and its running
-  maximum) for those bounded reads, ListOffsets by timestamp (Kafka's time index) and retention;
+* ListOffsets by timestamp, from where the store's segment timestamps and time indexes place it;
+* producer-state snapshots (a twin stores them: files or memory) at every roll and at close,
+  loaded at open and after a truncation so that only the batches after the latest are replayed;
 * retention by time and by size, whole segments at a time, and the roll after ``segment.ms``.
 
 Invariants (after every public call): ``log_start_offset <= high_watermark <= log_end_offset`` and
 ``recovery_point <= log_end_offset``; ``recovery_point`` is at most the store's flushed end, so
-everything below it survives a crash; the batch index covers exactly the batches from the one that
-holds ``log_start_offset`` to the log end, in order and densely.
+everything below it survives a crash; a producer snapshot at offset X holds the producer state of
+exactly the batches below X (each producer's last batch, as Kafka's), and none lies past the log
+end or below the first segment.
 
 Durability is Kafka's default: an append is never fsynced by itself. ``flush`` (the caller applies
 ``flush.messages``/``flush.ms``), a segment roll (Kafka schedules a flush up to the new segment at

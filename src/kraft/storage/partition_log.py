@@ -13,16 +13,17 @@ exists, so that every byte of data on disk can be traced to its topic id. Open r
 whose file names another topic id (a topic deleted and recreated under the same name): the caller
 must delete the stale log first. Files this module writes and Kafka's readers accept alike.
 
-Recovery, the recovery point and the clean-shutdown marker. Kafka's ``LogLoader`` re-validates an
-unclean log only from its recovery point on, and skips recovery altogether when the log directory
-holds the clean-shutdown marker. kraft does neither shortcut: ``SegmentLog`` scans every batch of
-every segment at open (header, CRC-32C, dense offsets, epochs), truncates a torn tail of the last
-segment and refuses corruption elsewhere, then fsyncs what survived. So the checkpointed recovery
-point only bounds how much of the log could be at risk (open logs how far the log reaches past it),
-and after open the recovery point is the log end. The marker (``kraft.storage.clean_shutdown``)
-matters only for KIP-966: it decides the broker epoch the broker presents at registration. The
-in-memory indexes (offsets, time index, producer state) are rebuilt by one more read of the log at
-open; Kafka's ``.index``/``.timeindex``/``.snapshot`` files are not written.
+Recovery, the recovery point and the clean-shutdown marker, as Kafka's ``LogLoader``: after a clean
+shutdown (``clean_shutdown``, which ``LogManager`` reads from the log directory's marker) no segment
+is scanned; otherwise the segment holding the checkpointed recovery point and every later one are
+re-validated (header, CRC-32C, dense offsets, epochs; a torn tail of the last segment is cut,
+corruption elsewhere refused) and their ``.index``/``.timeindex`` files rebuilt, while the segments
+below open from their index files (``kraft.storage.segment_log``). A partition missing from the
+checkpoint is scanned whole. After open the recovery point is the log end (open fsyncs it).
+
+Producer state comes from the latest ``<offset>.snapshot`` file (``producer_snapshot``, written at
+each roll and at close) plus the batches after it (``BasePartitionLog``), so a clean restart reads
+no batch at all.
 
 The log start offset comes from the broker's ``log-start-offset-checkpoint`` (through
 ``LogManager``): it is raised to the first segment's base offset if below it, and if it is beyond

@@ -12,10 +12,16 @@ Files this log owns in its directory::
 
     00000000000000000000.log        segment: RecordBatch v2 bytes, named by its base offset
     00000000000000004096.log        the last segment is the active one (appends go here)
+    00000000000000004096.index      its sparse offset index   } with ``index=IndexConfig()`` (data
+    00000000000000004096.timeindex  its sparse time index     } partitions); kraft.storage.segment_index
     leader-epoch-checkpoint         Kafka's text epoch cache (version, count, "epoch offset")
 
-Kafka also keeps ``.index``/``.timeindex`` files per segment; we do not write them (and ignore them):
-each segment's ``OffsetIndex`` is built in memory by the scan at open, one entry per batch.
+Each segment has Kafka's sparse offset and time indexes (``segment_index``): an entry about every
+``log.index.interval.bytes``. Reads find a batch from the last offset entry at or below its offset
+and walk batch headers forward from there; ListOffsets by time goes from the segments' largest
+timestamps to the time index. The metadata log keeps them in memory only (``MEMORY_INDEXES``, the
+default): it is scanned whole at every open anyway, which its snapshots keep short, and its
+directory stays as it was. Data partitions keep them in ``.index``/``.timeindex`` files as Kafka.
 
 Durability: appends go to the OS; ``flush()`` fdatasyncs unsynced segments, fsyncs the directory if
 files were created or deleted, and rewrites the epoch checkpoint if it changed. The caller decides
@@ -25,21 +31,28 @@ half-persisted truncation followed by new appends could otherwise look like mid-
 
 Recovery at open (main invariant: nothing flushed is lost, nothing corrupt is served):
 
-* every segment is scanned batch by batch: header, length, magic, CRC-32C, dense offsets and
+* which segments are scanned: all of them by default; with index files, after a clean shutdown
+  none, else (``recover_from``, the recovery point) the one holding the recovery point and every
+  later one, as Kafka's ``LogLoader``. A segment not scanned opens from its index files (checked,
+  see ``segment_index``; only the batches after the last offset entry of the last segment are read
+  to find its end) and its epochs come from the checkpoint; a missing or corrupt index, or a missing
+  checkpoint, makes it scanned. A scanned segment's indexes are rebuilt and rewritten;
+* a scanned segment is read batch by batch: header, length, magic, CRC-32C, dense offsets and
   non-decreasing epochs are checked, and consecutive segments must meet (each begins where the one
   before ends);
 * an invalid batch in the *last* segment with no valid batch after it is a torn tail: the file is
   truncated there and the drop is recorded in ``recovery_report`` (and logged);
 * an invalid batch anywhere else (a non-last segment, or followed by a valid batch) is corruption of
   data that may have been acknowledged: open refuses with a ``StorageError`` naming file and
-  position. (Kafka truncates from the first invalid batch after its recovery point; we have no
-  recovery-point file, so we only drop what can be a torn write.)
+  position. (Kafka truncates from the first invalid batch after its recovery point; we only drop
+  what can be a torn write.)
 * the log start offset comes from the layer above (``log_start_offset``), else it is the first
   segment's base offset; it must lie within the offsets the segments hold;
 * the epoch cache is derived from the batches (from the start offset on); the checkpoint is used
   as-is only when it agrees, and is otherwise rewritten (missing, unparsable, or ahead of the log
   after a crash);
-* leftover ``.log.deleted`` files and checkpoint temp files are removed.
+* leftover ``.log.deleted`` files, checkpoint temp files and index files without a segment are
+  removed.
 
 Not covered by any checksum in the v2 format: baseOffset (checked by density) and
 partitionLeaderEpoch (checked only for monotonicity), so a flipped bit in the latter can go unnoticed.
