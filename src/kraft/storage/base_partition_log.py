@@ -120,7 +120,7 @@ class LogStore(Protocol):
     def initialize_leader_epoch(self, epoch: int) -> None: ...
     def append_as_leader(self, batches: bytes, epoch: int) -> int: ...
     def append_as_follower(self, batches: bytes, epoch: int) -> int: ...
-    def read(self, start_offset: int, max_bytes: int) -> bytes: ...
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes: ...
     def truncate_to(self, offset: int) -> None: ...
     def truncate_fully_and_start_at(self, offset: int) -> None: ...
     def advance_start_offset(self, offset: int) -> bool: ...
@@ -605,17 +605,12 @@ class BasePartitionLog:
         limit = min(max_offset, end)
         if fetch_offset >= limit:
             return b""
-        data = self._store.read(fetch_offset, max_bytes)
+        # The store stops before the first batch reaching ``limit`` (the high watermark for
+        # consumers) from the offset index, without walking the batches it returns.
+        data = self._store.read(fetch_offset, max_bytes, None if limit >= end else limit)
         first_size = peek_batch_size(data) or 0
         if first_size > max_bytes and not min_one_batch:
             return b""
-        if limit >= end:
-            return data  # every batch ends at or below the log end
-        # Cut before the first batch that reaches ``limit`` (the high watermark for consumers).
-        position = 0
-        for position, header in iter_batch_headers(data):
-            if header.next_offset > limit:
-                return data[:position]
         return data
 
     def _batch_records(self, data: bytes) -> tuple[int, int, list[tuple[int, int]] | None]:

@@ -231,7 +231,7 @@ class MemorySegmentLog:
 
     # ------------------------------------------------------------------ reads
 
-    def read(self, start_offset: int, max_bytes: int) -> bytes:
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
         self._check_open()
         if start_offset >= self.end_offset():
             return b""
@@ -243,7 +243,12 @@ class MemorySegmentLog:
         first = True
         for segment in self._segments[s:]:
             slot = max(bisect.bisect_right(segment.bases, start_offset) - 1, 0) if first else 0
-            for raw in segment.batches[slot:]:
+            for i in range(slot, len(segment.batches)):
+                raw = segment.batches[i]
+                if max_offset is not None:
+                    following = segment.bases[i + 1] if i + 1 < len(segment.bases) else segment.next_offset
+                    if following > max_offset:
+                        return b"".join(parts)
                 if parts and total + len(raw) > max_bytes:
                     return b"".join(parts)
                 parts.append(raw)

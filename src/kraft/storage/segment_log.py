@@ -816,9 +816,11 @@ class SegmentLog:
 
     # ------------------------------------------------------------------ reads
 
-    def read(self, start_offset: int, max_bytes: int) -> bytes:
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
         """Whole batches from the batch that contains ``start_offset``: at least one batch if any
-        exists at or after it, then more while the total stays within ``max_bytes``.
+        exists at or after it, then more while the total stays within ``max_bytes``. With
+        ``max_offset``, only batches that end at or below it (none holding ``max_offset``), and then
+        possibly none.
 
         Raises:
             KraftError: ``start_offset`` is below the log start offset.
@@ -841,17 +843,24 @@ class SegmentLog:
             size = segment.size
             if not size:
                 continue  # an empty segment (the active one after a roll, or after truncation)
+            capped = max_offset is not None and segment.next_offset > max_offset
+            if capped:
+                assert max_offset is not None
+                # The batches below the first one that does not end at or below ``max_offset``.
+                size = self._batch_position(segment, max_offset)[0]
             # A later segment is read from its first batch, which begins at position 0.
             begin = self._batch_position(segment, start_offset)[0] if not parts else 0
             if begin >= size:
+                if capped:
+                    break
                 continue
             # Whole batches ending within the byte budget: at least one for the first batch read.
-            chunk = self._read_whole_batches(segment, begin, max_bytes - total, not parts)
+            chunk = self._read_whole_batches(segment, begin, max_bytes - total, not parts, size)
             if not chunk:
                 break
             parts.append(chunk)
             total += len(chunk)
-            if begin + len(chunk) < size or total >= max_bytes:
+            if capped or begin + len(chunk) < size or total >= max_bytes:
                 break
         data = parts[0] if len(parts) == 1 else b"".join(parts)
         if self._verify_crc_on_read:
@@ -886,10 +895,12 @@ class SegmentLog:
             position += header.size_in_bytes
         return size, None
 
-    def _read_whole_batches(self, segment: _Segment, begin: int, budget: int, at_least_one: bool) -> bytes:
-        """The whole batches of ``segment`` from position ``begin`` whose bytes fit in ``budget``; with
-        ``at_least_one`` the first even when it alone is over the budget."""
-        size = segment.size
+    def _read_whole_batches(
+        self, segment: _Segment, begin: int, budget: int, at_least_one: bool, size: int
+    ) -> bytes:
+        """The whole batches of ``segment`` between positions ``begin`` and ``size`` (a batch
+        boundary) whose bytes fit in ``budget``; with ``at_least_one`` the first even when it alone
+        is over the budget."""
         if budget >= size - begin:
             return self._pread(segment, begin, size - begin)  # to the end: a batch boundary
         limit = begin + max(budget, 0)
