@@ -50,7 +50,8 @@ from kraft.storage.offset_checkpoint import (
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
-from kraft.storage.partition_log import PartitionLog
+from kraft.storage.partition_log import DATA_INDEXES, PartitionLog
+from kraft.storage.segment_index import IndexConfig
 from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ class LogManager:
             opens from its indexes); ``None``: a log directory holding the clean-shutdown marker
             (``.kafka_cleanshutdown``) was, as Kafka decides. Otherwise each log re-scans the
             segments from the one holding its checkpointed recovery point.
+        index: ``log.index.interval.bytes`` and ``log.index.size.max.bytes`` for every log.
     """
 
     def __init__(
@@ -109,6 +111,7 @@ class LogManager:
         now_ms: int = 0,
         rng: random.Random | None = None,
         clean_shutdown: bool | None = None,
+        index: IndexConfig = DATA_INDEXES,
     ) -> None:
         if not log_dirs:
             raise KraftError("a log manager needs at least one log directory")
@@ -120,6 +123,7 @@ class LogManager:
         self._now_ms = now_ms
         self._rng = rng
         self._clean_shutdown = clean_shutdown
+        self._index = index
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._closed = False
@@ -175,6 +179,7 @@ class LogManager:
                 now_ms=self._now_ms,
                 create=False,
                 clean_shutdown=clean,
+                index=self._index,
             )
             self._dir_of[tp] = log_dir
         if removed:
@@ -225,6 +230,7 @@ class LogManager:
             segment_bytes=self._segment_bytes,
             segment_ms=self._segment_ms,
             now_ms=self._now_ms,
+            index=self._index,
         )
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
