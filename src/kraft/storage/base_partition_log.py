@@ -234,15 +234,17 @@ class BasePartitionLog:
     def _replay_producers(self, from_offset: int) -> None:
         store = self._store
         offset, end = max(from_offset, store.start_offset()), store.end_offset()
-        producers = self._producers
+        update = self._producers.update
         while offset < end:
             data = store.read(offset, _SCAN_BYTES)
             if not data:
                 break
+            # A read begins with the batch holding ``offset``: none of them ends at or below it.
+            header = None
             for _, header in iter_batch_headers(data):
-                if header.next_offset > from_offset:
-                    producers.update(header)
-                offset = header.next_offset
+                update(header)
+            assert header is not None
+            offset = header.base_offset + header.last_offset_delta + 1
 
     def _take_snapshot(self, offset: int) -> None:
         """Write the producer state as of ``offset`` (which the state must reflect exactly)."""

@@ -532,8 +532,9 @@ class SegmentLog:
                 if cached_epoch is None or epoch > cached_epoch:
                     cache.assign(epoch, header.base_offset)
                     cached_epoch = epoch
-            indexes.on_batch(position, header.next_offset - 1, header.max_timestamp, size)
-            segment.next_offset = header.next_offset
+            last = header.base_offset + header.last_offset_delta
+            indexes.on_batch(position, last, header.max_timestamp, size)
+            segment.next_offset = last + 1
             position += size
         return position, None, last_epoch
 
