@@ -303,3 +303,47 @@ def test_the_memory_twin_keeps_the_same_snapshots(tmp_path: Path) -> None:
     assert [h.base_offset for _, h in iter_batch_headers(twin.read(0, 1 << 20, max_offset=14))] == list(
         range(14)
     )
+
+
+@pytest.mark.parametrize("how", ["clean", "recovery point", "scan"])
+def test_reads_through_the_sparse_indexes_equal_the_memory_twins(tmp_path: Path, how: str) -> None:
+    """Every (offset, budget, bound) read, across segment boundaries, after an open from the indexes."""
+    log = _open(tmp_path, segment_bytes=700)
+    twin = MemoryPartitionLog(TOPIC, 0, TOPIC_ID, segment_bytes=700)
+    seq = 0
+    for i in range(60):
+        values = [b"v" * (i % 17)] * (1 + i % 3)
+        for target in (log, twin):
+            if i % 4 == 0:
+                idempotent(target, *values, seq=seq)
+            else:
+                append(target, *values, timestamps=[2_000 - i] * len(values))
+        seq += len(values) if i % 4 == 0 else 0
+    end = log.log_end_offset
+    log.flush()
+    log.close()
+    options: dict[str, object] = {
+        "clean": {"clean_shutdown": True},
+        "recovery point": {"recovery_point": end},
+        "scan": {"recovery_point": 0},
+    }[how]  # type: ignore[assignment]
+    reopened = _open(tmp_path, segment_bytes=700, **options)
+    assert len(reopened.segment_base_offsets()) > 4
+    for target in (reopened, twin):
+        target.update_high_watermark(end)
+        target.maybe_increment_log_start_offset(5)  # inside a batch of the first segment
+    for start in range(5, end, 7):
+        for budget in (0, 60, 300, 1_000, 10_000):
+            for bound in (start + 1, start + 9, end - 3, end):
+                for one in (True, False):
+                    expected = twin.read(start, budget, max_offset=bound, min_one_batch=one)
+                    assert reopened.read(start, budget, max_offset=bound, min_one_batch=one) == expected
+    for ts in (0, 1_950, 1_990, 2_000, -3):
+        assert reopened.offset_for_timestamp(ts, max_offset=end) == twin.offset_for_timestamp(
+            ts, max_offset=end
+        )
+    assert reopened.truncate_to(37) and twin.truncate_to(37)
+    assert contents(reopened) == contents(twin)
+    assert {p: e.batches for p, e in reopened.producers.items()} == {
+        p: e.batches for p, e in twin.producers.items()
+    }
