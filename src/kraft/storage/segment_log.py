@@ -78,6 +78,7 @@ from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import (
     HEADER_SIZE,
     LOG_OVERHEAD,
+    MIN_BATCH_LENGTH,
     BatchHeader,
     assign_offsets_and_epoch,
     batch_crc_valid,
@@ -107,6 +108,9 @@ _SCAN_CHUNK = 4 * 1024 * 1024
 _WALK_CHUNK = 16 * 1024
 _MAX_TIMESTAMP = struct.Struct(">q")
 _LENGTH = struct.Struct(">i")
+_BASE_AND_LENGTH = struct.Struct(">qi")
+_LAST_OFFSET_DELTA_AT = 23
+_WALK_HEADER_BYTES = _LAST_OFFSET_DELTA_AT + 4
 # The metadata log's default: indexes in memory, rebuilt by the full scan at every open.
 MEMORY_INDEXES = IndexConfig(files=False)
 
@@ -868,13 +872,15 @@ class SegmentLog:
             self._verify(data)
         return data
 
-    def _batch_position(self, segment: _Segment, offset: int) -> tuple[int, BatchHeader | None]:
-        """(position, header) of the batch of ``segment`` that holds ``offset``, else of the first
-        one after it; (size, None) when none does. From the offset index's last entry at or below
-        ``offset``, walking batch headers forward (at most about ``index.interval.bytes`` of them).
+    def _batch_position(self, segment: _Segment, offset: int) -> tuple[int, int]:
+        """(position, base offset) of the batch of ``segment`` that holds ``offset``, else of the
+        first one after it; (size, -1) when none does. From the offset index's last entry at or below
+        ``offset``, walking batch headers forward (at most about ``index.interval.bytes`` of them):
+        the hot path of every read, so only base offset, length and last offset delta are unpacked.
 
         Raises:
-            StorageError: the file is shorter than the segment's size (changed on disk).
+            StorageError: the file is shorter than the segment's size, or a batch length is
+                impossible (the file changed on disk).
         """
         _, position = segment.indexes.lookup(offset)
         size = segment.size
@@ -882,19 +888,19 @@ class SegmentLog:
         buf_start = position
         while position < size:
             rel = position - buf_start
-            if len(buf) - rel < HEADER_SIZE:
+            if len(buf) - rel < _WALK_HEADER_BYTES:
                 buf = os.pread(segment.fd, min(_WALK_CHUNK, size - position), position)
                 buf_start, rel = position, 0
-            try:
-                header = read_batch_header(buf, rel)
-            except CorruptRecordError as e:
-                raise StorageError(f"{segment.path}: bad batch header at position {position}: {e}") from e
-            if header is None:
-                raise StorageError(f"{segment.path} is shorter than its size {size} (at {position})")
-            if header.next_offset > offset:
-                return position, header
-            position += header.size_in_bytes
-        return size, None
+                if len(buf) < _WALK_HEADER_BYTES:
+                    raise StorageError(f"{segment.path} is shorter than its size {size} (at {position})")
+            base, length = _BASE_AND_LENGTH.unpack_from(buf, rel)
+            (last_delta,) = _LENGTH.unpack_from(buf, rel + _LAST_OFFSET_DELTA_AT)
+            if length < MIN_BATCH_LENGTH:
+                raise StorageError(f"{segment.path}: impossible batch length {length} at position {position}")
+            if base + last_delta >= offset:
+                return position, base
+            position += length + LOG_OVERHEAD
+        return size, -1
 
     def _read_whole_batches(
         self, segment: _Segment, begin: int, budget: int, at_least_one: bool, size: int
@@ -994,14 +1000,14 @@ class SegmentLog:
         """Forget the batches of ``segment`` from the one holding ``offset`` (the file is cut by the
         caller); the indexes drop their entries past it and find the segment's max timestamp again
         from the batches after their last entry."""
-        position, header = self._batch_position(segment, offset)
-        if header is None:
+        position, base = self._batch_position(segment, offset)
+        if base < 0:
             return
         segment.size = position
-        segment.next_offset = header.base_offset
+        segment.next_offset = base
         segment.first_timestamp = None
         indexes = segment.indexes
-        indexes.truncate_to(header.base_offset)
+        indexes.truncate_to(base)
         walk = indexes.positions[-1] if indexes.positions else 0
         while walk < position:
             h = self._header_at(segment.fd, walk)
