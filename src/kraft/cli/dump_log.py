@@ -30,6 +30,14 @@ line on stdout (headers and notes go to stderr), with keys and values in base64;
 ``--cluster-metadata-decoder`` each data record also gets ``payload`` (the decoded record as
 above), ``payload_unmodelled`` (``{"type_id", "type", "version", "size"}``) or ``payload_error``.
 
+A data partition's other files print as Kafka's tool prints them: ``.index`` one ``offset: O
+position: P`` line per entry (each checked against the segment beside it: the batch at P must end
+at O; mismatches go to stderr as Kafka's ``Mismatches in :<file>`` report and make the status 1),
+``.timeindex`` one ``timestamp: T offset: O`` line per entry, a producer-state ``.snapshot`` one line
+per producer; with ``--json`` one object per entry. ``--print-records`` (kraft's) prints every
+record with its key and value: text when they are UTF-8, else ``key (hex): ...`` (Kafka's decoder
+would replace the bytes); ``--deep-iteration`` keeps Kafka's meaning (record metadata only).
+
 Only reads files; never writes. Exit status: 0 when every file was read (a torn tail or a bad CRC
 is reported, not failed), 1 when a file is missing, is a directory or could not be parsed to its
 end, or a metadata record could not be decoded, 2 on bad arguments.
@@ -49,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from kraft.cli.common import parse_args, streams
-from kraft.common.errors import CorruptRecordError
+from kraft.common.errors import CorruptRecordError, StorageError
 from kraft.metadata.records import (
     UNMODELLED_RECORD_NAMES,
     UnmodelledRecord,
@@ -74,9 +82,14 @@ from kraft.records.control import (
     decode_control_record,
     to_kafka_json,
 )
+from kraft.storage.producer_snapshot import decode_producer_snapshot
+from kraft.storage.segment_index import decode_offset_index, decode_time_index
 
 LOG_SUFFIX = ".log"
 SNAPSHOT_SUFFIX = ".checkpoint"
+OFFSET_INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+PRODUCER_SNAPSHOT_SUFFIX = ".snapshot"
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"  # Kafka's BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 # A progress bar is only worth drawing for files that take a noticeable time to read.
@@ -87,8 +100,9 @@ _INT32_MAX = 2**31 - 1
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="kraft dump-log",
-        description="Parse log segments (*.log) and snapshots (*.checkpoint, bootstrap.checkpoint) and "
-        "print their batches and records, like Kafka's kafka-dump-log.",
+        description="Parse log segments (*.log), their indexes (*.index, *.timeindex), producer-state "
+        "snapshots (*.snapshot) and metadata snapshots (*.checkpoint, bootstrap.checkpoint) and print "
+        "them, like Kafka's kafka-dump-log.",
     )
     p.add_argument("paths", nargs="*", metavar="FILE", help="log segment or snapshot files")
     p.add_argument(
@@ -96,15 +110,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--deep-iteration",
-        "--print-records",
         dest="deep",
         action="store_true",
-        help="print every record, not only batch headers",
+        help="print every record's metadata, not only batch headers (Kafka's flag)",
     )
     p.add_argument(
         "--print-data-log",
+        "--print-records",
+        dest="print_data_log",
         action="store_true",
-        help="also print record keys and values as text (implies --deep-iteration)",
+        help="print every record with its key and value: text when UTF-8, else hex "
+        "(implies --deep-iteration)",
     )
     p.add_argument(
         "--cluster-metadata-decoder",
@@ -194,6 +210,8 @@ def _dump_path(path: str, opts: _Options, out: TextIO, err: TextIO) -> _FileResu
         return _FileResult(ok=False)
     name = os.path.basename(path)
     suffix = name[name.rfind(".") :] if "." in name else ""
+    if suffix in (OFFSET_INDEX_SUFFIX, TIME_INDEX_SUFFIX, PRODUCER_SNAPSHOT_SUFFIX):
+        return _dump_side_file(path, suffix, opts, out, err, info)
     if suffix not in (LOG_SUFFIX, SNAPSHOT_SUFFIX):
         if not os.path.exists(path):
             print(f"kraft dump-log: {path}: no such file", file=err)
@@ -213,6 +231,118 @@ def _dump_path(path: str, opts: _Options, out: TextIO, err: TextIO) -> _FileResu
     except OSError as e:
         print(f"kraft dump-log: cannot read {path}: {e.strerror or e}", file=err)
         return _FileResult(ok=False)
+
+
+def _base_offset_of(path: str) -> int | None:
+    stem = os.path.basename(path).split(".")[0]
+    return int(stem) if stem.isdigit() else None
+
+
+def _dump_side_file(
+    path: str, suffix: str, opts: _Options, out: TextIO, err: TextIO, info: TextIO
+) -> _FileResult:
+    """A segment's ``.index`` or ``.timeindex``, or a producer-state ``.snapshot`` (DumpLogSegments'
+    ``dumpIndex``, ``dumpTimeIndex``, ``dumpProducerIdSnapshot``)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        print(f"kraft dump-log: {path}: no such file", file=err)
+        return _FileResult(ok=False)
+    except OSError as e:
+        print(f"kraft dump-log: cannot read {path}: {e.strerror or e}", file=err)
+        return _FileResult(ok=False)
+    base = _base_offset_of(path)
+    if base is None:
+        print(f"kraft dump-log: cannot take an offset from the name {os.path.basename(path)}", file=err)
+        return _FileResult(ok=False)
+    if suffix == PRODUCER_SNAPSHOT_SUFFIX:
+        return _dump_producer_snapshot(path, data, opts, out, err)
+    if suffix == OFFSET_INDEX_SUFFIX:
+        return _dump_offset_index(path, data, base, opts, out, err)
+    for i, (timestamp, offset) in enumerate(decode_time_index(data, base)):
+        if i > 0 and timestamp == 0 and offset == base:
+            break  # the zeros of a preallocated file (Kafka stops there too)
+        if opts.as_json:
+            out.write(json.dumps({"file": path, "timestamp": timestamp, "offset": offset}) + "\n")
+        else:
+            out.write(f"timestamp: {timestamp} offset: {offset}\n")
+    return _FileResult()
+
+
+def _dump_offset_index(
+    path: str, data: bytes, base: int, opts: _Options, out: TextIO, err: TextIO
+) -> _FileResult:
+    """Each entry, checked as Kafka does against the segment beside it: the batch at the entry's
+    position must end at the entry's offset; mismatches are listed on stderr."""
+    log_path = path[: -len(OFFSET_INDEX_SUFFIX)] + LOG_SUFFIX
+    try:
+        with open(log_path, "rb") as fh:
+            log_data: bytes | None = fh.read()
+    except OSError:
+        log_data = None
+    mismatches: list[tuple[int, int]] = []
+    for i, (offset, position) in enumerate(decode_offset_index(data, base)):
+        if i > 0 and offset == base:
+            break  # the zeros of a preallocated file
+        if log_data is not None:
+            try:
+                header = read_batch_header(log_data, position)
+            except CorruptRecordError:
+                header = None
+            last = -1 if header is None else header.last_offset
+            if last != offset:
+                mismatches.append((offset, last))
+        if opts.as_json:
+            out.write(json.dumps({"file": path, "offset": offset, "position": position}) + "\n")
+        else:
+            out.write(f"offset: {offset} position: {position}\n")
+    if mismatches:
+        print(f"Mismatches in :{os.path.abspath(path)}", file=err)
+        for index_offset, log_offset in mismatches:
+            print(f"  Index offset: {index_offset}, log offset: {log_offset}", file=err)
+    return _FileResult(ok=not mismatches)
+
+
+def _dump_producer_snapshot(path: str, data: bytes, opts: _Options, out: TextIO, err: TextIO) -> _FileResult:
+    try:
+        entries = decode_producer_snapshot(data)
+    except StorageError as exc:
+        print(f"kraft dump-log: {path}: {exc}", file=err)
+        return _FileResult(ok=False)
+    for entry in entries:
+        last = entry.batches[-1] if entry.batches else None
+        if opts.as_json:
+            obj: dict[str, Any] = {
+                "file": path,
+                "producer_id": entry.producer_id,
+                "producer_epoch": entry.producer_epoch,
+                "coordinator_epoch": -1,
+                "current_txn_first_offset": None,
+                "last_timestamp": entry.last_timestamp,
+            }
+            if last is not None:
+                obj.update(
+                    first_sequence=last.first_seq,
+                    last_sequence=last.last_seq,
+                    last_offset=last.last_offset,
+                    offset_delta=last.last_offset - last.first_offset,
+                    timestamp=last.timestamp,
+                )
+            out.write(json.dumps(obj) + "\n")
+            continue
+        line = (
+            f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} coordinatorEpoch: -1 "
+            f"currentTxnFirstOffset: OptionalLong.empty lastTimestamp: {entry.last_timestamp} "
+        )
+        if last is not None:
+            line += (
+                f"firstSequence: {last.first_seq} lastSequence: {last.last_seq} lastOffset: "
+                f"{last.last_offset} offsetDelta: {last.last_offset - last.first_offset} "
+                f"timestamp: {last.timestamp}"
+            )
+        out.write(line.rstrip() + "\n")
+    return _FileResult()
 
 
 def _print_file_header(path: str, info: TextIO, err: TextIO) -> None:
@@ -374,9 +504,13 @@ def _decode_payload(rec: Record) -> _Payload:
         return _Payload(error=str(e))
 
 
-def _text(data: bytes) -> str:
-    # Kafka's default StringDecoder: UTF-8, malformed input replaced.
-    return data.decode("utf-8", errors="replace")
+def _text_or_hex(label: str, data: bytes) -> str:
+    """``label: text`` when ``data`` is UTF-8 (Kafka's StringDecoder), else ``label (hex): ...``
+    (Kafka would print U+FFFD replacement characters, losing the bytes)."""
+    try:
+        return f"{label}: {data.decode('utf-8')}"
+    except UnicodeDecodeError:
+        return f"{label} (hex): {data.hex()}"
 
 
 def _print_records(
@@ -409,10 +543,10 @@ def _print_records(
             line += f" payload: {payloads[i].text()}"
         elif opts.print_data and not header.is_control:
             if rec.key is not None:
-                line += f"{sep}key: {_text(rec.key)}"
+                line += sep + _text_or_hex("key", rec.key)
                 sep = " "
             if rec.value is not None:
-                line += f" payload: {_text(rec.value)}"
+                line += " " + _text_or_hex("payload", rec.value)
         out.write(line + "\n")
 
 

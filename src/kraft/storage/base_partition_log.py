@@ -11,14 +11,16 @@ owns the rest:
   point, with their clamps;
 * reads bounded by an offset (the high watermark for consumers, the log end for followers) with
   KIP-74's "at least one whole batch";
-* an in-memory index of the batches (base offset, byte position, max timestamp and its running
-  maximum) for those bounded reads, ListOffsets by timestamp (Kafka's time index) and retention;
+* ListOffsets by timestamp, from where the store's segment timestamps and time indexes place it;
+* producer-state snapshots (a twin stores them: files or memory) at every roll and at close,
+  loaded at open and after a truncation so that only the batches after the latest are replayed;
 * retention by time and by size, whole segments at a time, and the roll after ``segment.ms``.
 
 Invariants (after every public call): ``log_start_offset <= high_watermark <= log_end_offset`` and
 ``recovery_point <= log_end_offset``; ``recovery_point`` is at most the store's flushed end, so
-everything below it survives a crash; the batch index covers exactly the batches from the one that
-holds ``log_start_offset`` to the log end, in order and densely.
+everything below it survives a crash; a producer snapshot at offset X holds the producer state of
+exactly the batches below X (each producer's last batch, as Kafka's), and none lies past the log
+end or below the first segment.
 
 Durability is Kafka's default: an append is never fsynced by itself. ``flush`` (the caller applies
 ``flush.messages``/``flush.ms``), a segment roll (Kafka schedules a flush up to the new segment at
@@ -33,8 +35,7 @@ from __future__ import annotations
 import bisect
 import logging
 import uuid
-from array import array
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Protocol
@@ -42,7 +43,14 @@ from typing import Protocol
 from kraft.common.errors import CorruptRecordError, KraftError, StorageError
 from kraft.common.uuids import uuid_to_base64
 from kraft.protocol.primitives import INT32_MAX
-from kraft.records.batch import NO_TIMESTAMP, BatchHeader, decode_batch, iter_batch_headers, read_batch_header
+from kraft.records.batch import (
+    NO_TIMESTAMP,
+    BatchHeader,
+    decode_batch,
+    iter_batch_headers,
+    peek_batch_size,
+    read_batch_header,
+)
 from kraft.storage.epoch_cache import EpochEntry
 from kraft.storage.log_errors import (
     CorruptMessageError,
@@ -56,11 +64,13 @@ from kraft.storage.log_validator import (
     validate_follower_append,
     validate_leader_append,
 )
+from kraft.storage.producer_snapshot import decode_producer_snapshot, encode_producer_snapshot
 from kraft.storage.producer_state import (
     DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     ProducerStateEntry,
     ProducerStateManager,
 )
+from kraft.storage.segment_log import SegmentInfo
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +85,9 @@ UNDEFINED_EPOCH_OFFSET = -1
 
 # How much a scan of the whole log (open, rebuild) reads at a time.
 _SCAN_BYTES = 8 * 1024 * 1024
+# A timestamp search's first read from where the time index points: two index intervals, which
+# hold the batch sought unless it is larger; later reads grow fourfold.
+_FIRST_SEARCH_BYTES = 8 * 1024
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -98,12 +111,16 @@ class LogStore(Protocol):
     def end_offset(self) -> int: ...
     def last_flushed_offset(self) -> int: ...
     def segment_base_offsets(self) -> list[int]: ...
+    def size_in_bytes(self) -> int: ...
+    def segment_infos(self) -> list[SegmentInfo]: ...
+    def active_first_timestamp(self) -> int | None: ...
+    def timestamp_search_offset(self, timestamp_ms: int, from_offset: int) -> int | None: ...
     def latest_epoch(self) -> int | None: ...
     def epoch_entries(self) -> tuple[EpochEntry, ...]: ...
     def initialize_leader_epoch(self, epoch: int) -> None: ...
     def append_as_leader(self, batches: bytes, epoch: int) -> int: ...
     def append_as_follower(self, batches: bytes, epoch: int) -> int: ...
-    def read(self, start_offset: int, max_bytes: int) -> bytes: ...
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes: ...
     def truncate_to(self, offset: int) -> None: ...
     def truncate_fully_and_start_at(self, offset: int) -> None: ...
     def advance_start_offset(self, offset: int) -> bool: ...
@@ -143,84 +160,6 @@ _NOTHING_APPENDED = AppendInfo(
 )
 
 
-class _BatchIndex:
-    """Every batch from the one holding the log start offset to the log end: base offset, byte
-    position (from an arbitrary origin, so only differences mean anything), max timestamp and the
-    running maximum of max timestamps (non-decreasing, so it can be bisected: Kafka's time index).
-
-    Offsets are dense, so a batch ends where the next begins (the last one at ``end_offset``).
-    ``array('q')`` keeps 32 bytes per batch.
-    """
-
-    __slots__ = ("bases", "end_offset", "end_position", "max_timestamps", "positions", "running_max")
-
-    def __init__(self, end_offset: int) -> None:
-        self.bases = array("q")
-        self.positions = array("q")
-        self.max_timestamps = array("q")
-        self.running_max = array("q")
-        self.end_offset = end_offset
-        self.end_position = 0
-
-    def __len__(self) -> int:
-        return len(self.bases)
-
-    def reset(self, end_offset: int) -> None:
-        del self.bases[:], self.positions[:], self.max_timestamps[:], self.running_max[:]
-        self.end_offset = end_offset
-        self.end_position = 0
-
-    def append(self, header: BatchHeader) -> None:
-        self.bases.append(header.base_offset)
-        self.positions.append(self.end_position)
-        self.max_timestamps.append(header.max_timestamp)
-        previous = self.running_max[-1] if self.running_max else NO_TIMESTAMP
-        self.running_max.append(max(previous, header.max_timestamp))
-        self.end_position += header.size_in_bytes
-        self.end_offset = header.next_offset
-
-    def slot_of(self, offset: int) -> int:
-        """The batch that holds ``offset`` (-1 if it is before them all)."""
-        return bisect.bisect_right(self.bases, offset) - 1
-
-    def next_offset(self, slot: int) -> int:
-        return self.bases[slot + 1] if slot + 1 < len(self.bases) else self.end_offset
-
-    def position(self, slot: int) -> int:
-        return self.positions[slot] if slot < len(self.positions) else self.end_position
-
-    def batches_below(self, offset: int) -> int:
-        """How many batches end at or before ``offset`` (they are a prefix)."""
-        k = bisect.bisect_right(self.bases, offset) - 1
-        if k >= 0 and self.next_offset(k) <= offset:
-            k += 1
-        return max(k, 0)
-
-    def truncate(self, end_offset: int) -> None:
-        """Forget the batches at or after ``end_offset`` (a batch boundary)."""
-        k = bisect.bisect_left(self.bases, end_offset)
-        self.end_position = self.position(k)
-        del self.bases[k:], self.positions[k:], self.max_timestamps[k:], self.running_max[k:]
-        self.end_offset = end_offset
-
-    def drop_below(self, offset: int) -> None:
-        """Forget the batches that end at or before ``offset`` (a new log start offset)."""
-        k = self.batches_below(offset)
-        if k == 0:
-            return
-        del self.bases[:k], self.positions[:k], self.max_timestamps[:k]
-        running = array("q")
-        top = NO_TIMESTAMP
-        for ts in self.max_timestamps:
-            top = max(top, ts)
-            running.append(top)
-        self.running_max = running
-
-    def span(self, lo_offset: int, hi_offset: int) -> tuple[int, int]:
-        """Slots [lo, hi) of the batches that begin in [``lo_offset``, ``hi_offset``)."""
-        return bisect.bisect_left(self.bases, lo_offset), bisect.bisect_left(self.bases, hi_offset)
-
-
 class BasePartitionLog:
     """One partition's data log over a ``LogStore``. Single-threaded: the caller serializes calls.
 
@@ -250,7 +189,6 @@ class BasePartitionLog:
         self._segment_bytes = segment_bytes
         self._segment_ms = segment_ms
         self._last_flush_ms = now_ms
-        self._index = _BatchIndex(store.start_offset())
         self._producers = ProducerStateManager()
         self._high_watermark = 0
         self._recovery_point = 0
@@ -258,40 +196,78 @@ class BasePartitionLog:
 
     def _open(self, high_watermark: int) -> None:
         """(Re)build the in-memory state from the store: what open and a crash both end with."""
-        self._rebuild()
+        self._load_producers()
         # Kafka's UnifiedLog clamps the checkpointed high watermark into [log start, log end].
         self._high_watermark = self._clamp(high_watermark)
         # Opening a store makes everything it holds durable (SegmentLog fdatasyncs at open).
         self._recovery_point = self._store.last_flushed_offset()
 
-    def _rebuild(self) -> None:
-        """Index every batch and replay every producer batch, reading the whole log once."""
-        store = self._store
-        offset, end = store.start_offset(), store.end_offset()
-        self._index.reset(end)
-        self._producers.clear()
-        index, producers = self._index, self._producers
-        while offset < end:
-            data = store.read(offset, _SCAN_BYTES)
-            if not data:
-                break
-            for _, header in iter_batch_headers(data):
-                index.append(header)
-                producers.update(header)
-                offset = header.next_offset
-        index.end_offset = end
+    # ------------------------------------------------------------------ producer-state snapshots
 
-    def _rebuild_producers(self) -> None:
+    def _load_producers(self) -> None:
+        """Kafka's ``loadProducerState``: drop snapshots past the log end or below the first segment,
+        load the latest one that reads (a corrupt one is deleted, the next tried), and replay the
+        batches after it; with none, replay the whole log."""
         store = self._store
-        offset, end = store.start_offset(), store.end_offset()
+        end = store.end_offset()
+        first_base = store.segment_base_offsets()[0]
         self._producers.clear()
+        loaded_at: int | None = None
+        for offset in sorted(self._snapshot_offsets(), reverse=True):
+            if offset > end or offset < first_base:
+                self._delete_snapshot(offset)
+                continue
+            if loaded_at is not None:
+                continue
+            try:
+                entries = decode_producer_snapshot(self._read_snapshot(offset))
+            except StorageError as e:
+                logger.warning(
+                    "%s-%d: deleting producer snapshot %d: %s", self._topic, self._partition, offset, e
+                )
+                self._delete_snapshot(offset)
+                continue
+            self._producers.load(entries)
+            loaded_at = offset
+        self._replay_producers(store.start_offset() if loaded_at is None else loaded_at)
+
+    def _replay_producers(self, from_offset: int) -> None:
+        store = self._store
+        offset, end = max(from_offset, store.start_offset()), store.end_offset()
+        update = self._producers.update
         while offset < end:
             data = store.read(offset, _SCAN_BYTES)
             if not data:
                 break
+            # A read begins with the batch holding ``offset``: none of them ends at or below it.
+            header = None
             for _, header in iter_batch_headers(data):
-                self._producers.update(header)
-                offset = header.next_offset
+                update(header)
+            assert header is not None
+            offset = header.base_offset + header.last_offset_delta + 1
+
+    def _take_snapshot(self, offset: int) -> None:
+        """Write the producer state as of ``offset`` (which the state must reflect exactly)."""
+        self._write_snapshot(offset, encode_producer_snapshot(self._producers.producers.values()))
+
+    def _snapshot_offsets(self) -> list[int]:
+        """The offsets of the stored producer snapshots (a twin's files or memory)."""
+        raise NotImplementedError
+
+    def _read_snapshot(self, offset: int) -> bytes:
+        raise NotImplementedError
+
+    def _write_snapshot(self, offset: int, data: bytes) -> None:
+        """Store a snapshot durably (it must survive a crash, as Kafka fsyncs them)."""
+        raise NotImplementedError
+
+    def _delete_snapshot(self, offset: int) -> None:
+        raise NotImplementedError
+
+    @property
+    def producer_snapshot_offsets(self) -> list[int]:
+        """The offsets of the producer-state snapshots kept, ascending."""
+        return sorted(self._snapshot_offsets())
 
     # ------------------------------------------------------------------ identity and positions
 
@@ -361,8 +337,8 @@ class BasePartitionLog:
 
     @property
     def size_in_bytes(self) -> int:
-        """Bytes of the batches from the one holding the log start offset to the end."""
-        return self._index.end_position - self._index.position(0)
+        """Bytes of every segment (Kafka's ``UnifiedLog.size``)."""
+        return self._store.size_in_bytes()
 
     @property
     def producers(self) -> Mapping[int, ProducerStateEntry]:
@@ -557,16 +533,22 @@ class BasePartitionLog:
         index them; flush if the write rolled a segment (Kafka flushes up to each new segment)."""
         store = self._store
         rolled = self._maybe_roll_for_timestamp(validated.max_timestamp)
+        if rolled:
+            self._take_snapshot(store.end_offset())
         segments_before = len(store.segment_base_offsets())
         if leader_epoch is None:
             # The leader stamped the epochs; the store only checks they do not go backwards.
             store.append_as_follower(validated.data, INT32_MAX)
         else:
             store.append_as_leader(validated.data, leader_epoch)
+        bases = store.segment_base_offsets()
+        # Kafka snapshots the producer state at every roll, as of the new segment's base offset.
+        new_bases = set(bases[segments_before:]) if len(bases) != segments_before else ()
         for header in validated.headers:
-            self._index.append(header)
+            if header.base_offset in new_bases:
+                self._take_snapshot(header.base_offset)
             self._producers.update(header)
-        if rolled or len(store.segment_base_offsets()) != segments_before:
+        if rolled or new_bases:
             self._flush_store()
 
     # ------------------------------------------------------------------ rolls
@@ -574,13 +556,7 @@ class BasePartitionLog:
     def _active_segment_first_timestamp(self) -> int | None:
         """The max timestamp of the active segment's first batch (Kafka's ``rollingBasedTimestamp``);
         ``None`` when the active segment is empty."""
-        active_base = self._store.segment_base_offsets()[-1]
-        if active_base >= self._store.end_offset():
-            return None
-        slot = max(bisect.bisect_left(self._index.bases, active_base), 0)
-        if slot >= len(self._index):
-            return None
-        return self._index.max_timestamps[slot]
+        return self._store.active_first_timestamp()
 
     def _maybe_roll_for_timestamp(self, incoming_max_timestamp: int) -> bool:
         """Kafka's time-based roll at append: roll when the incoming batches' max timestamp is more
@@ -605,6 +581,7 @@ class BasePartitionLog:
         if first is None or first < 0 or now_ms - first <= self._segment_ms:
             return False
         if self._store.roll():
+            self._take_snapshot(self._store.end_offset())
             self._flush_store()
             return True
         return False
@@ -633,29 +610,19 @@ class BasePartitionLog:
         limit = min(max_offset, end)
         if fetch_offset >= limit:
             return b""
-        index = self._index
-        first = index.slot_of(fetch_offset)
-        last = index.batches_below(limit)  # batches [first, last) end at or before ``limit``
-        if last <= first:
+        # The store stops before the first batch reaching ``limit`` (the high watermark for
+        # consumers) from the offset index, without walking the batches it returns.
+        data = self._store.read(fetch_offset, max_bytes, None if limit >= end else limit)
+        first_size = peek_batch_size(data) or 0
+        if first_size > max_bytes and not min_one_batch:
             return b""
-        begin = index.position(first)
-        budget = index.position(last) - begin
-        first_size = index.position(first + 1) - begin
-        cap = min(max_bytes, budget)
-        if first_size > cap:
-            if not min_one_batch:
-                return b""
-            cap = first_size
-        return self._store.read(fetch_offset, cap)
+        return data
 
-    def _batch_records(self, slot: int) -> tuple[int, int, list[tuple[int, int]] | None]:
+    def _batch_records(self, data: bytes) -> tuple[int, int, list[tuple[int, int]] | None]:
         """(leader epoch or -1, max timestamp, (offset, timestamp) of each record at or after the log
-        start offset) of batch ``slot``; the list is ``None`` when the batch cannot be decoded here
+        start offset) of the batch ``data``; the list is ``None`` when the batch cannot be decoded here
         (e.g. snappy)."""
-        index = self._index
         start = self._store.start_offset()
-        size = index.position(slot + 1) - index.position(slot)
-        data = self._store.read(max(index.bases[slot], start), size)
         header = read_batch_header(data)
         assert header is not None
         epoch = header.partition_leader_epoch if header.partition_leader_epoch >= 0 else UNDEFINED_EPOCH
@@ -706,36 +673,77 @@ class BasePartitionLog:
                 NO_TIMESTAMP,
                 UNDEFINED_EPOCH if latest is None else latest,
             )
-        index = self._index
+        start = store.start_offset()
         if timestamp_ms == MAX_TIMESTAMP:
-            if not len(index):
+            target = self._max_timestamp_from(start)
+            if target < 0:
                 return None
-            target = index.running_max[-1]
-            slot = bisect.bisect_left(index.running_max, target)
-            found = self._find_record(slot, lambda ts: ts == target)
+            found = self._find_record(target, lambda ts: ts == target)
         elif timestamp_ms >= 0:
-            slot = bisect.bisect_left(index.running_max, timestamp_ms)
-            found = self._find_record(slot, lambda ts: ts >= timestamp_ms)
+            found = self._find_record(timestamp_ms, lambda ts: ts >= timestamp_ms)
         else:
             return None
         if found is None or found[0] >= max_offset:
             return None
         return found
 
-    def _find_record(self, slot: int, matches: _TimestampPredicate) -> tuple[int, int, int] | None:
-        """The first record from batch ``slot`` on whose timestamp ``matches`` (a batch can hold one
-        only if its max timestamp matches: the predicates are ``>= t`` and ``== max``)."""
-        index = self._index
-        start = self._store.start_offset()
-        for i in range(slot, len(index)):
-            if not matches(index.max_timestamps[i]):
-                continue
-            epoch, batch_max, records = self._batch_records(i)
-            if records is None:
-                return max(index.bases[i], start), batch_max, epoch
-            for offset, ts in records:
-                if matches(ts):
-                    return offset, ts, epoch
+    def _max_timestamp_from(self, start: int) -> int:
+        """The largest batch max timestamp of the batches holding offsets at or after ``start``: the
+        segments' largest timestamps, but the first segment's batches are read when ``start`` is
+        inside it (its largest may belong to batches below the log start)."""
+        infos = [i for i in self._store.segment_infos() if i.next_offset > start]
+        if not infos:
+            return NO_TIMESTAMP
+        top = max((i.max_timestamp for i in infos[1:]), default=NO_TIMESTAMP)
+        first = infos[0]
+        if first.base_offset >= start:
+            return max(top, first.max_timestamp)
+        for header in self._headers_from(start, first.next_offset):
+            top = max(top, header.max_timestamp)
+        return top
+
+    def _headers_from(self, offset: int, stop: int) -> Iterator[BatchHeader]:
+        """The headers of the batches from the one holding ``offset`` until one reaches ``stop``."""
+        store = self._store
+        end = min(stop, store.end_offset())
+        while offset < end:
+            data = store.read(offset, _SCAN_BYTES)
+            if not data:
+                return
+            for _, header in iter_batch_headers(data):
+                yield header
+                offset = header.next_offset
+                if offset >= end:
+                    return
+
+    def _find_record(self, target: int, matches: _TimestampPredicate) -> tuple[int, int, int] | None:
+        """The first record at or after the log start offset whose timestamp ``matches`` (a batch can
+        hold one only if its max timestamp matches: the predicates are ``>= t`` and ``== t``), from
+        where the segments' time indexes place the first batch whose max timestamp is >= ``target``
+        (Kafka's ``fetchOffsetByTimestamp``: time index, then offset index, then a scan)."""
+        store = self._store
+        start = store.start_offset()
+        offset = store.timestamp_search_offset(target, start)
+        if offset is None:
+            return None
+        end = store.end_offset()
+        chunk = _FIRST_SEARCH_BYTES
+        while offset < end:
+            data = store.read(offset, chunk)
+            if not data:
+                return None
+            for position, header in iter_batch_headers(data):
+                offset = header.next_offset
+                if header.next_offset <= start or not matches(header.max_timestamp):
+                    continue
+                raw = data[position : position + header.size_in_bytes]
+                epoch, batch_max, records = self._batch_records(raw)
+                if records is None:
+                    return max(header.base_offset, start), batch_max, epoch
+                for record_offset, ts in records:
+                    if matches(ts):
+                        return record_offset, ts, epoch
+            chunk = min(chunk * 4, _SCAN_BYTES)
         return None
 
     # ------------------------------------------------------------------ truncation
@@ -760,8 +768,7 @@ class BasePartitionLog:
             return False
         store.truncate_to(offset)
         end = store.end_offset()
-        self._index.truncate(end)
-        self._rebuild_producers()
+        self._load_producers()  # snapshots past the new end go; replay from the latest kept
         self._high_watermark = min(self._high_watermark, end)
         self._recovery_point = min(self._recovery_point, end)
         return True
@@ -771,7 +778,8 @@ class BasePartitionLog:
         no epochs and no producers; durable on return (Kafka's ``truncateFullyAndStartAt``)."""
         self._check_open()
         self._store.truncate_fully_and_start_at(offset)
-        self._index.reset(offset)
+        for snapshot in self._snapshot_offsets():
+            self._delete_snapshot(snapshot)
         self._producers.clear()
         self._high_watermark = offset
         self._recovery_point = offset
@@ -785,7 +793,10 @@ class BasePartitionLog:
             # log shorter than its own start.
             self._flush_store()
         store.advance_start_offset(offset)
-        self._index.drop_below(offset)
+        first_base = store.segment_base_offsets()[0]
+        for snapshot in self._snapshot_offsets():
+            if snapshot < first_base:  # the snapshots of deleted segments (Kafka deletes them too)
+                self._delete_snapshot(snapshot)
         self._high_watermark = max(self._high_watermark, store.start_offset())
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
@@ -810,18 +821,13 @@ class BasePartitionLog:
         """(upper bound offset, size in bytes, largest timestamp) per segment, oldest first, leaving
         out segments wholly below the log start offset (left by a start offset that a checkpoint or
         ``maybe_increment_log_start_offset`` placed; the store deletes them at the next start move)."""
-        bases = self._store.segment_base_offsets()
-        start, end = self._store.start_offset(), self._store.end_offset()
-        index = self._index
-        out: list[tuple[int, int, int]] = []
-        for i, base in enumerate(bases):
-            upper = bases[i + 1] if i + 1 < len(bases) else end
-            if i + 1 < len(bases) and upper <= start:
-                continue
-            lo, hi = index.span(base, upper)
-            largest = max(index.max_timestamps[lo:hi], default=NO_TIMESTAMP)
-            out.append((upper, index.position(hi) - index.position(lo), largest))
-        return out
+        start = self._store.start_offset()
+        infos = self._store.segment_infos()
+        return [
+            (info.next_offset, info.size, info.max_timestamp)
+            for i, info in enumerate(infos)
+            if not (i + 1 < len(infos) and info.next_offset <= start)
+        ]
 
     def _delete_segments_while(self, deletable: _SegmentPredicate) -> int:
         """Kafka's ``deletableSegments``: from the oldest segment on, while ``deletable`` holds and
@@ -890,7 +896,12 @@ class BasePartitionLog:
             self._last_flush_ms = now_ms
 
     def close(self) -> None:
-        """Release the log. Does not flush (``LogManager.close`` flushes first)."""
+        """Snapshot the producer state at the log end (Kafka's close) and release the log. Does not
+        flush the log (``LogManager.close`` flushes first)."""
+        if not self._store.closed:
+            end = self._store.end_offset()
+            if end not in self._snapshot_offsets():
+                self._take_snapshot(end)
         self._store.close()
 
     def crash(self) -> None:

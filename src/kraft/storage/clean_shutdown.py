@@ -49,6 +49,13 @@ def _read_one(path: Path) -> int | None:
     return epoch
 
 
+def has_clean_shutdown_marker(log_dir: str | os.PathLike[str]) -> bool:
+    """Whether ``log_dir`` holds a readable marker (read, not taken): Kafka's ``LogManager`` then
+    opens that directory's logs without recovery (``hadCleanShutdown``). The broker opens its logs
+    before it takes the markers."""
+    return _read_one(Path(log_dir) / CLEAN_SHUTDOWN_FILE) is not None
+
+
 def take_previous_broker_epoch(log_dirs: Sequence[str | os.PathLike[str]]) -> int:
     """The broker epoch of the last clean shutdown, or -1; the markers are deleted durably."""
     epochs = [_read_one(Path(directory) / CLEAN_SHUTDOWN_FILE) for directory in log_dirs]

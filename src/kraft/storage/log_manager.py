@@ -39,6 +39,7 @@ from pathlib import Path
 
 from kraft.common.errors import KraftError, StorageError
 from kraft.common.uuids import random_uuid
+from kraft.storage.clean_shutdown import has_clean_shutdown_marker
 from kraft.storage.fsutil import fsync_dir
 from kraft.storage.log_dir import METADATA_PARTITION_DIR_NAME, partition_dir_name
 from kraft.storage.offset_checkpoint import (
@@ -49,7 +50,8 @@ from kraft.storage.offset_checkpoint import (
     read_offset_checkpoint,
     write_offset_checkpoint,
 )
-from kraft.storage.partition_log import PartitionLog
+from kraft.storage.partition_log import DATA_INDEXES, PartitionLog
+from kraft.storage.segment_index import IndexConfig
 from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES
 
 logger = logging.getLogger(__name__)
@@ -93,6 +95,11 @@ class LogManager:
         segment_bytes, segment_ms: for every log (Kafka's ``log.segment.bytes``/``log.roll.ms``).
         now_ms: passed to the logs as the start of ``last_flush_ms``.
         rng: the source of the unique ids of ``-delete`` directories (default: the OS).
+        clean_shutdown: whether the logs were closed cleanly (then no segment is re-scanned, each
+            opens from its indexes); ``None``: a log directory holding the clean-shutdown marker
+            (``.kafka_cleanshutdown``) was, as Kafka decides. Otherwise each log re-scans the
+            segments from the one holding its checkpointed recovery point.
+        index: ``log.index.interval.bytes`` and ``log.index.size.max.bytes`` for every log.
     """
 
     def __init__(
@@ -103,6 +110,8 @@ class LogManager:
         segment_ms: int | None = None,
         now_ms: int = 0,
         rng: random.Random | None = None,
+        clean_shutdown: bool | None = None,
+        index: IndexConfig = DATA_INDEXES,
     ) -> None:
         if not log_dirs:
             raise KraftError("a log manager needs at least one log directory")
@@ -113,6 +122,8 @@ class LogManager:
         self._segment_ms = segment_ms
         self._now_ms = now_ms
         self._rng = rng
+        self._clean_shutdown = clean_shutdown
+        self._index = index
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._closed = False
@@ -131,6 +142,9 @@ class LogManager:
         high_watermarks = read_offset_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT)
         start_offsets = read_offset_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT)
         recovery_points = read_offset_checkpoint(log_dir / RECOVERY_POINT_OFFSET_CHECKPOINT)
+        clean = self._clean_shutdown
+        if clean is None:
+            clean = has_clean_shutdown_marker(log_dir)
         removed = False
         for entry in sorted(os.listdir(log_dir)):
             path = log_dir / entry
@@ -164,6 +178,8 @@ class LogManager:
                 segment_ms=self._segment_ms,
                 now_ms=self._now_ms,
                 create=False,
+                clean_shutdown=clean,
+                index=self._index,
             )
             self._dir_of[tp] = log_dir
         if removed:
@@ -214,6 +230,7 @@ class LogManager:
             segment_bytes=self._segment_bytes,
             segment_ms=self._segment_ms,
             now_ms=self._now_ms,
+            index=self._index,
         )
         self._logs[tp] = log
         self._dir_of[tp] = log_dir

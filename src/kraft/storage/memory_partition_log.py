@@ -21,28 +21,40 @@ import uuid
 from pathlib import PurePosixPath
 
 from kraft.common.errors import CorruptRecordError, FatalError, KraftError
-from kraft.records.batch import BatchHeader, assign_offsets_and_epoch, batch_crc_valid, read_batch_header
+from kraft.records.batch import (
+    NO_TIMESTAMP,
+    BatchHeader,
+    assign_offsets_and_epoch,
+    batch_crc_valid,
+    read_batch_header,
+)
 from kraft.storage.base_partition_log import BasePartitionLog
 from kraft.storage.epoch_cache import EpochEntry, LeaderEpochCache
 from kraft.storage.log_dir import partition_dir_name
-from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES
+from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES, SegmentInfo
 
 
 class _MemorySegment:
     """One segment: its batches' bytes and base offsets."""
 
-    __slots__ = ("base_offset", "bases", "batches", "next_offset", "size")
+    __slots__ = ("base_offset", "bases", "batches", "max_timestamp", "max_timestamps", "next_offset", "size")
 
     def __init__(self, base_offset: int) -> None:
         self.base_offset = base_offset
         self.batches: list[bytes] = []
         self.bases: list[int] = []
+        self.max_timestamps: list[int] = []
         self.next_offset = base_offset
         self.size = 0
+        self.max_timestamp = NO_TIMESTAMP
 
     def append(self, raw: bytes, base_offset: int, next_offset: int) -> None:
+        header = read_batch_header(raw)
+        assert header is not None
         self.batches.append(raw)
         self.bases.append(base_offset)
+        self.max_timestamps.append(header.max_timestamp)
+        self.max_timestamp = max(self.max_timestamp, header.max_timestamp)
         self.next_offset = next_offset
         self.size += len(raw)
 
@@ -50,8 +62,9 @@ class _MemorySegment:
         """Forget batches ``slot`` and later."""
         if slot < len(self.batches):
             self.next_offset = self.bases[slot]
-            del self.batches[slot:], self.bases[slot:]
+            del self.batches[slot:], self.bases[slot:], self.max_timestamps[slot:]
             self.size = sum(len(b) for b in self.batches)
+            self.max_timestamp = max(self.max_timestamps, default=NO_TIMESTAMP)
 
 
 class MemorySegmentLog:
@@ -89,6 +102,24 @@ class MemorySegmentLog:
 
     def segment_base_offsets(self) -> list[int]:
         return [s.base_offset for s in self._segments]
+
+    def size_in_bytes(self) -> int:
+        return sum(s.size for s in self._segments)
+
+    def segment_infos(self) -> list[SegmentInfo]:
+        return [SegmentInfo(s.base_offset, s.next_offset, s.size, s.max_timestamp) for s in self._segments]
+
+    def active_first_timestamp(self) -> int | None:
+        active = self._segments[-1]
+        return active.max_timestamps[0] if active.batches else None
+
+    def timestamp_search_offset(self, timestamp_ms: int, from_offset: int) -> int | None:
+        """The base of the first segment that can hold a match (no time index here: the caller's scan
+        from there finds the same record as ``SegmentLog``'s closer start)."""
+        for segment in self._segments:
+            if segment.next_offset > from_offset and segment.max_timestamp >= timestamp_ms:
+                return max(segment.base_offset, from_offset)
+        return None
 
     def latest_epoch(self) -> int | None:
         return self._cache.latest_epoch()
@@ -200,7 +231,7 @@ class MemorySegmentLog:
 
     # ------------------------------------------------------------------ reads
 
-    def read(self, start_offset: int, max_bytes: int) -> bytes:
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
         self._check_open()
         if start_offset >= self.end_offset():
             return b""
@@ -212,7 +243,12 @@ class MemorySegmentLog:
         first = True
         for segment in self._segments[s:]:
             slot = max(bisect.bisect_right(segment.bases, start_offset) - 1, 0) if first else 0
-            for raw in segment.batches[slot:]:
+            for i in range(slot, len(segment.batches)):
+                raw = segment.batches[i]
+                if max_offset is not None:
+                    following = segment.bases[i + 1] if i + 1 < len(segment.bases) else segment.next_offset
+                    if following > max_offset:
+                        return b"".join(parts)
                 if parts and total + len(raw) > max_bytes:
                     return b"".join(parts)
                 parts.append(raw)
@@ -317,6 +353,8 @@ class MemoryPartitionLog(BasePartitionLog):
             segment_bytes=segment_bytes, initial_offset=0 if log_start_offset is None else log_start_offset
         )
         self._name = partition_dir_name(topic, partition)
+        # Producer-state snapshots, by offset: durable when written, so a crash keeps them.
+        self._snapshots: dict[int, bytes] = {}
         super().__init__(
             topic,
             partition,
@@ -331,6 +369,18 @@ class MemoryPartitionLog(BasePartitionLog):
     @property
     def directory(self) -> PurePosixPath:
         return PurePosixPath("<memory>", self._name)
+
+    def _snapshot_offsets(self) -> list[int]:
+        return list(self._snapshots)
+
+    def _read_snapshot(self, offset: int) -> bytes:
+        return self._snapshots[offset]
+
+    def _write_snapshot(self, offset: int, data: bytes) -> None:
+        self._snapshots[offset] = data
+
+    def _delete_snapshot(self, offset: int) -> None:
+        self._snapshots.pop(offset, None)
 
     def crash(self) -> None:
         """A power loss and restart: everything after the last flush is lost, the rest is rebuilt;

@@ -13,16 +13,17 @@ exists, so that every byte of data on disk can be traced to its topic id. Open r
 whose file names another topic id (a topic deleted and recreated under the same name): the caller
 must delete the stale log first. Files this module writes and Kafka's readers accept alike.
 
-Recovery, the recovery point and the clean-shutdown marker. Kafka's ``LogLoader`` re-validates an
-unclean log only from its recovery point on, and skips recovery altogether when the log directory
-holds the clean-shutdown marker. kraft does neither shortcut: ``SegmentLog`` scans every batch of
-every segment at open (header, CRC-32C, dense offsets, epochs), truncates a torn tail of the last
-segment and refuses corruption elsewhere, then fsyncs what survived. So the checkpointed recovery
-point only bounds how much of the log could be at risk (open logs how far the log reaches past it),
-and after open the recovery point is the log end. The marker (``kraft.storage.clean_shutdown``)
-matters only for KIP-966: it decides the broker epoch the broker presents at registration. The
-in-memory indexes (offsets, time index, producer state) are rebuilt by one more read of the log at
-open; Kafka's ``.index``/``.timeindex``/``.snapshot`` files are not written.
+Recovery, the recovery point and the clean-shutdown marker, as Kafka's ``LogLoader``: after a clean
+shutdown (``clean_shutdown``, which ``LogManager`` reads from the log directory's marker) no segment
+is scanned; otherwise the segment holding the checkpointed recovery point and every later one are
+re-validated (header, CRC-32C, dense offsets, epochs; a torn tail of the last segment is cut,
+corruption elsewhere refused) and their ``.index``/``.timeindex`` files rebuilt, while the segments
+below open from their index files (``kraft.storage.segment_log``). A partition missing from the
+checkpoint is scanned whole. After open the recovery point is the log end (open fsyncs it).
+
+Producer state comes from the latest ``<offset>.snapshot`` file (``producer_snapshot``, written at
+each roll and at close) plus the batches after it (``BasePartitionLog``), so a clean restart reads
+no batch at all.
 
 The log start offset comes from the broker's ``log-start-offset-checkpoint`` (through
 ``LogManager``): it is raised to the first segment's base offset if below it, and if it is beyond
@@ -32,6 +33,7 @@ the log end (segments lost), the log is emptied and started there (Kafka's
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -43,11 +45,16 @@ from kraft.common.uuids import ZERO_UUID, uuid_from_base64, uuid_to_base64
 from kraft.storage.base_partition_log import BasePartitionLog
 from kraft.storage.fsutil import atomic_write, fsync_dir
 from kraft.storage.log_dir import partition_dir
+from kraft.storage.producer_snapshot import parse_snapshot_file_name, snapshot_file_name
+from kraft.storage.segment_index import IndexConfig
 from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES, RecoveryReport, SegmentLog
 
 logger = logging.getLogger(__name__)
 
 PARTITION_METADATA_FILE = "partition.metadata"
+# Data partitions keep Kafka's .index and .timeindex files (log.index.interval.bytes 4096,
+# log.index.size.max.bytes 10 MiB).
+DATA_INDEXES = IndexConfig()
 PARTITION_METADATA_VERSION = 0
 _WHITESPACE = re.compile(r"\s+")
 
@@ -134,6 +141,8 @@ class PartitionLog(BasePartitionLog):
         now_ms: int = 0,
         create: bool = True,
         verify_crc_on_read: bool = False,
+        clean_shutdown: bool = False,
+        index: IndexConfig = DATA_INDEXES,
     ) -> None:
         directory = partition_dir(log_dir, topic, partition)
         if not directory.is_dir():
@@ -174,6 +183,9 @@ class PartitionLog(BasePartitionLog):
             verify_crc_on_read=verify_crc_on_read,
             initial_offset=0 if log_start_offset is None else log_start_offset,
             log_start_offset=start_offset,
+            index=index,
+            recover_from=0 if recovery_point is None else recovery_point,
+            clean_shutdown=clean_shutdown,
         )
         try:
             super().__init__(
@@ -189,9 +201,9 @@ class PartitionLog(BasePartitionLog):
         except BaseException:
             self._segments.close()
             raise
-        if recovery_point is not None and recovery_point < self.log_end_offset:
+        if recovery_point is not None and recovery_point < self.log_end_offset and not clean_shutdown:
             logger.info(
-                "%s: opened with %d offsets past the checkpointed recovery point %d (all re-validated)",
+                "%s: opened with %d offsets past the checkpointed recovery point %d (re-validated)",
                 directory,
                 self.log_end_offset - recovery_point,
                 recovery_point,
@@ -208,6 +220,27 @@ class PartitionLog(BasePartitionLog):
 
     def _persist_topic_id(self, topic_id: uuid.UUID) -> None:
         write_partition_metadata(self._directory, topic_id)
+
+    def _snapshot_offsets(self) -> list[int]:
+        offsets = []
+        for name in os.listdir(self._directory):
+            offset = parse_snapshot_file_name(name)
+            if offset is not None:
+                offsets.append(offset)
+        return offsets
+
+    def _read_snapshot(self, offset: int) -> bytes:
+        try:
+            return (self._directory / snapshot_file_name(offset)).read_bytes()
+        except OSError as e:
+            raise StorageError(f"cannot read producer snapshot {offset}: {e}") from e
+
+    def _write_snapshot(self, offset: int, data: bytes) -> None:
+        atomic_write(self._directory / snapshot_file_name(offset), data)
+
+    def _delete_snapshot(self, offset: int) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._directory / snapshot_file_name(offset))
 
     def crash(self) -> None:
         """Model a power loss (tests): everything after the last flush is cut from the files and the

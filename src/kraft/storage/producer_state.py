@@ -5,10 +5,11 @@ Per producer id: its epoch and the metadata of its last ``NUM_BATCHES_TO_RETAIN`
 and last sequence, first and last offset, max timestamp). Everything comes from batch headers
 (producerId, producerEpoch, baseSequence, lastOffsetDelta, maxTimestamp): no record is decoded.
 
-Pure and in memory. It is not persisted: Kafka's ``<offset>.snapshot`` files are not written, so the
-partition log rebuilds this state from every batch it holds, at open and after a truncation. As in
-Kafka after a restart without snapshots, a producer whose batches all left the log (retention) is
-then unknown, and is accepted at any sequence (below).
+Pure and in memory. The partition log persists it in Kafka's ``<offset>.snapshot`` files
+(``producer_snapshot``) at every segment roll and at close, and at open and after a truncation
+loads the latest snapshot and replays the batches after it. A producer whose batches all left the
+log (retention) stays known while a snapshot holds it, as in Kafka; one never snapshotted is then
+unknown, and is accepted at any sequence (below).
 
 The rules, as Kafka 4 applies them to a leader append (checked in this order, per batch):
 
@@ -203,6 +204,10 @@ class ProducerStateManager:
 
     def clear(self) -> None:
         self._producers.clear()
+
+    def load(self, entries: Iterable[ProducerStateEntry]) -> None:
+        """Replace the state with ``entries`` (a producer-state snapshot's)."""
+        self._producers = {e.producer_id: e for e in entries}
 
     def remove_expired(self, now_ms: int, expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS) -> int:
         """Forget producers whose last batch is ``expiration_ms`` or more old (Kafka's

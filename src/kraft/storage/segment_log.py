@@ -12,10 +12,16 @@ Files this log owns in its directory::
 
     00000000000000000000.log        segment: RecordBatch v2 bytes, named by its base offset
     00000000000000004096.log        the last segment is the active one (appends go here)
+    00000000000000004096.index      its sparse offset index   } with ``index=IndexConfig()`` (data
+    00000000000000004096.timeindex  its sparse time index     } partitions); kraft.storage.segment_index
     leader-epoch-checkpoint         Kafka's text epoch cache (version, count, "epoch offset")
 
-Kafka also keeps ``.index``/``.timeindex`` files per segment; we do not write them (and ignore them):
-each segment's ``OffsetIndex`` is built in memory by the scan at open, one entry per batch.
+Each segment has Kafka's sparse offset and time indexes (``segment_index``): an entry about every
+``log.index.interval.bytes``. Reads find a batch from the last offset entry at or below its offset
+and walk batch headers forward from there; ListOffsets by time goes from the segments' largest
+timestamps to the time index. The metadata log keeps them in memory only (``MEMORY_INDEXES``, the
+default): it is scanned whole at every open anyway, which its snapshots keep short, and its
+directory stays as it was. Data partitions keep them in ``.index``/``.timeindex`` files as Kafka.
 
 Durability: appends go to the OS; ``flush()`` fdatasyncs unsynced segments, fsyncs the directory if
 files were created or deleted, and rewrites the epoch checkpoint if it changed. The caller decides
@@ -25,21 +31,28 @@ half-persisted truncation followed by new appends could otherwise look like mid-
 
 Recovery at open (main invariant: nothing flushed is lost, nothing corrupt is served):
 
-* every segment is scanned batch by batch: header, length, magic, CRC-32C, dense offsets and
+* which segments are scanned: all of them by default; with index files, after a clean shutdown
+  none, else (``recover_from``, the recovery point) the one holding the recovery point and every
+  later one, as Kafka's ``LogLoader``. A segment not scanned opens from its index files (checked,
+  see ``segment_index``; only the batches after the last offset entry of the last segment are read
+  to find its end) and its epochs come from the checkpoint; a missing or corrupt index, or a missing
+  checkpoint, makes it scanned. A scanned segment's indexes are rebuilt and rewritten;
+* a scanned segment is read batch by batch: header, length, magic, CRC-32C, dense offsets and
   non-decreasing epochs are checked, and consecutive segments must meet (each begins where the one
   before ends);
 * an invalid batch in the *last* segment with no valid batch after it is a torn tail: the file is
   truncated there and the drop is recorded in ``recovery_report`` (and logged);
 * an invalid batch anywhere else (a non-last segment, or followed by a valid batch) is corruption of
   data that may have been acknowledged: open refuses with a ``StorageError`` naming file and
-  position. (Kafka truncates from the first invalid batch after its recovery point; we have no
-  recovery-point file, so we only drop what can be a torn write.)
+  position. (Kafka truncates from the first invalid batch after its recovery point; we only drop
+  what can be a torn write.)
 * the log start offset comes from the layer above (``log_start_offset``), else it is the first
   segment's base offset; it must lie within the offsets the segments hold;
 * the epoch cache is derived from the batches (from the start offset on); the checkpoint is used
   as-is only when it agrees, and is otherwise rewritten (missing, unparsable, or ahead of the log
   after a crash);
-* leftover ``.log.deleted`` files and checkpoint temp files are removed.
+* leftover ``.log.deleted`` files, checkpoint temp files and index files without a segment are
+  removed.
 
 Not covered by any checksum in the v2 format: baseOffset (checked by density) and
 partitionLeaderEpoch (checked only for monotonicity), so a flipped bit in the latter can go unnoticed.
@@ -54,14 +67,18 @@ import bisect
 import logging
 import os
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import NamedTuple
 
 from kraft.common.errors import CorruptRecordError, FatalError, KraftError, StorageError
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import (
     HEADER_SIZE,
+    LOG_OVERHEAD,
+    MIN_BATCH_LENGTH,
     BatchHeader,
     assign_offsets_and_epoch,
     batch_crc_valid,
@@ -71,6 +88,13 @@ from kraft.records.batch import (
 from kraft.storage.epoch_cache import CHECKPOINT_FILE, EpochEntry, LeaderEpochCache, read_checkpoint
 from kraft.storage.epoch_cache import write_checkpoint as write_epoch_checkpoint
 from kraft.storage.fsutil import fsync_dir, pwrite_all
+from kraft.storage.segment_index import (
+    OFFSET_INDEX_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    CorruptIndexError,
+    IndexConfig,
+    SegmentIndexes,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +104,15 @@ DELETED_SEGMENT_SUFFIX = ".log.deleted"
 DEFAULT_SEGMENT_BYTES = 1024 * 1024 * 1024
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 _SCAN_CHUNK = 4 * 1024 * 1024
+# How much a walk over batch headers (from an index entry to a batch) reads at a time.
+_WALK_CHUNK = 16 * 1024
+_MAX_TIMESTAMP = struct.Struct(">q")
+_LENGTH = struct.Struct(">i")
+_BASE_AND_LENGTH = struct.Struct(">qi")
+_LAST_OFFSET_DELTA_AT = 23
+_WALK_HEADER_BYTES = _LAST_OFFSET_DELTA_AT + 4
+# The metadata log's default: indexes in memory, rebuilt by the full scan at every open.
+MEMORY_INDEXES = IndexConfig(files=False)
 
 _fdatasync = getattr(os, "fdatasync", os.fsync)
 
@@ -104,6 +137,15 @@ class TruncatedTail:
     reason: str
 
 
+class SegmentInfo(NamedTuple):
+    """One segment as retention and ListOffsets see it."""
+
+    base_offset: int
+    next_offset: int
+    size: int
+    max_timestamp: int
+
+
 @dataclass(slots=True)
 class RecoveryReport:
     """What open had to repair. Empty after a clean shutdown.
@@ -116,105 +158,42 @@ class RecoveryReport:
     removed_files: list[Path] = field(default_factory=list)
     epoch_cache_rebuilt: bool = False
     epoch_cache_reason: str | None = None
+    rebuilt_indexes: list[Path] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
         return not any(getattr(self, f.name) for f in fields(self))
 
 
-class OffsetIndex:
-    """Where each batch of one segment begins: (base offset, file position) per batch, both ascending.
-
-    Dense (one entry per batch, so a lookup lands on a batch boundary) and in memory: the scan at
-    open builds it and appends extend it. Kafka's ``.index`` file is sparse (an entry every
-    ``index.interval.bytes``) and memory-mapped; such a file could back these methods (a sparse one
-    would scan batch headers forward from the entry found), so that open need not rescan segments
-    that a recovery point covers. Entries are addressed by *slot*, 0 for the first batch.
-    """
-
-    __slots__ = ("_bases", "_positions")
-
-    def __init__(self) -> None:
-        self._bases: list[int] = []
-        self._positions: list[int] = []
-
-    def __len__(self) -> int:
-        return len(self._bases)
-
-    def append(self, base_offset: int, position: int) -> None:
-        self._bases.append(base_offset)
-        self._positions.append(position)
-
-    def base_offset(self, slot: int) -> int:
-        return self._bases[slot]
-
-    def position(self, slot: int) -> int:
-        return self._positions[slot]
-
-    def slot_of(self, offset: int) -> int:
-        """The last batch that begins at or before ``offset`` (-1 if ``offset`` is before them all)."""
-        return bisect.bisect_right(self._bases, offset) - 1
-
-    def first_slot_from(self, offset: int) -> int:
-        """The first batch that begins at or after ``offset`` (``len(self)`` if none does)."""
-        return bisect.bisect_left(self._bases, offset)
-
-    def lookup(self, offset: int) -> tuple[int, int]:
-        """(slot, position) of the batch that holds ``offset``: the last one that begins at or before
-        it, or the first one if ``offset`` is before them all (Kafka's ``OffsetIndex.lookup``)."""
-        slot = bisect.bisect_right(self._bases, offset) - 1
-        if slot < 0:
-            slot = 0
-        return slot, self._positions[slot]
-
-    def span(self, slot: int, budget: int, end_position: int, at_least_one: bool) -> tuple[int, int]:
-        """The run of whole batches from ``slot`` on whose bytes fit in ``budget``: returns (its last
-        slot, the file position where it ends). ``end_position`` is where the segment's last batch
-        ends (its size). With ``at_least_one`` the run holds batch ``slot`` even when that batch alone
-        is over the budget; without, a run that holds nothing ends at slot ``slot - 1``.
-
-        One call per segment a read visits: the read path is hot, and this is its whole index work.
-        """
-        positions = self._positions
-        limit = positions[slot] + (budget if budget > 0 else 0)
-        last = bisect.bisect_right(positions, limit, lo=slot) - 1
-        end = positions[last + 1] if last + 1 < len(positions) else end_position
-        if end > limit and not (at_least_one and last == slot):
-            end = positions[last]
-            last -= 1
-        return last, end
-
-    def truncate(self, slot: int) -> None:
-        """Forget batch ``slot`` and every later one."""
-        del self._bases[slot:], self._positions[slot:]
-
-
 class _Segment:
-    """One segment file, open read-write, with its offset index."""
+    """One segment file, open read-write, with its sparse offset and time indexes."""
 
-    __slots__ = ("base_offset", "fd", "index", "next_offset", "path", "size", "synced_size")
+    __slots__ = (
+        "base_offset",
+        "fd",
+        "first_timestamp",
+        "indexes",
+        "next_offset",
+        "path",
+        "size",
+        "synced_size",
+    )
 
-    def __init__(self, path: Path, base_offset: int, fd: int) -> None:
+    def __init__(self, path: Path, base_offset: int, fd: int, indexes: SegmentIndexes) -> None:
         self.path = path
         self.base_offset = base_offset
         self.fd = fd
         self.size = 0
         self.synced_size = 0
         self.next_offset = base_offset
-        self.index = OffsetIndex()
-
-    def forget_from(self, slot: int) -> None:
-        """Forget batches ``slot`` and later (the file is cut separately)."""
-        index = self.index
-        if slot < len(index):
-            self.size = index.position(slot)
-            self.next_offset = index.base_offset(slot)
-            index.truncate(slot)
+        self.indexes = indexes
+        self.first_timestamp: int | None = None  # max timestamp of the first batch, once read
 
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+        self.indexes.close_files()
 
 
 class SegmentLog:
@@ -235,6 +214,12 @@ class SegmentLog:
             first segment's base offset). It may replace the log with
             ``truncate_fully_and_start_at``; the offset it returns must lie within the segments.
         recovery_report: where open records its repairs (default: a new ``RecoveryReport``).
+        index: the sparse indexes' interval and size, and whether they live in ``.index`` and
+            ``.timeindex`` files (default: in memory only, rebuilt by the scan at open).
+        recover_from: the recovery point: segments wholly below it are opened from their index
+            files without a scan (a missing or corrupt index makes it scanned); the segment that
+            holds it and every later one are scanned. ``None``: scan every segment.
+        clean_shutdown: the log was closed cleanly (every index sealed): no segment is scanned.
     """
 
     def __init__(
@@ -247,12 +232,19 @@ class SegmentLog:
         initial_offset: int = 0,
         log_start_offset: Callable[[SegmentLog], int] | None = None,
         recovery_report: RecoveryReport | None = None,
+        index: IndexConfig = MEMORY_INDEXES,
+        recover_from: int | None = None,
+        clean_shutdown: bool = False,
     ) -> None:
         if segment_bytes < 1:
             raise KraftError(f"segment_bytes must be positive, got {segment_bytes}")
         self._dir = Path(directory)
         self._segment_bytes = segment_bytes
         self._verify_crc_on_read = verify_crc_on_read
+        self._index_config = index
+        # Index files are trusted only where a recovery point or a clean shutdown vouches for them.
+        self._recover_from = recover_from if index.files else None
+        self._clean_shutdown = clean_shutdown and index.files
         self._segments: list[_Segment] = []
         self._segment_bases: list[int] = []
         self._cache = LeaderEpochCache()
@@ -278,7 +270,9 @@ class SegmentLog:
     def _open(self, initial_offset: int, log_start_offset: Callable[[SegmentLog], int] | None) -> None:
         report = self.recovery_report
         for name in sorted(os.listdir(self._dir)):
-            if name.endswith((DELETED_SEGMENT_SUFFIX, CHECKPOINT_FILE + ".tmp")):
+            if name.endswith(
+                (DELETED_SEGMENT_SUFFIX, CHECKPOINT_FILE + ".tmp", ".index.deleted", ".timeindex.deleted")
+            ):
                 path = self._dir / name
                 os.unlink(path)
                 report.removed_files.append(path)
@@ -291,7 +285,18 @@ class SegmentLog:
             if base is not None:
                 seg_files.append((base, self._dir / name))
         seg_files.sort()
-        last_epoch = -1
+        self._remove_orphan_indexes({base for base, _ in seg_files})
+        trusted = self._trusted_segments(seg_files)
+        # Epochs below the first scanned segment come from the checkpoint (its batches are not read).
+        first_scanned = seg_files[trusted][0] if trusted < len(seg_files) else None
+        if trusted:
+            stored = self._stored_epochs()
+            assert stored is not None  # _trusted_segments trusts nothing without a checkpoint
+            for entry in stored:
+                if first_scanned is None or entry.start_offset < first_scanned:
+                    self._cache.assign(entry.epoch, entry.start_offset)
+        last_epoch = self._cache.latest_epoch()
+        last_epoch = -1 if last_epoch is None else last_epoch
         for i, (base, path) in enumerate(seg_files):
             if self._segments and base != self._segments[-1].next_offset:
                 prev = self._segments[-1]
@@ -299,9 +304,15 @@ class SegmentLog:
                     f"segment {path} starts at offset {base} but {prev.path} "
                     f"ends before offset {prev.next_offset}"
                 )
-            segment, last_epoch = self._load_segment(
-                path, base, is_last=i == len(seg_files) - 1, last_epoch=last_epoch
-            )
+            is_last = i == len(seg_files) - 1
+            next_base = None if is_last else seg_files[i + 1][0]
+            loaded = self._load_indexed_segment(path, base, next_base) if i < trusted else None
+            if loaded is None:
+                segment, last_epoch = self._load_segment(
+                    path, base, is_last=is_last, last_epoch=last_epoch, epochs=i >= trusted
+                )
+            else:
+                segment = loaded
             self._append_segment(segment)
         if not self._segments:
             self._append_segment(self._create_segment(initial_offset))
@@ -348,21 +359,103 @@ class SegmentLog:
             self._checkpoint_dirty = True
             logger.warning("%s: rebuilt the epoch cache from the log batches (%s)", self._dir, reason)
 
-    def _load_segment(
-        self, path: Path, base_offset: int, *, is_last: bool, last_epoch: int
-    ) -> tuple[_Segment, int]:
-        """Open and scan one segment; returns it and the epoch of its last batch (else ``last_epoch``)."""
+    def _remove_orphan_indexes(self, bases: set[int]) -> None:
+        """Index files whose segment is gone (a crash between deleting a segment and its indexes)."""
+        for name in sorted(os.listdir(self._dir)):
+            stem, dot, suffix = name.partition(".")
+            is_index = dot and "." + suffix in (OFFSET_INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+            if is_index and len(stem) == 20 and stem.isdigit() and int(stem) not in bases:
+                os.unlink(self._dir / name)
+                self._dir_dirty = True
+
+    def _stored_epochs(self) -> list[EpochEntry] | None:
+        try:
+            return read_checkpoint(self._dir / CHECKPOINT_FILE)
+        except StorageError:
+            return None
+
+    def _trusted_segments(self, seg_files: list[tuple[int, Path]]) -> int:
+        """How many leading segments may open from their indexes without a scan: all of them after a
+        clean shutdown, else those wholly below the recovery point; none without an epoch checkpoint
+        (their batches' epochs would be unknown) or without index files."""
+        if not seg_files or not self._index_config.files or self._stored_epochs() is None:
+            return 0
+        if self._clean_shutdown:
+            return len(seg_files)
+        if self._recover_from is None:
+            return 0
+        count = 0
+        while count + 1 < len(seg_files) and seg_files[count + 1][0] <= self._recover_from:
+            count += 1
+        return count
+
+    def _new_indexes(self, base_offset: int) -> SegmentIndexes:
+        return SegmentIndexes(self._dir, base_offset, self._index_config)
+
+    def _load_indexed_segment(self, path: Path, base_offset: int, next_base: int | None) -> _Segment | None:
+        """Open a segment from its index files, reading no batch but those after the last offset
+        index entry of the last segment (to find its end, as Kafka's ``readNextOffset``). ``None``
+        when the indexes are missing or corrupt, or the tail walk fails: the caller scans it."""
         fd = os.open(path, os.O_RDWR)
-        segment = _Segment(path, base_offset, fd)
+        indexes = self._new_indexes(base_offset)
+        segment = _Segment(path, base_offset, fd, indexes)
+        try:
+            size = os.fstat(fd).st_size
+            indexes.load(size)
+            position = indexes.positions[-1] if indexes.positions else 0
+            next_offset = base_offset
+            if indexes.offsets:
+                header = self._header_at(fd, position)
+                if header is None or header.base_offset > indexes.offsets[-1]:
+                    raise CorruptIndexError("the last offset index entry does not point at its batch")
+            # Walk the batches after the last entry: the tail of the segment (bounded by the interval).
+            while position < size:
+                header = self._header_at(fd, position)
+                if header is None or position + header.size_in_bytes > size:
+                    raise CorruptIndexError(f"no whole batch at position {position}")
+                next_offset = header.next_offset
+                position += header.size_in_bytes
+            if next_base is not None and next_offset != next_base and size > 0:
+                raise CorruptIndexError(
+                    f"segment ends at offset {next_offset}, the next begins at {next_base}"
+                )
+            segment.next_offset = next_base if next_base is not None else next_offset
+            if next_base is None and size == 0:
+                segment.next_offset = base_offset
+            segment.size = segment.synced_size = size
+            indexes.bytes_since_entry = size - (indexes.positions[-1] if indexes.positions else 0)
+            indexes.attach_files(preallocate=next_base is None)
+        except (CorruptIndexError, OSError, CorruptRecordError) as e:
+            segment.close()
+            self.recovery_report.rebuilt_indexes.append(path)
+            logger.warning("%s: rebuilding the indexes of %s (%s)", self._dir, path.name, e)
+            return None
+        return segment
+
+    @staticmethod
+    def _header_at(fd: int, position: int) -> BatchHeader | None:
+        return read_batch_header(os.pread(fd, HEADER_SIZE, position))
+
+    def _load_segment(
+        self, path: Path, base_offset: int, *, is_last: bool, last_epoch: int, epochs: bool = True
+    ) -> tuple[_Segment, int]:
+        """Open and scan one segment, rebuilding its indexes; returns it and the epoch of its last
+        batch (else ``last_epoch``). ``epochs`` False: a segment the checkpoint covers (re-scanned
+        only for a bad index), whose epochs are already in the cache."""
+        fd = os.open(path, os.O_RDWR)
+        segment = _Segment(path, base_offset, fd, self._new_indexes(base_offset))
         try:
             file_size = os.fstat(fd).st_size
-            position, reason, last_epoch = self._scan(segment, file_size, last_epoch)
+            position, reason, last_epoch = self._scan(segment, file_size, last_epoch, epochs)
         except BaseException:
             segment.close()
             raise
         segment.size = position
         segment.synced_size = position
         if reason is None:
+            segment.indexes.open_files(preallocate=is_last)
+            if not is_last:
+                segment.indexes.seal()  # as the roll that finished it did
             return segment, last_epoch
         where = f"{path} at position {position} (offset {segment.next_offset})"
         if not is_last:
@@ -378,19 +471,22 @@ class SegmentLog:
         dropped = file_size - position
         os.ftruncate(fd, position)
         _fdatasync(fd)
+        segment.indexes.open_files(preallocate=True)
         self.recovery_report.truncated_tails.append(TruncatedTail(path, position, dropped, reason))
         logger.warning(
             "%s: truncated a torn tail of %d bytes at position %d (%s)", path, dropped, position, reason
         )
         return segment, last_epoch
 
-    def _scan(self, segment: _Segment, file_size: int, last_epoch: int) -> tuple[int, str | None, int]:
+    def _scan(
+        self, segment: _Segment, file_size: int, last_epoch: int, epochs: bool = True
+    ) -> tuple[int, str | None, int]:
         """Index the valid batches of ``segment`` and enter their epochs in the epoch cache.
 
         Returns (end of the valid prefix, why it stopped or None, epoch of the last valid batch).
         """
         fd = segment.fd
-        index = segment.index
+        indexes = segment.indexes
         cache = self._cache
         cached_epoch = cache.latest_epoch()
         buf = b""
@@ -433,14 +529,16 @@ class SegmentLog:
                     last_epoch,
                 )
             epoch = header.partition_leader_epoch
-            if epoch < last_epoch:
-                return position, f"batch epoch {epoch} is below the previous {last_epoch}", last_epoch
-            last_epoch = epoch
-            if cached_epoch is None or epoch > cached_epoch:
-                cache.assign(epoch, header.base_offset)
-                cached_epoch = epoch
-            index.append(header.base_offset, position)
-            segment.next_offset = header.next_offset
+            if epochs:
+                if epoch < last_epoch:
+                    return position, f"batch epoch {epoch} is below the previous {last_epoch}", last_epoch
+                last_epoch = epoch
+                if cached_epoch is None or epoch > cached_epoch:
+                    cache.assign(epoch, header.base_offset)
+                    cached_epoch = epoch
+            last = header.base_offset + header.last_offset_delta
+            indexes.on_batch(position, last, header.max_timestamp, size)
+            segment.next_offset = last + 1
             position += size
         return position, None, last_epoch
 
@@ -464,15 +562,22 @@ class SegmentLog:
         except FileExistsError:
             raise StorageError(f"segment {path} already exists") from None
         self._dir_dirty = True
-        return _Segment(path, base_offset, fd)
+        indexes = self._new_indexes(base_offset)
+        try:
+            indexes.open_files(preallocate=True)
+        except BaseException:
+            os.close(fd)
+            raise
+        return _Segment(path, base_offset, fd, indexes)
 
     def _roll(self) -> _Segment:
         old = self._segments[-1]
         # Only the last segment may have a torn tail: make the finished one durable before any byte
-        # goes to the next.
+        # goes to the next; its indexes get their final time entry, are trimmed and made durable.
         if old.synced_size < old.size:
             _fdatasync(old.fd)
             old.synced_size = old.size
+        old.indexes.seal()
         segment = self._create_segment(self.end_offset())
         self._append_segment(segment)
         return segment
@@ -482,6 +587,8 @@ class SegmentLog:
         doomed = segment.path.with_name(segment.path.name + ".deleted")
         os.replace(segment.path, doomed)
         os.unlink(doomed)
+        # Indexes after the segment: a crash in between leaves orphans, which open removes.
+        segment.indexes.delete_files()
         self._dir_dirty = True
 
     def _write_checkpoint(self) -> None:
@@ -512,6 +619,38 @@ class SegmentLog:
 
     def segment_base_offsets(self) -> list[int]:
         return list(self._segment_bases)
+
+    def size_in_bytes(self) -> int:
+        """Bytes of every segment (Kafka's ``UnifiedLog.size``)."""
+        return sum(s.size for s in self._segments)
+
+    def segment_infos(self) -> list[SegmentInfo]:
+        """(base offset, next offset, size, largest timestamp) per segment, oldest first."""
+        return [
+            SegmentInfo(s.base_offset, s.next_offset, s.size, s.indexes.max_timestamp) for s in self._segments
+        ]
+
+    def active_first_timestamp(self) -> int | None:
+        """The max timestamp of the active segment's first batch (Kafka's ``rollingBasedTimestamp``);
+        ``None`` when the active segment is empty."""
+        segment = self._segments[-1]
+        if not segment.size:
+            return None
+        if segment.first_timestamp is None:
+            header = self._header_at(segment.fd, 0)
+            assert header is not None
+            segment.first_timestamp = header.max_timestamp
+        return segment.first_timestamp
+
+    def timestamp_search_offset(self, timestamp_ms: int, from_offset: int) -> int | None:
+        """An offset at or after ``from_offset`` and at or before the first batch (holding offsets at
+        or after ``from_offset``) whose max timestamp is >= ``timestamp_ms``, from the segments'
+        largest timestamps and time indexes; ``None`` when no such segment exists."""
+        for segment in self._segments:
+            if segment.next_offset <= from_offset or segment.indexes.max_timestamp < timestamp_ms:
+                continue
+            return max(segment.indexes.lookup_time(timestamp_ms), from_offset)
+        return None
 
     # ------------------------------------------------------------------ epochs
 
@@ -670,18 +809,23 @@ class SegmentLog:
         except OSError as e:
             raise FatalError(f"write to {segment.path} at position {segment.size} failed: {e}") from e
         position = segment.size
-        index = segment.index
+        indexes = segment.indexes
         for chunk, base, last_delta in group:
-            index.append(base, position)
-            segment.next_offset = base + last_delta + 1
+            last = base + last_delta
+            # The max timestamp sits at bytes 35..43 of the header.
+            (max_ts,) = _MAX_TIMESTAMP.unpack_from(chunk, 35)
+            indexes.on_batch(position, last, max_ts, len(chunk))
+            segment.next_offset = last + 1
             position += len(chunk)
         segment.size = position
 
     # ------------------------------------------------------------------ reads
 
-    def read(self, start_offset: int, max_bytes: int) -> bytes:
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None) -> bytes:
         """Whole batches from the batch that contains ``start_offset``: at least one batch if any
-        exists at or after it, then more while the total stays within ``max_bytes``.
+        exists at or after it, then more while the total stays within ``max_bytes``. With
+        ``max_offset``, only batches that end at or below it (none holding ``max_offset``), and then
+        possibly none.
 
         Raises:
             KraftError: ``start_offset`` is below the log start offset.
@@ -704,20 +848,91 @@ class SegmentLog:
             size = segment.size
             if not size:
                 continue  # an empty segment (the active one after a roll, or after truncation)
+            capped = max_offset is not None and segment.next_offset > max_offset
+            if capped:
+                assert max_offset is not None
+                # The batches below the first one that does not end at or below ``max_offset``.
+                size = self._batch_position(segment, max_offset)[0]
             # A later segment is read from its first batch, which begins at position 0.
-            i, begin = segment.index.lookup(start_offset) if not parts else (0, 0)
+            begin = self._batch_position(segment, start_offset)[0] if not parts else 0
+            if begin >= size:
+                if capped:
+                    break
+                continue
             # Whole batches ending within the byte budget: at least one for the first batch read.
-            j, end = segment.index.span(i, max_bytes - total, size, not parts)
-            if j < i:
+            chunk = self._read_whole_batches(segment, begin, max_bytes - total, not parts, size)
+            if not chunk:
                 break
-            parts.append(self._pread(segment, begin, end - begin))
-            total += end - begin
-            if end < size or total >= max_bytes:
+            parts.append(chunk)
+            total += len(chunk)
+            if capped or begin + len(chunk) < size or total >= max_bytes:
                 break
         data = parts[0] if len(parts) == 1 else b"".join(parts)
         if self._verify_crc_on_read:
             self._verify(data)
         return data
+
+    def _batch_position(self, segment: _Segment, offset: int) -> tuple[int, int]:
+        """(position, base offset) of the batch of ``segment`` that holds ``offset``, else of the
+        first one after it; (size, -1) when none does. From the offset index's last entry at or below
+        ``offset``, walking batch headers forward (at most about ``index.interval.bytes`` of them):
+        the hot path of every read, so only base offset, length and last offset delta are unpacked.
+
+        Raises:
+            StorageError: the file is shorter than the segment's size, or a batch length is
+                impossible (the file changed on disk).
+        """
+        _, position = segment.indexes.lookup(offset)
+        size = segment.size
+        buf = b""
+        buf_start = position
+        while position < size:
+            rel = position - buf_start
+            if len(buf) - rel < _WALK_HEADER_BYTES:
+                buf = os.pread(segment.fd, min(_WALK_CHUNK, size - position), position)
+                buf_start, rel = position, 0
+                if len(buf) < _WALK_HEADER_BYTES:
+                    raise StorageError(f"{segment.path} is shorter than its size {size} (at {position})")
+            base, length = _BASE_AND_LENGTH.unpack_from(buf, rel)
+            (last_delta,) = _LENGTH.unpack_from(buf, rel + _LAST_OFFSET_DELTA_AT)
+            if length < MIN_BATCH_LENGTH:
+                raise StorageError(f"{segment.path}: impossible batch length {length} at position {position}")
+            if base + last_delta >= offset:
+                return position, base
+            position += length + LOG_OVERHEAD
+        return size, -1
+
+    def _read_whole_batches(
+        self, segment: _Segment, begin: int, budget: int, at_least_one: bool, size: int
+    ) -> bytes:
+        """The whole batches of ``segment`` between positions ``begin`` and ``size`` (a batch
+        boundary) whose bytes fit in ``budget``; with ``at_least_one`` the first even when it alone
+        is over the budget."""
+        if budget >= size - begin:
+            return self._pread(segment, begin, size - begin)  # to the end: a batch boundary
+        limit = begin + max(budget, 0)
+        # Find the last batch boundary at or below ``limit`` from the nearest index entry.
+        position = max(segment.indexes.position_at_or_below(limit), begin)
+        end = position
+        buf = b""
+        buf_start = position
+        while position < size:
+            rel = position - buf_start
+            if len(buf) - rel < LOG_OVERHEAD:
+                buf = os.pread(segment.fd, min(_WALK_CHUNK, size - position), position)
+                buf_start, rel = position, 0
+                if len(buf) < LOG_OVERHEAD:
+                    raise StorageError(f"{segment.path} is shorter than its size {size}")
+            (length,) = _LENGTH.unpack_from(buf, rel + 8)
+            after = position + length + LOG_OVERHEAD
+            if after > limit:
+                if end == begin and at_least_one:
+                    end = after
+                break
+            end = position = after
+        if end == begin:
+            return b""
+        return self._pread(segment, begin, end - begin)
 
     @staticmethod
     def _pread(segment: _Segment, position: int, n: int) -> bytes:
@@ -768,11 +983,8 @@ class SegmentLog:
             self._delete_segment_file(self._segments.pop())
             self._segment_bases.pop()
         segment = self._segments[-1]
-        index = segment.index
         # The first batch to drop is the one containing ``offset`` (a batch is atomic), if any.
-        j = index.slot_of(offset)
-        batch_next = index.base_offset(j + 1) if j + 1 < len(index) else segment.next_offset
-        segment.forget_from(j if j >= 0 and batch_next > offset else j + 1)
+        self._cut(segment, offset)
         os.ftruncate(segment.fd, segment.size)
         _fdatasync(segment.fd)
         segment.synced_size = segment.size
@@ -783,6 +995,27 @@ class SegmentLog:
         if self._cache.truncate_from_end(self.end_offset()):
             self._checkpoint_dirty = True
         self._flushed_offset = min(self._flushed_offset, self.end_offset())
+
+    def _cut(self, segment: _Segment, offset: int) -> None:
+        """Forget the batches of ``segment`` from the one holding ``offset`` (the file is cut by the
+        caller); the indexes drop their entries past it and find the segment's max timestamp again
+        from the batches after their last entry."""
+        position, base = self._batch_position(segment, offset)
+        if base < 0:
+            return
+        segment.size = position
+        segment.next_offset = base
+        segment.first_timestamp = None
+        indexes = segment.indexes
+        indexes.truncate_to(base)
+        walk = indexes.positions[-1] if indexes.positions else 0
+        while walk < position:
+            h = self._header_at(segment.fd, walk)
+            if h is None:
+                break
+            if h.max_timestamp > indexes.max_timestamp:
+                indexes.max_timestamp, indexes.offset_of_max_timestamp = h.max_timestamp, h.next_offset - 1
+            walk += h.size_in_bytes
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Delete every segment and begin an empty log at ``offset`` (start = end = ``offset``), with
@@ -867,10 +1100,15 @@ class SegmentLog:
             segment.close()
 
     def close(self) -> None:
-        """Release the files. Does not flush: call ``flush()`` first for a clean shutdown."""
+        """Release the files; the active segment's indexes get their final time entry and are trimmed
+        and synced (Kafka's close). Does not flush the log: call ``flush()`` first for a clean
+        shutdown."""
         if not self._closed:
-            self._close_files()
-            self._closed = True
+            try:
+                self._segments[-1].indexes.seal()
+            finally:
+                self._close_files()
+                self._closed = True
 
     def crash(self) -> None:
         """Model a power loss (tests, simulator): cut the files back to ``last_flushed_offset()``, close.
@@ -886,10 +1124,10 @@ class SegmentLog:
                 segment.close()
                 os.unlink(segment.path)
             elif segment.next_offset > flushed:
-                index = segment.index
-                i = index.first_slot_from(flushed)
-                os.ftruncate(segment.fd, index.position(i) if i < len(index) else segment.size)
-        self.close()
+                os.ftruncate(segment.fd, self._batch_position(segment, flushed)[0])
+        for segment in self._segments:
+            segment.close()  # a crash seals nothing: the indexes stay as the process left them
+        self._closed = True
 
     def __enter__(self) -> SegmentLog:
         return self

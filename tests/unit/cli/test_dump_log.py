@@ -100,7 +100,14 @@ def test_print_records_shows_record_metadata_and_decoded_control_payloads(segmen
         '"grantingVoters":[{"voterId":1,"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA"},'
         '{"voterId":2,"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA"}]}'
     )
-    assert records[1] == "| offset: 1 CreateTime: 2001 keySize: -1 valueSize: 3 sequence: -1 headerKeys: []"
+    # --print-records (kraft's) also shows the data records' values; Kafka's --deep-iteration does not.
+    assert records[1] == (
+        "| offset: 1 CreateTime: 2001 keySize: -1 valueSize: 3 sequence: -1 headerKeys: [] payload: one"
+    )
+    _, deep, _ = run("--deep-iteration", str(segment))
+    assert [line for line in deep.splitlines() if line.startswith("| offset: 1 ")] == [
+        "| offset: 1 CreateTime: 2001 keySize: -1 valueSize: 3 sequence: -1 headerKeys: []"
+    ]
     assert records[2].startswith("| offset: 2 ")
 
 
@@ -244,7 +251,7 @@ def test_missing_files_and_directories_fail_clearly(tmp_path: Path, segment: Pat
 
 
 def test_unknown_suffixes_are_ignored_like_kafka(tmp_path: Path) -> None:
-    path = tmp_path / "00000000000000000000.index"
+    path = tmp_path / "00000000000000000000.txnindex"  # Kafka's transaction index: not read here
     path.write_bytes(b"\x00" * 8)
     code, _, err = run(str(path))
     assert code == 0 and f"Ignoring unknown file {path}" in err

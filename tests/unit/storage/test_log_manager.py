@@ -207,3 +207,33 @@ def test_a_missing_checkpoint_is_empty_and_a_new_log_ignores_stale_entries(tmp_p
     log = manager.get_or_create("orders", 0, TOPIC_ID)
     append(log, b"a")
     assert log.high_watermark == 0
+
+
+def test_a_clean_shutdown_marker_opens_the_logs_without_a_scan(tmp_path: Path) -> None:
+    from kraft.storage.clean_shutdown import CLEAN_SHUTDOWN_FILE, write_clean_shutdown
+    from kraft.storage.segment_index import IndexConfig
+
+    small = IndexConfig(interval_bytes=10, max_bytes=800)
+    manager = LogManager([tmp_path], segment_bytes=300, index=small)
+    log = manager.get_or_create("t", 0, uuid.UUID(int=5, version=4))
+    for i in range(12):
+        append(log, b"%030d" % i)
+    manager.close()
+    assert len(log.segment_base_offsets()) > 2
+    segment = log.directory / "00000000000000000000.log"
+    data = bytearray(segment.read_bytes())
+    data[-2] ^= 0xFF  # corrupt the first segment's last batch: only a scan would notice
+    segment.write_bytes(bytes(data))
+    # Unclean (no marker): the recovery points are the log ends, so segment 0 is not read either.
+    LogManager([tmp_path], segment_bytes=300, index=small).close()
+    # A marker: nothing is scanned; without marker and with a zero recovery point, the scan refuses.
+    write_clean_shutdown([tmp_path], 7)
+    reopened = LogManager([tmp_path], segment_bytes=300, index=small)
+    assert (tmp_path / CLEAN_SHUTDOWN_FILE).exists()  # read, not taken: the broker takes it
+    reopened_log = reopened.get("t", 0)
+    assert reopened_log is not None and reopened_log.log_end_offset == 12
+    reopened.close()
+    (tmp_path / CLEAN_SHUTDOWN_FILE).unlink()
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\nt 0 0\n")
+    with pytest.raises(StorageError, match="corrupt batch"):
+        LogManager([tmp_path], segment_bytes=300, index=small)

@@ -112,7 +112,13 @@ def test_segment_and_epoch_checkpoint_files_are_kafkas(tmp_path: Path) -> None:
     append(log, b"c", epoch=3)
     log.flush()
     names = sorted(os.listdir(log.directory))
-    assert names == ["00000000000000000000.log", "leader-epoch-checkpoint", PARTITION_METADATA_FILE]
+    assert names == [
+        "00000000000000000000.index",
+        "00000000000000000000.log",
+        "00000000000000000000.timeindex",
+        "leader-epoch-checkpoint",
+        PARTITION_METADATA_FILE,
+    ]
     assert (log.directory / "leader-epoch-checkpoint").read_text() == "0\n2\n1 0\n3 2\n"
     segment = (log.directory / "00000000000000000000.log").read_bytes()
     assert segment == log.read(0, 1 << 20, max_offset=3)

@@ -20,7 +20,7 @@ from kraft.common.errors import CorruptRecordError, FatalError, KraftError, Stor
 from kraft.raft.types import OffsetAndEpoch
 from kraft.records.batch import SimpleRecord, build_batch, iter_batch_headers, iter_batches
 from kraft.storage.epoch_cache import CHECKPOINT_FILE, EpochEntry
-from kraft.storage.segment_log import OffsetIndex, SegmentLog, parse_segment_file_name, segment_file_name
+from kraft.storage.segment_log import SegmentLog, parse_segment_file_name, segment_file_name
 
 SEGMENT_BYTES = 1200
 
@@ -545,42 +545,5 @@ def test_the_segment_log_imports_no_snapshot_metadata_or_raft_rules() -> None:
         "kraft.records.batch",
         "kraft.storage.epoch_cache",
         "kraft.storage.fsutil",
+        "kraft.storage.segment_index",
     ]
-
-
-# ---------------------------------------------------------------------------------------- the offset index
-
-
-def test_offset_index_finds_the_batch_that_holds_an_offset() -> None:
-    index = OffsetIndex()
-    for base, position in ((10, 0), (12, 70), (15, 140)):  # the batches end at 70, 140 and 200
-        index.append(base, position)
-    assert len(index) == 3
-    assert [index.slot_of(o) for o in (9, 10, 11, 12, 14, 15, 99)] == [-1, 0, 0, 1, 1, 2, 2]
-    assert [index.lookup(o) for o in (9, 11, 12, 99)] == [(0, 0), (0, 0), (1, 70), (2, 140)]
-    assert [index.first_slot_from(o) for o in (9, 10, 11, 15, 16)] == [0, 0, 1, 2, 3]
-    assert (index.base_offset(2), index.position(2)) == (15, 140)
-    index.truncate(1)
-    assert len(index) == 1 and index.slot_of(99) == 0
-
-
-@pytest.mark.parametrize(
-    ("slot", "budget", "at_least_one", "expected"),
-    [
-        (0, 200, False, (2, 200)),  # everything fits
-        (0, 139, False, (0, 70)),  # whole batches only: the second would end at 140
-        (0, 140, False, (1, 140)),
-        (1, 1000, False, (2, 200)),
-        (1, 69, False, (0, 70)),  # nothing fits: the run ends before slot 1
-        (1, 69, True, (1, 140)),  # ...unless it must hold one batch
-        (2, 0, True, (2, 200)),
-        (2, -5, False, (1, 140)),
-    ],
-)
-def test_offset_index_spans_the_whole_batches_within_a_budget(
-    slot: int, budget: int, at_least_one: bool, expected: tuple[int, int]
-) -> None:
-    index = OffsetIndex()
-    for base, position in ((10, 0), (12, 70), (15, 140)):
-        index.append(base, position)
-    assert index.span(slot, budget, 200, at_least_one) == expected
