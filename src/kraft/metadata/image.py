@@ -4,8 +4,9 @@ What this module owns:
 
 * ``MetadataImage``: everything the metadata log says, as of one offset: finalized features,
   brokers, controllers, topics (by id and by name, with their partitions), configs, producer ids,
-  SCRAM credentials (``kraft.metadata.scram``), the ZooKeeper-migration state and the provenance (offset, epoch, append time of the last record
-  applied). It never changes once built; every field is a read-only view.
+  SCRAM credentials (``kraft.metadata.scram``), the ZooKeeper-migration state and the provenance
+  (offset, epoch, append time of the last record applied). It never changes once built; every
+  field is a read-only view.
 * ``MetadataDelta``: records replayed on top of one image. ``replay`` validates one record against
   the image-plus-delta and raises ``ReplayError`` (naming the offset, the record and the rule) when
   the log breaks a rule; ``apply`` builds the next image.
@@ -1020,8 +1021,8 @@ class MetadataDelta:
             case _T.REMOVE_USER_SCRAM_CREDENTIAL:
                 mechanism = self._scram_mechanism(data.mechanism, fail)
                 key = (mechanism, data.name)
-                current = self._scram[key] if key in self._scram else self._image.scram.get(*key)
-                if current is None:
+                existing = self._scram[key] if key in self._scram else self._image.scram.get(*key)
+                if existing is None:
                     # Kafka's ScramControlManager.replay refuses it too.
                     raise fail(f"no {mechanism.mechanism_name} credential for user {data.name!r} to remove")
                 self._scram[key] = None

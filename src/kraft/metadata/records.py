@@ -99,6 +99,12 @@ UNMODELLED_RECORD_NAMES: dict[int, str] = {
 }
 
 
+# Modelled record types whose payloads bulk exports (the Spark sources) withhold, exactly as they
+# withhold the unmodelled ones: SCRAM credentials are secrets, and the JVM payload decoder has no
+# ``bytes`` type to print them as ``[hidden]`` the way ``record_to_json`` does for dump-log.
+PAYLOAD_WITHHELD_RECORD_TYPES = frozenset({11, 22})
+
+
 class ConfigResourceType(enum.IntEnum):
     """ConfigRecord.ResourceType (Kafka's ``ConfigResource.Type``)."""
 

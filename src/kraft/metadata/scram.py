@@ -25,7 +25,9 @@ MAX_ITERATIONS: Final = 16384  # Kafka's ScramControlManager.MAX_ITERATIONS
 DEFAULT_ITERATIONS: Final = 4096  # kafka-configs.sh and StorageTool when none is given
 
 # The messages of Kafka's ScramImage.describe, which clients show as they are.
-DESCRIBE_DUPLICATE_USER: Final = "Cannot describe SCRAM credentials for the same user twice in a single request: "
+DESCRIBE_DUPLICATE_USER: Final = (
+    "Cannot describe SCRAM credentials for the same user twice in a single request: "
+)
 DESCRIBE_MISSING_USER: Final = "Attempt to describe a user credential that does not exist: "
 
 
@@ -78,7 +80,8 @@ class ScramCredential:
     iterations: int
 
     def __repr__(self) -> str:
-        return f"ScramCredential(salt=[hidden], stored_key=[hidden], server_key=[hidden], iterations={self.iterations})"
+        hidden = "salt=[hidden], stored_key=[hidden], server_key=[hidden]"
+        return f"ScramCredential({hidden}, iterations={self.iterations})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +110,9 @@ class ScramImage:
 
     EMPTY: ScramImage
 
-    def __init__(self, mechanisms: Mapping[ScramMechanism, Mapping[str, ScramCredential]] | None = None) -> None:
+    def __init__(
+        self, mechanisms: Mapping[ScramMechanism, Mapping[str, ScramCredential]] | None = None
+    ) -> None:
         frozen = {
             m: MappingProxyType(dict(users)) for m, users in sorted((mechanisms or {}).items()) if users
         }
@@ -152,7 +157,9 @@ class ScramImage:
         out: list[UserScramDescription] = []
         for user, duplicate in wanted.items():
             if duplicate:
-                out.append(UserScramDescription(user, _DUPLICATE_RESOURCE, DESCRIBE_DUPLICATE_USER + user, ()))
+                out.append(
+                    UserScramDescription(user, _DUPLICATE_RESOURCE, DESCRIBE_DUPLICATE_USER + user, ())
+                )
                 continue
             found = tuple(
                 (m, users_of_m[user].iterations)

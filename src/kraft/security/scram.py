@@ -75,7 +75,9 @@ SALT_BYTES: Final = 32
 MAX_TOKEN_BYTES: Final = 8192
 
 # Kafka's SaslServerAuthenticator answers every SCRAM credential failure with this text.
-INVALID_CREDENTIALS: Final = "Authentication failed during authentication due to invalid credentials with SASL mechanism {}"
+INVALID_CREDENTIALS: Final = (
+    "Authentication failed during authentication due to invalid credentials with SASL mechanism {}"
+)
 
 # RFC 5802's "printable": %x21-2B / %x2D-7E (no comma), the alphabet of nonces.
 _PRINTABLE = re.compile(r"[\x21-\x2b\x2d-\x7e]+")
@@ -205,7 +207,9 @@ class ScramSaslServer:
     ) -> None:
         found = ScramMechanism.from_name(mechanism)
         if found is None:
-            raise KraftError(f"{mechanism!r} is not a SCRAM mechanism (known: {', '.join(SCRAM_MECHANISM_NAMES)})")
+            raise KraftError(
+                f"{mechanism!r} is not a SCRAM mechanism (known: {', '.join(SCRAM_MECHANISM_NAMES)})"
+            )
         self.mechanism = mechanism
         self._scram = found
         self._lookup = lookup
@@ -250,8 +254,9 @@ class ScramSaslServer:
                     self._state = _State.COMPLETE
                     return answer
                 case _State.COMPLETE | _State.FAILED:
+                    state = self._state.name.lower()
                     raise SaslAuthenticationError(
-                        f"Unexpected SASL token: the {self.mechanism} exchange is already {self._state.name.lower()}"
+                        f"Unexpected SASL token: the {self.mechanism} exchange is already {state}"
                     )
         except SaslAuthenticationError:
             self._state = _State.FAILED
@@ -351,7 +356,7 @@ class ScramSaslServer:
         size = _digest_size(m)
         return ScramCredential(
             salt=seed[:SALT_BYTES] if len(seed) >= SALT_BYTES else seed,
-            stored_key=_hmac(m, seed, b"stored") [:size],
+            stored_key=_hmac(m, seed, b"stored")[:size],
             server_key=_hmac(m, seed, b"server")[:size],
             iterations=DEFAULT_ITERATIONS,
         )

@@ -34,9 +34,7 @@ MECHANISMS = [SHA256, SHA512]
 RFC_SALT = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
 RFC_CLIENT_FIRST = b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
 RFC_SERVER_NONCE = "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
-RFC_SERVER_FIRST = (
-    b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
-)
+RFC_SERVER_FIRST = b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
 RFC_CLIENT_FINAL = (
     b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
     b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
@@ -176,7 +174,9 @@ class _Client:
         fields = dict(p.split("=", 1) for p in server_first.decode().split(","))
         channel = self.channel if self.channel is not None else base64.b64encode(self.gs2.encode()).decode()
         without_proof = f"c={channel},r={self.final_nonce(fields['r'])}{self.final_extra}"
-        salted = salted_password(self.mechanism, self.password, base64.b64decode(fields["s"]), int(fields["i"]))
+        salted = salted_password(
+            self.mechanism, self.password, base64.b64decode(fields["s"]), int(fields["i"])
+        )
         name = self.mechanism.hash_name
         client_key = hmac.new(salted, b"Client Key", name).digest()
         stored = hashlib.new(name, client_key).digest()
@@ -265,7 +265,15 @@ def test_refuses_malformed_client_first(raw: bytes) -> None:
         _Client(SHA256, "alice", "pw", final_extra=",x=1"),  # extensions
         _Client(SHA256, "alice", "wrong"),  # bad proof
     ],
-    ids=["cbind-y", "cbind-garbage", "nonce-longer", "nonce-client-only", "nonce-other-client", "ext", "proof"],
+    ids=[
+        "cbind-y",
+        "cbind-garbage",
+        "nonce-longer",
+        "nonce-client-only",
+        "nonce-other-client",
+        "ext",
+        "proof",
+    ],
 )
 def test_refuses_tampered_client_final(client: _Client) -> None:
     server = _alice_server()
