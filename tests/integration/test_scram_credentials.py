@@ -14,9 +14,14 @@ from conftest import LocalCluster
 
 from kraft.cli import cluster as cluster_cli
 from kraft.cli import configs, storage
+from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataProvenance
+from kraft.metadata.records import PAYLOAD_WITHHELD_RECORD_TYPES, decode_record
+from kraft.metadata.scram import ScramMechanism
+from kraft.security.scram import ScramSaslServer
 
 kafka_admin = pytest.importorskip("kafka.admin")
 kafka_users = pytest.importorskip("kafka.admin._users")
+kafka_scram = pytest.importorskip("kafka.net.sasl.scram")
 
 pytestmark = pytest.mark.slow
 
@@ -123,3 +128,24 @@ def test_scram_credentials_from_format_to_kafka_python(local_cluster: Callable[.
         assert refused == {"dave": "Too few iterations"}
     finally:
         admin.close()  # type: ignore[attr-defined]
+
+    # The credentials in the node's metadata log (read from its segment files) log in.
+    delta = MetadataDelta(MetadataImage.EMPTY)
+    for offset, _, value in cluster.records(node_id, below_offset=1 << 62):
+        if value and value[1] in PAYLOAD_WITHHELD_RECORD_TYPES:
+            delta.replay(decode_record(value), offset)
+        assert b"alice-secret" not in value and b"carol-secret" not in value
+    image = delta.apply(MetadataProvenance(last_offset=0, last_epoch=0, last_append_ms=0))
+    assert image.scram.users() == ["admin", "alice", "carol"]
+    for user, password, mechanism in (
+        ("admin", "admin-secret", ScramMechanism.SCRAM_SHA_512),
+        ("alice", "alice-secret", ScramMechanism.SCRAM_SHA_256),
+        ("carol", "carol-secret", ScramMechanism.SCRAM_SHA_256),
+    ):
+        server = ScramSaslServer(
+            mechanism.mechanism_name, lambda u, m=mechanism: image.scram.get(m, u), lambda: "servernonce"
+        )
+        client = kafka_scram.ScramClient(user, password, mechanism.mechanism_name)
+        client.process_server_first_message(server.evaluate(client.first_message()))
+        client.process_server_final_message(server.evaluate(client.final_message()))
+        assert server.complete
