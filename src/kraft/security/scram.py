@@ -397,7 +397,9 @@ def scram_server_factory(
     altered through the metadata log applies from the next login on.
 
     ``rng`` gives the per-factory secret for unknown users' stand-in salts (drawn once, here) and
-    every server nonce (32 hex digits from 128 random bits).
+    every server nonce (32 hex digits from 128 random bits). Both must be unpredictable to a
+    client (a guessable nonce lets a recorded client-final message be replayed): the server passes
+    ``random.SystemRandom()``; the simulator a seeded ``random.Random``.
 
     Raises:
         KraftError: a name in ``mechanisms`` that is not a SCRAM mechanism.

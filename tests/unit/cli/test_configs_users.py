@@ -79,4 +79,3 @@ def test_describe_text_is_kafkas() -> None:
     assert configs.scram_description([(1, 8192), (2, 4096)]) == (
         "SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096"
     )
-

@@ -395,3 +395,10 @@ def test_factory_nonces_are_fresh_and_seeded() -> None:
 def test_factory_refuses_non_scram_mechanisms() -> None:
     with pytest.raises(KraftError):
         scram_server_factory(lambda: MetadataImage.EMPTY, ["PLAIN"], random.Random(0))
+
+
+def test_factory_takes_the_system_random_source_the_server_uses() -> None:
+    factory = scram_server_factory(lambda: MetadataImage.EMPTY, ["SCRAM-SHA-256"], random.SystemRandom())
+    first = [factory("SCRAM-SHA-256") for _ in range(2)]
+    nonces = {s.evaluate(b"n,,n=u,r=c").split(b",")[0] for s in first if s is not None}
+    assert len(nonces) == 2 and all(len(n) == len(b"r=c") + 32 for n in nonces)
