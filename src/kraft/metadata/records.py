@@ -438,6 +438,8 @@ class ApiMessageAndVersion:
     data: Any
 
     def __repr__(self) -> str:
+        if self.type in SENSITIVE_FIELDS:  # a SCRAM salt and keys never reach a log line
+            return f"{self.type.record_name}(v{self.version}, {record_to_json(self)['data']})"
         return f"{self.type.record_name}(v{self.version}, {self.data!r})"
 
 

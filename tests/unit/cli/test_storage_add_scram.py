@@ -10,6 +10,7 @@ import pytest
 from kafka.net.sasl.scram import ScramClient
 
 from kraft.cli.storage import main
+from kraft.metadata.bootstrap import BootstrapMetadata
 from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataProvenance
 from kraft.metadata.records import MetadataRecordType
 from kraft.metadata.scram import ScramMechanism
@@ -125,3 +126,13 @@ def test_format_refuses_bad_scram_and_writes_nothing(tmp_path: Path, flags: list
     code, _, err = run("format", "-c", str(write_config(tmp_path)), "-t", CLUSTER, *flags)
     assert code != 0 and message in err
     assert not (tmp_path / "meta").exists() or not any((tmp_path / "meta").iterdir())
+
+
+def test_bootstrap_metadata_holds_scram_records_only_from_metadata_version_3_5_iv2() -> None:
+    record = parse_scram_argument("SCRAM-SHA-256=[name=a,password=b]").to_record(lambda n: b"s" * n)
+    with pytest.raises(ValueError, match=r"SCRAM credentials need metadata\.version"):
+        BootstrapMetadata({"metadata.version": 10}, (record,))
+    bootstrap = BootstrapMetadata({"metadata.version": 11}, (record,))
+    assert bootstrap.records()[-1] is record
+    assert BootstrapMetadata.from_records(bootstrap.records()) == bootstrap
+    assert "stored_key=b" not in repr(bootstrap)

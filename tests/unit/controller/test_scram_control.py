@@ -211,3 +211,10 @@ def test_bootstrap_scram_records_are_written_with_the_features_in_the_bootstrap_
     ctl = c.wait_active()
     c.run_until(lambda: not ctl.image.scram.is_empty)
     assert ctl.image.scram.get(SHA256, "admin") == credential
+
+
+def test_an_upsertions_repr_never_shows_the_salted_password() -> None:
+    request = upsertion("alice", 2, 4096, "alice-secret")
+    text = repr(REQ(deletions=[], upsertions=[request]))
+    assert "alice" in text and "[hidden]" in text
+    assert repr(request.salted_password) not in text and repr(SALT) not in text

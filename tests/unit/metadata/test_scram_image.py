@@ -174,3 +174,9 @@ def test_describe_follows_kafkas_scram_image_rules() -> None:
     assert (missing.user, missing.error_code, missing.credentials) == ("carol", 91, ())
     assert missing.error_message == "Attempt to describe a user credential that does not exist: carol"
     assert (bob.error_code, bob.credentials) == (0, ((SHA512, 4096),))
+
+
+def test_a_scram_records_repr_hides_its_secrets() -> None:
+    text = repr(upsert("alice"))
+    assert "alice" in text and "[hidden]" in text
+    assert "salt-secret" not in text and "stored-secret" not in text and "server-secret" not in text

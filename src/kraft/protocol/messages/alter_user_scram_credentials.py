@@ -2,8 +2,11 @@
 
 As Kafka's ``AlterUserScramCredentialsRequest.json``/``Response.json``: flexible from v0. The
 client sends the salted password (never the password); the controller keeps only the stored and
-server keys derived from it. A broker forwards it to the active controller.
+server keys derived from it. A broker forwards it to the active controller. An upsertion's repr
+hides its salt and salted password.
 """
+
+from typing import Any
 
 from kraft.protocol.api import Api
 from kraft.protocol.schema import BYTES, INT8, INT16, INT32, STRING, Versions, array, f, struct
@@ -21,6 +24,18 @@ REQUEST = struct("AlterUserScramCredentialsRequest", [
         f("SaltedPassword", BYTES, "0+"),
     ])), "0+"),
 ])
+
+
+
+def _upsertion_repr(self: Any) -> str:
+    # The salted password logs a client in as the user (it yields the ClientKey): never print it.
+    return (
+        f"ScramCredentialUpsertion(name={self.name!r}, mechanism={self.mechanism!r}, "
+        f"iterations={self.iterations!r}, salt=[hidden], salted_password=[hidden])"
+    )
+
+
+REQUEST.cls.ScramCredentialUpsertion.__repr__ = _upsertion_repr  # type: ignore[attr-defined]
 
 RESPONSE = struct("AlterUserScramCredentialsResponse", [
     f("ThrottleTimeMs", INT32, "0+"),
