@@ -5,9 +5,10 @@ Requests arrive as ``ClientEnvelope``s through ``Node.poll`` and are answered fr
 must wait (a forwarded write, the controller's answer, this broker's image catching up) waits in a
 ``Purgatory`` with its deadline on the node's clock, so the simulator drives it as the server does.
 
-* **Read APIs** (Metadata, DescribeCluster, DescribeTopicPartitions, DescribeConfigs, and
-  ListOffsets over partitions whose logs are still empty: no data plane yet) are answered at once
-  from the broker's committed image by the pure handlers of ``kraft.broker.apis``. Metadata may name
+* **Read APIs** (Metadata, DescribeCluster, DescribeTopicPartitions, DescribeConfigs,
+  DescribeUserScramCredentials, and ListOffsets over partitions whose logs are still empty: no data
+  plane yet) are answered at once from the broker's committed image by the pure handlers of
+  ``kraft.broker.apis`` (``kraft.broker.scram_apis`` for SCRAM). Metadata may name
   topics to auto-create: a CreateTopics (default partitions and replication factor) is forwarded for
   them in the background, as Kafka does, and the client retries.
 * **DescribeQuorum** goes to the raft leader (this node's own controller side in combined mode) as
@@ -20,14 +21,15 @@ must wait (a forwarded write, the controller's answer, this broker's image catch
   answers goes back to the client unchanged; the broker checks nothing itself. UpdateRaftVoter stays
   a controller-only API, as in Kafka.
 * **Admin writes** (CreateTopics, DeleteTopics, CreatePartitions, IncrementalAlterConfigs,
-  ElectLeaders, UpdateFeatures) are forwarded to the active controller (the raft leader) at the
-  client's version. NOT_CONTROLLER, a lost connection or an unknown leader are retried (backing off
-  50 ms, doubling to 500 ms) until the request's own timeout (``timeoutMs``, else the controller
-  request timeout); then each item gets REQUEST_TIMED_OUT.
+  ElectLeaders, UpdateFeatures, AlterUserScramCredentials) are forwarded to the active controller
+  (the raft leader) at the client's version. NOT_CONTROLLER, a lost connection or an unknown
+  leader are retried (backing off 50 ms, doubling to 500 ms) until the request's own timeout
+  (``timeoutMs``, else the controller request timeout); then each item gets REQUEST_TIMED_OUT.
 * **Read your writes** (beyond Kafka): after a forwarded CreateTopics, DeleteTopics,
-  CreatePartitions or IncrementalAlterConfigs (SET and DELETE) succeeds, the answer waits (bounded by
-  the same deadline) until this broker's own image shows the change, so a client that creates a topic
-  through a broker and then asks the same broker for it finds it. Kafka answers at once, and its
+  CreatePartitions, IncrementalAlterConfigs (SET and DELETE) or AlterUserScramCredentials
+  succeeds, the answer waits (bounded by the same deadline) until this broker's own image shows
+  the change, so a client that creates a topic through a broker and then asks the same broker for
+  it finds it. Kafka answers at once, and its
   clients meet UNKNOWN_TOPIC_OR_PARTITION until the broker catches up.
 
 Bodies are what the API's codec decodes to: the message struct, or for the raft APIs (DescribeQuorum,
@@ -51,6 +53,7 @@ from kraft.broker.apis import (
     handle_metadata,
 )
 from kraft.broker.purgatory import Purgatory
+from kraft.broker.scram_apis import alter_visible, handle_describe_user_scram_credentials
 from kraft.common.errors import KraftError
 from kraft.metadata.image import MetadataDelta, MetadataImage
 from kraft.protocol.api import Api
@@ -59,6 +62,7 @@ from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.error_responses import error_response, response_error_codes
 from kraft.protocol.messages import (
     add_raft_voter,
+    alter_user_scram_credentials,
     api_versions,
     create_partitions,
     create_topics,
@@ -68,6 +72,7 @@ from kraft.protocol.messages import (
     describe_log_dirs,
     describe_quorum,
     describe_topic_partitions,
+    describe_user_scram_credentials,
     elect_leaders,
     fetch,
     incremental_alter_configs,
@@ -93,6 +98,7 @@ FORWARDED_APIS: Final[Mapping[int, Api]] = {
         incremental_alter_configs,
         elect_leaders,
         update_features,
+        alter_user_scram_credentials,
     )
 }
 # KIP-853 voter changes a broker forwards to the raft leader (Kafka's ApiKeys: listeners "controller"
@@ -114,6 +120,7 @@ BROKER_APIS: Final[Mapping[int, Api]] = {
             produce,
             offset_for_leader_epoch,
             init_producer_id,  # answered by kraft.broker.producer_ids
+            describe_user_scram_credentials,  # answered from the image (kraft.broker.scram_apis)
         )
     },
     # Consumers and followers fetch over a broker listener (v4-17); a controller listener's Fetch
@@ -244,6 +251,8 @@ class ClientApis:
         elif key == describe_log_dirs.API.key:
             # A broker without partition storage (the replica manager answers otherwise) has none.
             answer = describe_log_dirs.RESPONSE.cls(throttle_time_ms=0, error_code=0, results=[])
+        elif key == describe_user_scram_credentials.API.key:
+            answer = handle_describe_user_scram_credentials(image, body, version)
         else:
             raise KraftError(f"{api.name} is not served on a broker listener")
         self._outbound.append(envelope.reply(answer))
@@ -466,6 +475,8 @@ def _visibility_check(key: int, body: Any, response: Any) -> Callable[[MetadataI
             return True
 
         return check
+    if key == alter_user_scram_credentials.API.key:
+        return alter_visible(body, response)
     if key == incremental_alter_configs.API.key:
         ok = {
             (r.resource_type, r.resource_name) for r in response.responses if r.error_code == ErrorCode.NONE

@@ -1,10 +1,15 @@
-"""``kraft configs``: Kafka's ``kafka-configs.sh`` for topic and broker configs, against brokers.
+"""``kraft configs``: Kafka's ``kafka-configs.sh`` for topic and broker configs and users' SCRAM
+credentials, against brokers.
 
     kraft configs --bootstrap-server HOST:PORT --describe --entity-type topics [--entity-name T] [--all]
     kraft configs --bootstrap-server HOST:PORT --describe --entity-type brokers
         [--entity-name ID | --entity-default] [--all]
     kraft configs --bootstrap-server HOST:PORT --alter --entity-type topics|brokers
         (--entity-name N | --entity-default) [--add-config k=v,k2=[v1,v2]] [--delete-config k,k2]
+    kraft configs --bootstrap-server HOST:PORT --describe --entity-type users [--entity-name U]
+    kraft configs --bootstrap-server HOST:PORT --alter --entity-type users --entity-name U
+        [--add-config 'SCRAM-SHA-256=[iterations=8192,password=P],SCRAM-SHA-512=[password=P]']
+        [--delete-config SCRAM-SHA-512]
 
 ``--describe`` prints Kafka 4.x's lines: ``Dynamic configs for topic X are:`` (``All configs ...``
 with ``--all``; ``Default configs for brokers in the cluster are:`` for the cluster default), then
@@ -17,9 +22,18 @@ delete are set (``Invalid config(s): k``), sends one IncrementalAlterConfigs (de
 and prints ``Completed updating config for topic X.`` / ``Completed updating default config for
 brokers in the cluster.``. ``--json`` prints one JSON object instead.
 
-Only the ``topics`` and ``brokers`` entity types exist here (no users, clients, ips, broker-loggers,
-client-metrics or groups, no ``--add-config-file``, ``--topic``/``--broker`` shortcuts or
-``--bootstrap-controller``).
+Users (KIP-554, as Kafka's ``ConfigCommand``): ``--describe`` prints ``SCRAM credential configs for
+user-principal 'U' are SCRAM-SHA-256=iterations=8192, ...`` per user that has a credential (nothing
+for one without); ``--alter`` takes only SCRAM mechanism names as keys (``iterations`` defaults to
+4096 and must be at least 4096; the password must not be empty), salts and hashes the password
+here with a fresh random salt, and sends AlterUserScramCredentials, so the password never leaves
+this process. Unlike Kafka's admin client, which puts every change into one request (which a KRaft
+controller refuses as DUPLICATE_RESOURCE when one user has two), each mechanism goes in its own
+request: deletions, then upsertions, stopping at the first error. No quotas.
+
+Only the ``topics``, ``brokers`` and ``users`` entity types exist here (no clients, ips,
+broker-loggers, client-metrics or groups, no ``--add-config-file``, ``--topic``/``--broker``/``--user``
+shortcuts or ``--bootstrap-controller``).
 
 Exit status: 0 success, 1 when an operation failed or the cluster could not be reached, 2 on misuse.
 """
@@ -29,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import secrets
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -50,12 +65,18 @@ from kraft.client.broker_admin import (
     ConfigOperation,
     ConfigResource,
     ConfigSource,
+    ScramUpsertion,
 )
 from kraft.client.connection import AdminError
+from kraft.metadata.scram import DEFAULT_ITERATIONS, MIN_ITERATIONS, ScramMechanism
+from kraft.protocol.error_codes import ErrorCode
+from kraft.security.scram import SALT_BYTES, salted_password
 
 PROG = "kraft configs"
-TOPICS, BROKERS = "topics", "brokers"
-ENTITY_TYPES = (TOPICS, BROKERS)
+TOPICS, BROKERS, USERS = "topics", "brokers", "users"
+ENTITY_TYPES = (TOPICS, BROKERS, USERS)
+# ConfigCommand's pattern of a SCRAM credential's value (after the brackets are stripped).
+_SCRAM_VALUE = re.compile(r"(?:iterations=(-?[0-9]*),)?password=(.*)", re.DOTALL)
 _LEGAL_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
 _MAX_TOPIC_NAME = 249
 # Kafka splits --add-config on commas (and each item on '=') outside square brackets.
@@ -83,10 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--all", action="store_true", help="List all configs for the given entity, including static configs."
     )
     parser.add_argument(
-        "--entity-type", action="append", metavar="TYPE", help="Type of entity (topics/brokers)"
+        "--entity-type", action="append", metavar="TYPE", help="Type of entity (topics/brokers/users)"
     )
     names = parser.add_mutually_exclusive_group()
-    names.add_argument("--entity-name", metavar="NAME", help="Name of entity (topic name/broker id)")
+    names.add_argument("--entity-name", metavar="NAME", help="Name of entity (topic name/broker id/user)")
     names.add_argument(
         "--entity-default", action="store_true", help="Default entity name for brokers (the cluster default)"
     )
@@ -146,10 +167,15 @@ def validate(ns: argparse.Namespace) -> tuple[str, str | None]:
             raise UsageError(
                 f"The entity name for brokers must be a valid integer broker id, but it is: {name}"
             ) from None
-    if ns.describe and ns.entity_default and entity_type != BROKERS:
+    if ns.describe and ns.entity_default and entity_type == TOPICS:
         raise UsageError(f"--entity-default must not be specified with --describe of {entity_type}")
     if ns.alter:
-        if entity_type == BROKERS:
+        if entity_type == USERS and name == "":
+            raise UsageError(
+                "The use of --entity-default or --user-defaults is not allowed with User SCRAM Credentials "
+                "using --bootstrap-server."
+            )
+        if entity_type in (BROKERS, USERS):
             if name is None:
                 raise UsageError(
                     "An entity-name or default entity must be specified with --alter of users, clients, "
@@ -346,6 +372,123 @@ def _alter(
 
 
 # ---------------------------------------------------------------------------------------------------
+# Users: SCRAM credentials (KIP-554)
+
+
+def scram_description(credentials: Sequence[tuple[int, int]]) -> str:
+    """``SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096`` (ConfigCommand's text)."""
+    return ", ".join(f"{ScramMechanism.from_type(m).mechanism_name}=iterations={i}" for m, i in credentials)
+
+
+def _describe_users(ns: argparse.Namespace, client: BrokerAdminClient, name: str | None, out: TextIO) -> None:
+    if name == "":
+        described: dict[str, list[tuple[int, int]] | ApiError] = {}  # quotas only in Kafka: none here
+    else:
+        described = client.describe_user_scram_credentials(None if name is None else [name])
+    entities: list[dict[str, Any]] = []
+    for user in sorted(described):
+        credentials = described[user]
+        if isinstance(credentials, ApiError):
+            if credentials.code == ErrorCode.RESOURCE_NOT_FOUND:
+                continue  # Kafka's DescribeUserScramCredentialsResult.users() leaves them out
+            if not ns.json:
+                print(
+                    f"Error retrieving SCRAM credential configs for user-principal '{user}': "
+                    f"{credentials.name}: {credentials.text}",
+                    file=out,
+                )
+            continue
+        if ns.json:
+            entities.append(
+                {
+                    "name": user,
+                    "credentials": [
+                        {"mechanism": ScramMechanism.from_type(m).mechanism_name, "iterations": i}
+                        for m, i in credentials
+                    ],
+                }
+            )
+        else:
+            print(
+                f"SCRAM credential configs for user-principal '{user}' are {scram_description(credentials)}",
+                file=out,
+            )
+    if ns.json:
+        print(json.dumps({"entityType": USERS, "entities": entities}, indent=2), file=out)
+
+
+def scram_upsertion(user: str, mechanism: ScramMechanism, value: str) -> ScramUpsertion:
+    """ConfigCommand's ``iterationsAndPasswordBytes``, then the client-side salting of KIP-554.
+
+    Raises:
+        _CommandError: the value is not ``[iterations=N,]password=P`` or N is below the minimum.
+        _ServerError: an empty password (Kafka's admin client refuses it as UNACCEPTABLE_CREDENTIAL).
+    """
+    match = _SCRAM_VALUE.fullmatch(value)
+    if match is None:
+        raise _CommandError(f"Invalid credential property {mechanism.mechanism_name}={value}")
+    iterations_text, password = match.group(1), match.group(2)
+    iterations = int(iterations_text) if iterations_text not in (None, "", "-1") else DEFAULT_ITERATIONS
+    if iterations < MIN_ITERATIONS:
+        raise _CommandError(
+            f"Iterations {iterations} is less than the minimum {MIN_ITERATIONS} required for "
+            f"{mechanism.mechanism_name}"
+        )
+    if not password:
+        raise _ServerError("Password must not be empty")
+    salt = secrets.token_bytes(SALT_BYTES)
+    return ScramUpsertion(
+        user=user,
+        mechanism=int(mechanism),
+        iterations=iterations,
+        salt=salt,
+        salted_password=salted_password(mechanism, password, salt, iterations),
+    )
+
+
+def _alter_user(ns: argparse.Namespace, client: BrokerAdminClient, user: str, out: TextIO) -> None:
+    to_add = parse_add_config(ns.add_config) if ns.add_config is not None else {}
+    to_delete = parse_delete_config(ns.delete_config or ())
+    unknown_add = [k for k in to_add if ScramMechanism.from_name(k) is None]
+    if unknown_add:
+        raise _CommandError(
+            f"Only quota and SCRAM credential configs can be added for '{USERS}' using --bootstrap-server. "
+            f"Unexpected config names: {', '.join(unknown_add)} (kraft has no quotas)"
+        )
+    unknown_delete = [k for k in to_delete if ScramMechanism.from_name(k) is None]
+    if unknown_delete:
+        raise _CommandError(
+            f"Only quota and SCRAM credential configs can be deleted for '{USERS}' using --bootstrap-server. "
+            f"Unexpected config names: {', '.join(unknown_delete)} (kraft has no quotas)"
+        )
+    upsertions = []
+    for key, value in to_add.items():
+        mechanism = ScramMechanism.from_name(key)
+        assert mechanism is not None
+        upsertions.append(scram_upsertion(user, mechanism, value))
+    for key in to_delete:
+        mechanism = ScramMechanism.from_name(key)
+        assert mechanism is not None
+        error = client.alter_user_scram_credentials(deletions=[(user, int(mechanism))])[user]
+        if error is not None:
+            raise _ServerError(f"{error.name} for user '{user}' ({key}): {error.text}")
+    for upsertion in upsertions:
+        error = client.alter_user_scram_credentials(upsertions=[upsertion])[user]
+        if error is not None:
+            key = ScramMechanism.from_type(upsertion.mechanism).mechanism_name
+            raise _ServerError(f"{error.name} for user '{user}' ({key}): {error.text}")
+    if ns.json:
+        print(
+            json.dumps(
+                {"entityType": USERS, "name": user, "set": sorted(to_add), "deleted": to_delete}, indent=2
+            ),
+            file=out,
+        )
+    else:
+        print(f"Completed updating config for user {user}.", file=out)
+
+
+# ---------------------------------------------------------------------------------------------------
 # main
 
 
@@ -357,7 +500,12 @@ def main(ns: argparse.Namespace, args: list[str], connect: Connect, out: TextIO,
     client = connect()
     try:
         with client:
-            if ns.describe:
+            if entity_type == USERS and ns.describe:
+                _describe_users(ns, client, name, out)
+            elif entity_type == USERS:
+                assert name  # validate() requires one for --alter
+                _alter_user(ns, client, name, out)
+            elif ns.describe:
                 _describe(ns, client, entity_type, name, out, err)
             else:
                 assert name is not None  # validate() requires one for --alter

@@ -8,7 +8,10 @@
   Kafka's ``Formatter`` does; the controller reads the one in ``metadata.log.dir``. It refuses
   unknown features, levels out of range and broken dependencies, a directory already formatted
   (unless ``--ignore-formatted``), and always one formatted for another cluster or node. Nothing is
-  written unless every check passes.
+  written unless every check passes. ``--add-scram`` (``-S``, repeatable, metadata.version 3.5-IV2
+  or later) adds a UserScramCredentialRecord per argument to the bootstrap metadata, as Kafka's
+  StorageTool (``kraft.security.scram_arguments``): the first admin can log in before any broker
+  runs. The password itself is written nowhere.
 * KIP-853 dynamic quorums, with Kafka 4.x's mutually exclusive flags: ``--standalone`` (``-s``) makes
   this controller the only initial voter (its id, a fresh directory id, the advertised endpoint of
   its first controller listener); ``--initial-controllers`` (``-I``) ``ID@HOST:PORT:DIRID,...`` names
@@ -28,8 +31,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
+import secrets
 import sys
 import uuid
 from collections.abc import Sequence
@@ -51,6 +56,7 @@ from kraft.metadata.bootstrap import (
 from kraft.metadata.records import LATEST_METADATA_VERSION, MetadataVersion, parse_release_version
 from kraft.raft.types import Endpoint, ReplicaKey
 from kraft.raft.voters import KRAFT_VERSION_0, KRAFT_VERSION_1, VoterNode, VoterSet
+from kraft.security.scram_arguments import ScramArgumentError, parse_scram_argument
 from kraft.server.config import parse_listeners
 from kraft.storage.bootstrap_file import (
     bootstrap_checkpoint_path,
@@ -110,6 +116,16 @@ def _parser() -> argparse.ArgumentParser:
         help="A feature level to bootstrap the cluster with; repeatable. "
         f"Known features: {_known_features()}. Default: eligible.leader.replicas.version=1 "
         "when metadata.version is 24 or later, all others 0.",
+    )
+    fmt.add_argument(
+        "--add-scram",
+        "-S",
+        action="append",
+        default=[],
+        metavar="SCRAM_CREDENTIAL",
+        help="A SCRAM_CREDENTIAL to add to the __cluster_metadata log e.g. "
+        "'SCRAM-SHA-256=[name=alice,password=alice-secret]' "
+        '\'SCRAM-SHA-512=[name=alice,iterations=8192,salt="N3E=",saltedpassword="YCE="]\'; repeatable.',
     )
     quorum = fmt.add_mutually_exclusive_group()
     quorum.add_argument(
@@ -178,6 +194,8 @@ def _format(args: argparse.Namespace, out: TextIO) -> int:
     initial_voters = _initial_voters(args, props, node_id)
     dynamic = initial_voters is not None or args.no_initial_controllers
     bootstrap, kraft_version = _bootstrap_from_args(args, dynamic=dynamic)
+    if args.add_scram:
+        bootstrap = _with_scram(bootstrap, args.add_scram)
     directories = config_log_dirs(props)
     if not directories:
         raise ConfigError("no log directories: set log.dirs or metadata.log.dir")
@@ -434,6 +452,18 @@ def _bootstrap_from_args(args: argparse.Namespace, *, dynamic: bool) -> tuple[Bo
         )
     features.pop(KRAFT_VERSION, None)
     return BootstrapMetadata(features), KRAFT_VERSION_1 if dynamic else KRAFT_VERSION_0
+
+
+def _with_scram(bootstrap: BootstrapMetadata, arguments: Sequence[str]) -> BootstrapMetadata:
+    """``--add-scram``: one UserScramCredentialRecord per argument, added to the bootstrap metadata
+    (Kafka's Formatter); salts come from the OS's secure random source."""
+    if bootstrap.metadata_version < MetadataVersion.IBP_3_5_IV2:
+        raise ConfigError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
+    try:
+        records = [parse_scram_argument(a).to_record(secrets.token_bytes) for a in arguments]
+    except ScramArgumentError as e:
+        raise ConfigError(str(e)) from None
+    return dataclasses.replace(bootstrap, scram_records=tuple(records))
 
 
 def _bootstrap_report(bootstrap: BootstrapMetadata, directory: str) -> dict[str, Any]:

@@ -47,12 +47,14 @@ from kraft.metadata.configs import ConfigOperation, ConfigSource
 from kraft.metadata.records import ConfigResourceType
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode
+from kraft.protocol.messages import alter_user_scram_credentials as alter_scram_msg
 from kraft.protocol.messages import create_partitions as create_partitions_msg
 from kraft.protocol.messages import create_topics as create_topics_msg
 from kraft.protocol.messages import delete_topics as delete_topics_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import describe_configs as describe_configs_msg
 from kraft.protocol.messages import describe_topic_partitions as dtp_msg
+from kraft.protocol.messages import describe_user_scram_credentials as describe_scram_msg
 from kraft.protocol.messages import elect_leaders as elect_leaders_msg
 from kraft.protocol.messages import incremental_alter_configs as iac_msg
 from kraft.protocol.messages import metadata as metadata_msg
@@ -105,6 +107,21 @@ _DEFAULT_MESSAGES: dict[int, str] = {
 
 # ----------------------------------------------------------------------------------------------
 # Values
+
+
+@dataclass(frozen=True, slots=True)
+class ScramUpsertion:
+    """One credential to set (KIP-554): the client salts and hashes the password itself, so only
+    the salted password crosses the wire; ``mechanism`` is the wire code (1 SHA-256, 2 SHA-512)."""
+
+    user: str
+    mechanism: int
+    iterations: int
+    salt: bytes
+    salted_password: bytes
+
+    def __repr__(self) -> str:
+        return f"ScramUpsertion({self.user!r}, mechanism={self.mechanism}, iterations={self.iterations})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,6 +542,74 @@ class BrokerAdminClient(BootstrapClient):
         else:
             connect = self._controller
         return self._batch("IncrementalAlterConfigs", [resource], connect, send)[resource]
+
+    # ------------------------------------------------------------------------------------------
+    # SCRAM credentials (KIP-554)
+
+    def describe_user_scram_credentials(
+        self, users: Sequence[str] | None = None
+    ) -> dict[str, list[tuple[int, int]] | ApiError]:
+        """DescribeUserScramCredentials from any broker: user -> [(mechanism, iterations)], or the
+        error answered for that user (RESOURCE_NOT_FOUND for a user without credentials). None or
+        empty ``users``: every user with a credential.
+
+        Raises:
+            ApiFailure: the whole request was refused.
+        """
+        api = describe_scram_msg.API
+        cls: Any = describe_scram_msg.REQUEST.cls
+
+        def attempt(conn: Connection) -> dict[str, list[tuple[int, int]] | ApiError]:
+            version = _version_or_raise(conn, api)
+            body = cls(users=None if users is None else [cls.UserName(name=u) for u in users])
+            response = conn.send(api, version, body)
+            if response.error_code != ErrorCode.NONE:
+                error = ApiError(response.error_code, response.error_message)
+                raise ApiFailure("DescribeUserScramCredentials", error)
+            out: dict[str, list[tuple[int, int]] | ApiError] = {}
+            for r in response.results:
+                if r.error_code != ErrorCode.NONE:
+                    out[r.user] = ApiError(r.error_code, r.error_message)
+                else:
+                    out[r.user] = [(c.mechanism, c.iterations) for c in r.credential_infos]
+            return out
+
+        return self._call("DescribeUserScramCredentials", self._any_broker, attempt)
+
+    def alter_user_scram_credentials(
+        self, deletions: Sequence[tuple[str, int]] = (), upsertions: Sequence[ScramUpsertion] = ()
+    ) -> dict[str, ApiError | None]:
+        """AlterUserScramCredentials through the controller; user -> error, or None when done.
+        ``deletions`` are (user, mechanism code). Name each user once: the controller refuses a user
+        altered twice in one request (DUPLICATE_RESOURCE)."""
+        api = alter_scram_msg.API
+        cls: Any = alter_scram_msg.REQUEST.cls
+        users = list(dict.fromkeys([u for u, _ in deletions] + [u.user for u in upsertions]))
+
+        def send(conn: Connection, pending: list[str]) -> dict[str, ApiError | None]:
+            version = _version_or_raise(conn, api)
+            wanted = set(pending)
+            body = cls(
+                deletions=[
+                    cls.ScramCredentialDeletion(name=u, mechanism=m) for u, m in deletions if u in wanted
+                ],
+                upsertions=[
+                    cls.ScramCredentialUpsertion(
+                        name=u.user,
+                        mechanism=u.mechanism,
+                        iterations=u.iterations,
+                        salt=u.salt,
+                        salted_password=u.salted_password,
+                    )
+                    for u in upsertions
+                    if u.user in wanted
+                ],
+            )
+            response = conn.send(api, version, body)
+            got = {r.user: _error_or_none(r.error_code, r.error_message) for r in response.results}
+            return _complete(got, pending, "AlterUserScramCredentials")
+
+        return self._batch("AlterUserScramCredentials", users, self._controller, send)
 
     # ------------------------------------------------------------------------------------------
     # Topics: controller-bound

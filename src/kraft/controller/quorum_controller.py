@@ -43,6 +43,7 @@ from kraft.controller.metrics import ControllerMetrics
 from kraft.controller.producer_ids import allocate_producer_id_block
 from kraft.controller.replication_control import ReplicationControl
 from kraft.controller.result import ControllerResult
+from kraft.controller.scram_control import alter_credentials as alter_scram
 from kraft.metadata.configs import ConfigResolver
 from kraft.metadata.image import (
     MetadataDelta,
@@ -68,6 +69,7 @@ from kraft.protocol.error_responses import error_response
 from kraft.protocol.messages import (
     allocate_producer_ids,
     alter_partition,
+    alter_user_scram_credentials,
     broker_heartbeat,
     broker_registration,
     create_partitions,
@@ -102,6 +104,7 @@ CONTROLLER_APIS: Mapping[int, Api] = {
         broker_heartbeat,
         unregister_broker,
         allocate_producer_ids,
+        alter_user_scram_credentials,
     )
 }
 # Read-only APIs any controller (active or not) answers from its committed image.
@@ -179,6 +182,7 @@ class QuorumController:
         rng: random.Random,
         config: ControllerConfig | None = None,
         bootstrap_features: dict[str, int] | None = None,
+        bootstrap_records: Sequence[ApiMessageAndVersion] = (),
         snapshot_encoder: Callable[[MetadataImage], Future[list[bytes]]] | None = None,
     ) -> None:
         self.node_id = node_id
@@ -190,6 +194,8 @@ class QuorumController:
             bootstrap_features
             or {"metadata.version": int(MetadataVersion.IBP_4_0_IV3), "eligible.leader.replicas.version": 1}
         )
+        # Records ``kraft storage format`` added to the bootstrap metadata (``--add-scram``).
+        self.bootstrap_records = tuple(bootstrap_records)
         self.loader = MetadataLoader()
         self.metrics = ControllerMetrics()
         self.resolver = ConfigResolver(self.config.static_configs, node_id)
@@ -422,6 +428,8 @@ class QuorumController:
                 return self._update_features(image, body, version, now_ms)
             case allocate_producer_ids.API.key:
                 return allocate_producer_id_block(image, body, version)
+            case alter_user_scram_credentials.API.key:
+                return alter_scram(image, body, version)
         return None
 
     def _read_only(self, key: int, version: int, body: Any) -> Any:
@@ -584,6 +592,9 @@ class QuorumController:
                 levels.append(
                     make_record(MetadataRecordType.FEATURE_LEVEL, name=name, feature_level=features[name])
                 )
+        # As Kafka's ActivationRecordsGenerator: the bootstrap metadata's other records (SCRAM
+        # credentials) follow its feature levels.
+        levels.extend(self.bootstrap_records)
         levels.append(make_record(MetadataRecordType.ZK_MIGRATION_STATE, zk_migration_state=0))
         if mv >= MetadataVersion.IBP_3_6_IV1:
             return [

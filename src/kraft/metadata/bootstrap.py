@@ -6,6 +6,8 @@
 Kafka's ``BootstrapMetadata.fromVersions``, the records are one FeatureLevelRecord for
 metadata.version first, then one per other feature with a level above 0, sorted by name;
 ``kraft.version`` never becomes a FeatureLevelRecord (it lives in the raft control records).
+After them come the UserScramCredentialRecords of ``--add-scram`` (Kafka's ``Formatter`` adds them
+to the bootstrap records the same way), which need metadata.version 3.5-IV2 or later.
 
 The rules (``validate_features``), each refused with a ``ValueError`` naming the feature and what is
 valid:
@@ -164,7 +166,7 @@ def effective_features(
 
 @dataclass(frozen=True, slots=True)
 class BootstrapMetadata:
-    """The finalized features a new cluster starts with.
+    """The finalized features a new cluster starts with, and its first SCRAM credentials.
 
     ``features`` always holds ``metadata.version``; other features appear only with a level above 0
     (a level of 0 is the same as absent, and it is what a bootstrap file can express). Built from
@@ -173,6 +175,8 @@ class BootstrapMetadata:
     """
 
     features: dict[str, int]
+    # UserScramCredentialRecords (``kraft storage format --add-scram``), in the order given.
+    scram_records: tuple[ApiMessageAndVersion, ...] = ()
 
     def __post_init__(self) -> None:
         if METADATA_VERSION not in self.features:
@@ -187,16 +191,31 @@ class BootstrapMetadata:
         )
         normalized = {METADATA_VERSION: self.features[METADATA_VERSION], **dict(others)}
         object.__setattr__(self, "features", normalized)
+        object.__setattr__(self, "scram_records", tuple(self.scram_records))
+        for record in self.scram_records:
+            if record.type is not MetadataRecordType.USER_SCRAM_CREDENTIAL:
+                raise ValueError(
+                    f"bootstrap SCRAM records must be UserScramCredentialRecords, not {record!r}"
+                )
+        if self.scram_records and self.metadata_version < MetadataVersion.IBP_3_5_IV2:
+            raise ValueError(
+                f"SCRAM credentials need {METADATA_VERSION} {_mv_text(int(MetadataVersion.IBP_3_5_IV2))} "
+                f"or later, but it is {_mv_text(self.metadata_version)}"
+            )
 
     @property
     def metadata_version(self) -> int:
         return self.features[METADATA_VERSION]
 
     def records(self) -> list[ApiMessageAndVersion]:
-        """FeatureLevelRecords (v0): metadata.version, then the other features by name."""
+        """FeatureLevelRecords (v0): metadata.version, then the other features by name; then the
+        SCRAM records."""
         return [
-            make_record(MetadataRecordType.FEATURE_LEVEL, 0, name=name, feature_level=level)
-            for name, level in self.features.items()
+            *(
+                make_record(MetadataRecordType.FEATURE_LEVEL, 0, name=name, feature_level=level)
+                for name, level in self.features.items()
+            ),
+            *self.scram_records,
         ]
 
     @staticmethod
@@ -204,15 +223,19 @@ class BootstrapMetadata:
         """The inverse of ``records`` (what a bootstrap file holds).
 
         Raises:
-            ValueError: a record that is not a FeatureLevelRecord, a feature set twice, or no
-                metadata.version.
+            ValueError: a record that is neither a FeatureLevelRecord nor a
+                UserScramCredentialRecord, a feature set twice, or no metadata.version.
         """
         features: dict[str, int] = {}
+        scram: list[ApiMessageAndVersion] = []
         for record in records:
+            if record.type is MetadataRecordType.USER_SCRAM_CREDENTIAL:
+                scram.append(record)
+                continue
             if record.type is not MetadataRecordType.FEATURE_LEVEL:
                 raise ValueError(
                     f"bootstrap metadata holds a {record.type.record_name}; "
-                    "only FeatureLevelRecords are supported"
+                    "only FeatureLevelRecords and UserScramCredentialRecords are supported"
                 )
             name, level = record.data.name, record.data.feature_level
             if name in features:
@@ -222,7 +245,7 @@ class BootstrapMetadata:
             features[name] = level
         if METADATA_VERSION not in features:
             raise ValueError(f"no FeatureLevelRecord for {METADATA_VERSION} in the bootstrap metadata")
-        return BootstrapMetadata(features)
+        return BootstrapMetadata(features, tuple(scram))
 
 
 def bootstrap_metadata(

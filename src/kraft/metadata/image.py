@@ -4,8 +4,9 @@ What this module owns:
 
 * ``MetadataImage``: everything the metadata log says, as of one offset: finalized features,
   brokers, controllers, topics (by id and by name, with their partitions), configs, producer ids,
-  the ZooKeeper-migration state and the provenance (offset, epoch, append time of the last record
-  applied). It never changes once built; every field is a read-only view.
+  SCRAM credentials (``kraft.metadata.scram``), the ZooKeeper-migration state and the provenance
+  (offset, epoch, append time of the last record applied). It never changes once built; every
+  field is a read-only view.
 * ``MetadataDelta``: records replayed on top of one image. ``replay`` validates one record against
   the image-plus-delta and raises ``ReplayError`` (naming the offset, the record and the rule) when
   the log breaks a rule; ``apply`` builds the next image.
@@ -41,6 +42,7 @@ from kraft.metadata.records import (
     UnmodelledRecordError,
     decode_record,
 )
+from kraft.metadata.scram import ScramCredential, ScramImage, ScramMechanism
 
 METADATA_VERSION_FEATURE: Final = "metadata.version"
 
@@ -230,6 +232,7 @@ class MetadataImage:
         "_preferred_imbalance_count",
         "_producer_ids",
         "_provenance",
+        "_scram",
         "_topics_by_id",
         "_topics_by_name",
         "_zk_migration_state",
@@ -244,6 +247,7 @@ class MetadataImage:
     _topics_by_name: Mapping[str, TopicImage]
     _configs: Mapping[tuple[int, str], Mapping[str, str]]
     _producer_ids: tuple[int, int, int]
+    _scram: ScramImage
     _zk_migration_state: int
     _provenance: MetadataProvenance
     _partition_count: int
@@ -263,6 +267,7 @@ class MetadataImage:
         producer_ids: tuple[int, int, int] = INITIAL_PRODUCER_IDS,
         zk_migration_state: int = 0,
         provenance: MetadataProvenance = EMPTY_PROVENANCE,
+        scram: ScramImage | None = None,
     ) -> None:
         """Build an image from parts (copied), counting partitions from scratch: O(partitions).
 
@@ -288,6 +293,7 @@ class MetadataImage:
             topics_by_name=MappingProxyType(by_name),
             configs=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in (configs or {}).items() if v}),
             producer_ids=producer_ids,
+            scram=ScramImage.EMPTY if scram is None else scram,
             zk_migration_state=zk_migration_state,
             provenance=provenance,
             counts=counts,
@@ -304,6 +310,7 @@ class MetadataImage:
         topics_by_name: Mapping[str, TopicImage],
         configs: Mapping[tuple[int, str], Mapping[str, str]],
         producer_ids: tuple[int, int, int],
+        scram: ScramImage,
         zk_migration_state: int,
         provenance: MetadataProvenance,
         counts: Sequence[int],
@@ -316,6 +323,7 @@ class MetadataImage:
         object.__setattr__(self, "_topics_by_name", topics_by_name)
         object.__setattr__(self, "_configs", configs)
         object.__setattr__(self, "_producer_ids", producer_ids)
+        object.__setattr__(self, "_scram", scram)
         object.__setattr__(self, "_zk_migration_state", zk_migration_state)
         object.__setattr__(self, "_provenance", provenance)
         object.__setattr__(self, "_partition_count", counts[0])
@@ -369,6 +377,11 @@ class MetadataImage:
     def producer_ids(self) -> tuple[int, int, int]:
         """(broker id, broker epoch, next producer id) of the last ProducerIdsRecord."""
         return self._producer_ids
+
+    @property
+    def scram(self) -> ScramImage:
+        """SCRAM credentials: mechanism -> user -> (salt, stored key, server key, iterations)."""
+        return self._scram
 
     @property
     def zk_migration_state(self) -> int:
@@ -439,6 +452,7 @@ class MetadataImage:
             and not self._topics_by_id
             and not self._configs
             and self._producer_ids == INITIAL_PRODUCER_IDS
+            and self._scram.is_empty
             and self._zk_migration_state == 0
         )
 
@@ -455,6 +469,7 @@ class MetadataImage:
             "topics_by_name": self._topics_by_name,
             "configs": self._configs,
             "producer_ids": self._producer_ids,
+            "scram": self._scram,
             "zk_migration_state": self._zk_migration_state,
             "provenance": self._provenance,
             "counts": (
@@ -601,6 +616,7 @@ def image_equal(
         or a.features != b.features
         or a.controllers != b.controllers
         or a.configs != b.configs
+        or a.scram != b.scram
     ):
         return False
     if ignore_registration_offsets:
@@ -643,6 +659,8 @@ def image_differences(
     diff_maps("configs", a.configs, b.configs)
     if a.producer_ids != b.producer_ids:
         out.append(f"producer_ids: {a.producer_ids} != {b.producer_ids}")
+    if a.scram != b.scram:
+        out.append(f"scram: {a.scram!r} != {b.scram!r}")
     if a.zk_migration_state != b.zk_migration_state:
         out.append(f"zk_migration_state: {a.zk_migration_state} != {b.zk_migration_state}")
     for tid in sorted(set(a.topics_by_id) | set(b.topics_by_id)):
@@ -804,6 +822,8 @@ class MetadataDelta:
         self._configs: dict[tuple[int, str], Mapping[str, str]] | None = None
         self._copied_configs: set[tuple[int, str]] = set()
         self._producer_ids = image.producer_ids
+        # (mechanism, user) -> new credential, or None for removed.
+        self._scram: dict[tuple[ScramMechanism, str], ScramCredential | None] = {}
         self._zk_migration_state = image.zk_migration_state
         # Topics created or changed here, by id; base-image topics removed here.
         self._changes: dict[uuid.UUID, _TopicChange] = {}
@@ -990,8 +1010,31 @@ class MetadataDelta:
                 )
             case _T.CLEAR_ELR:
                 self._replay_clear_elr(data.topic_name, fail)
+            case _T.USER_SCRAM_CREDENTIAL:
+                mechanism = self._scram_mechanism(data.mechanism, fail)
+                self._scram[(mechanism, data.name)] = ScramCredential(
+                    salt=bytes(data.salt),
+                    stored_key=bytes(data.stored_key),
+                    server_key=bytes(data.server_key),
+                    iterations=data.iterations,
+                )
+            case _T.REMOVE_USER_SCRAM_CREDENTIAL:
+                mechanism = self._scram_mechanism(data.mechanism, fail)
+                key = (mechanism, data.name)
+                existing = self._scram[key] if key in self._scram else self._image.scram.get(*key)
+                if existing is None:
+                    # Kafka's ScramControlManager.replay refuses it too.
+                    raise fail(f"no {mechanism.mechanism_name} credential for user {data.name!r} to remove")
+                self._scram[key] = None
             case _:  # pragma: no cover - every modelled type is handled above
                 raise fail("record type not handled by replay")
+
+    @staticmethod
+    def _scram_mechanism(code: int, fail: Callable[[str], ReplayError]) -> ScramMechanism:
+        mechanism = ScramMechanism.from_type(code)
+        if mechanism is ScramMechanism.UNKNOWN:
+            raise fail(f"unknown SCRAM mechanism {code}")
+        return mechanism
 
     def _registered(
         self, broker_id: int, epoch: int, fail: Callable[[str], ReplayError]
@@ -1130,6 +1173,8 @@ class MetadataDelta:
                 }
             )
         parts["producer_ids"] = self._producer_ids
+        if self._scram:
+            parts["scram"] = base.scram.with_changes(self._scram)
         parts["zk_migration_state"] = self._zk_migration_state
         if self._changes or self._deleted:
             counts = [

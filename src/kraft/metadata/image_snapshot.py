@@ -9,7 +9,9 @@ finalized features by name; ZkMigrationStateRecord; RegisterBrokerRecord per bro
 its current epoch, fenced and controlled-shutdown flags); RegisterControllerRecord per controller
 by id; per topic by name, TopicRecord then its PartitionRecords by partition id (current leader,
 epochs, ISR; ELR and LastKnownElr only when non-empty, as Kafka's writers do); ConfigRecords by
-(resource type, resource name, key); ProducerIdsRecord when one was ever replayed.
+(resource type, resource name, key); ProducerIdsRecord when one was ever replayed;
+UserScramCredentialRecord per credential by mechanism then user (Kafka writes them only from
+metadata.version 3.5-IV2 on and reports a loss below it; so do we).
 
 Record versions follow the image's metadata.version (``records.record_version``), so a snapshot
 is what a controller at that level would write. A field the chosen version cannot carry is left
@@ -123,6 +125,24 @@ def image_to_records(image: MetadataImage, *, losses: list[str] | None = None) -
                 next_producer_id=next_producer_id,
             )
         )
+
+    if not image.scram.is_empty:
+        if mv >= MetadataVersion.IBP_3_5_IV2:
+            for mechanism, user, credential in image.scram:
+                out.append(
+                    make_record(
+                        _T.USER_SCRAM_CREDENTIAL,
+                        0,
+                        name=user,
+                        mechanism=int(mechanism),
+                        salt=credential.salt,
+                        stored_key=credential.stored_key,
+                        server_key=credential.server_key,
+                        iterations=credential.iterations,
+                    )
+                )
+        else:
+            lost.append(f"SCRAM credentials of users {image.scram.users()} (metadata.version {mv} < 3.5-IV2)")
     return out
 
 

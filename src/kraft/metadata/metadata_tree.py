@@ -52,6 +52,7 @@ from kraft.metadata.image import (
 )
 from kraft.metadata.partition import LeaderRecoveryState, PartitionRegistration
 from kraft.metadata.records import MIGRATING_DIR_ID_INT, ConfigResourceType, MetadataVersion, SecurityProtocol
+from kraft.metadata.scram import ScramMechanism
 
 __all__ = [
     "Directory",
@@ -179,8 +180,35 @@ def image_node(image: MetadataImage) -> Directory:
             ),
             "configs": lambda: _configs_node(image),
             "producerIds": lambda: _fixed({"nextProducerId": lambda: _next_producer_id(image)}),
+            "scram": lambda: _scram_node(image),
         }
     )
+
+
+# Kafka's ScramCredentialDataNode as its shell prints it (strict redaction): no salt, key or count.
+SCRAM_CREDENTIAL_TEXT = (
+    "ScramCredentialData(salt=[redacted], storedKey=[redacted], serverKey=[redacted], iterations=[redacted])"
+)
+
+
+def _scram_node(image: MetadataImage) -> Directory:
+    """``/image/scram/<mechanism>/<user>`` (Kafka's ``ScramImageNode``): every mechanism is listed,
+    each user's credential prints redacted."""
+    mechanisms = [m for m in ScramMechanism if m is not ScramMechanism.UNKNOWN]
+
+    def users_node(m: ScramMechanism) -> Directory:
+        users = image.scram.mechanisms.get(m, {})
+
+        def user(name: str) -> Node | None:
+            return Leaf(SCRAM_CREDENTIAL_TEXT, SCRAM_CREDENTIAL_TEXT) if name in users else None
+
+        return Directory(lambda: list(users), user)
+
+    def lookup(name: str) -> Node | None:
+        m = ScramMechanism.from_name(name)
+        return None if m is None else users_node(m)
+
+    return Directory(lambda: [m.mechanism_name for m in mechanisms], lookup)
 
 
 def _next_producer_id(image: MetadataImage) -> Leaf:

@@ -10,8 +10,10 @@ tags and defaults. A record's value in a batch is framed as (spec 1.2)::
 ``decode_record`` accepts every listed version of every known type and refuses anything else with
 ``CorruptRecordError`` (unknown frame version, unknown type, version out of range, trailing bytes):
 replay must never silently skip a record it cannot read. Record types that this project does not
-model (ACLs, SCRAM, quotas, tokens: keys 10, 11, 14, 18, 19, 22, 26) raise ``UnmodelledRecordError``
+model (ACLs, quotas, tokens: keys 10, 14, 18, 19, 26) raise ``UnmodelledRecordError``
 (a ``CorruptRecordError`` carrying the raw ``UnmodelledRecord``): tools show them, the image skips them.
+SCRAM credentials (keys 11 and 22) are modelled; their salts and keys never appear in JSON
+(``record_to_json`` prints ``[hidden]``, ``SENSITIVE_FIELDS``).
 
 Writers pick versions by metadata.version (``record_version``): spec 1.5.
 
@@ -31,6 +33,7 @@ from kraft.common.fast_init import speed_up_inits
 from kraft.protocol.primitives import Reader, Writer
 from kraft.protocol.schema import (
     BOOL,
+    BYTES,
     INT8,
     INT16,
     INT32,
@@ -60,11 +63,13 @@ class MetadataRecordType(enum.IntEnum):
     FENCE_BROKER = 7
     UNFENCE_BROKER = 8
     REMOVE_TOPIC = 9
+    USER_SCRAM_CREDENTIAL = 11
     FEATURE_LEVEL = 12
     PRODUCER_IDS = 15
     BROKER_REGISTRATION_CHANGE = 17
     NO_OP = 20
     ZK_MIGRATION_STATE = 21
+    REMOVE_USER_SCRAM_CREDENTIAL = 22
     BEGIN_TRANSACTION = 23
     END_TRANSACTION = 24
     ABORT_TRANSACTION = 25
@@ -82,18 +87,22 @@ class MetadataRecordType(enum.IntEnum):
         return f"{self.name}_RECORD"
 
 
-# Keys of record types this project reads past without modelling (ACLs, SCRAM, quotas, tokens).
-IGNORED_RECORD_TYPES = frozenset({10, 11, 14, 18, 19, 22, 26})
+# Keys of record types this project reads past without modelling (ACLs, quotas, tokens).
+IGNORED_RECORD_TYPES = frozenset({10, 14, 18, 19, 26})
 # Kafka's MetadataRecordType names of the record types kraft reads past (tools print them).
 UNMODELLED_RECORD_NAMES: dict[int, str] = {
     10: "DELEGATION_TOKEN_RECORD",
-    11: "USER_SCRAM_CREDENTIAL_RECORD",
     14: "CLIENT_QUOTA_RECORD",
     18: "ACCESS_CONTROL_ENTRY_RECORD",
     19: "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
-    22: "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
     26: "REMOVE_DELEGATION_TOKEN_RECORD",
 }
+
+
+# Modelled record types whose payloads bulk exports (the Spark sources) withhold, exactly as they
+# withhold the unmodelled ones: SCRAM credentials are secrets, and the JVM payload decoder has no
+# ``bytes`` type to print them as ``[hidden]`` the way ``record_to_json`` does for dump-log.
+PAYLOAD_WITHHELD_RECORD_TYPES = frozenset({11, 22})
 
 
 class ConfigResourceType(enum.IntEnum):
@@ -265,6 +274,21 @@ CLEAR_ELR_RECORD = struct("ClearElrRecord", [
     f("TopicName", STRING, "0+"),
 ])
 
+# Kafka's UserScramCredentialRecord (key 11): what the server stores, never the password.
+USER_SCRAM_CREDENTIAL_RECORD = struct("UserScramCredentialRecord", [
+    f("Name", STRING, "0+"),
+    f("Mechanism", INT8, "0+"),
+    f("Salt", BYTES, "0+"),
+    f("StoredKey", BYTES, "0+"),
+    f("ServerKey", BYTES, "0+"),
+    f("Iterations", INT32, "0+"),
+])
+
+REMOVE_USER_SCRAM_CREDENTIAL_RECORD = struct("RemoveUserScramCredentialRecord", [
+    f("Name", STRING, "0+"),
+    f("Mechanism", INT8, "0+"),
+])
+
 _T = MetadataRecordType
 SCHEMAS: dict[MetadataRecordType, RecordSchema] = {
     s.type: s
@@ -278,11 +302,15 @@ SCHEMAS: dict[MetadataRecordType, RecordSchema] = {
         RecordSchema(_T.FENCE_BROKER, Versions(0, 0), FENCE_BROKER_RECORD),
         RecordSchema(_T.UNFENCE_BROKER, Versions(0, 0), UNFENCE_BROKER_RECORD),
         RecordSchema(_T.REMOVE_TOPIC, Versions(0, 0), REMOVE_TOPIC_RECORD),
+        RecordSchema(_T.USER_SCRAM_CREDENTIAL, Versions(0, 0), USER_SCRAM_CREDENTIAL_RECORD),
         RecordSchema(_T.FEATURE_LEVEL, Versions(0, 0), FEATURE_LEVEL_RECORD),
         RecordSchema(_T.PRODUCER_IDS, Versions(0, 0), PRODUCER_IDS_RECORD),
         RecordSchema(_T.BROKER_REGISTRATION_CHANGE, Versions(0, 2), BROKER_REGISTRATION_CHANGE_RECORD),
         RecordSchema(_T.NO_OP, Versions(0, 0), NO_OP_RECORD),
         RecordSchema(_T.ZK_MIGRATION_STATE, Versions(0, 0), ZK_MIGRATION_STATE_RECORD),
+        RecordSchema(
+            _T.REMOVE_USER_SCRAM_CREDENTIAL, Versions(0, 0), REMOVE_USER_SCRAM_CREDENTIAL_RECORD
+        ),
         RecordSchema(_T.BEGIN_TRANSACTION, Versions(0, 0), BEGIN_TRANSACTION_RECORD),
         RecordSchema(_T.END_TRANSACTION, Versions(0, 0), END_TRANSACTION_RECORD),
         RecordSchema(_T.ABORT_TRANSACTION, Versions(0, 0), ABORT_TRANSACTION_RECORD),
@@ -308,7 +336,7 @@ class MetadataVersion(enum.IntEnum):
     IBP_3_4_IV0 = 8  # RegisterBrokerRecord v2
     IBP_3_5_IV0 = 9
     IBP_3_5_IV1 = 10
-    IBP_3_5_IV2 = 11
+    IBP_3_5_IV2 = 11  # SCRAM credentials in the metadata log (Kafka's isScramSupported)
     IBP_3_6_IV0 = 12  # ISR shrink stops bumping the leader epoch
     IBP_3_6_IV1 = 13  # metadata transactions
     IBP_3_6_IV2 = 14
@@ -410,6 +438,8 @@ class ApiMessageAndVersion:
     data: Any
 
     def __repr__(self) -> str:
+        if self.type in SENSITIVE_FIELDS:  # a SCRAM salt and keys never reach a log line
+            return f"{self.type.record_name}(v{self.version}, {record_to_json(self)['data']})"
         return f"{self.type.record_name}(v{self.version}, {self.data!r})"
 
 
@@ -508,14 +538,30 @@ class UnmodelledRecordError(CorruptRecordError):
         self.record = record
 
 
+# Fields no tool prints: a SCRAM salt and keys are enough to attack the credential offline.
+SENSITIVE_FIELDS: dict[MetadataRecordType, frozenset[str]] = {
+    MetadataRecordType.USER_SCRAM_CREDENTIAL: frozenset({"salt", "stored_key", "server_key"}),
+}
+HIDDEN = "[hidden]"
+
+
 def record_to_json(record: ApiMessageAndVersion) -> dict[str, Any]:
     """``{"type": "TOPIC_RECORD", "version": 0, "data": {...}}`` as ``kafka-dump-log`` prints it:
-    camelCase field names, tagged fields at their default omitted, uuids in Kafka's base64 form."""
+    camelCase field names, tagged fields at their default omitted, uuids in Kafka's base64 form.
+
+    The fields of ``SENSITIVE_FIELDS`` print as ``"[hidden]"`` (Kafka prints SCRAM salts and keys
+    in base64; kraft never shows them)."""
     schema = SCHEMAS[record.type]
+    data = _struct_json(schema.struct, record.data, record.version)
+    hidden = SENSITIVE_FIELDS.get(record.type)
+    if hidden:
+        for name in hidden:
+            if _camel(name) in data:
+                data[_camel(name)] = HIDDEN
     return {
         "type": record.type.upper_name,
         "version": record.version,
-        "data": _struct_json(schema.struct, record.data, record.version),
+        "data": data,
     }
 
 

@@ -29,6 +29,7 @@ from kraft.common.errors import KraftError
 from kraft.controller.quorum_controller import ControllerConfig, QuorumController
 from kraft.metadata.configs import ConfigResolver
 from kraft.metadata.image import MetadataImage
+from kraft.metadata.records import ApiMessageAndVersion
 from kraft.node.node import Node
 from kraft.node.quorum_apis import QuorumApis, quorum_endpoints
 from kraft.raft.config import QuorumConfig
@@ -66,6 +67,8 @@ class NodeConfig:
         controller: the quorum controller's settings, or None for no quorum controller (a broker, or
             the test raft server, whose log holds test records nobody may replay as metadata).
         bootstrap_features: the features ``kraft storage format`` chose (None: the defaults).
+        bootstrap_records: the other records of the bootstrap metadata (``--add-scram``'s SCRAM
+            credentials), written with the features by the first active controller.
         quorum_apis: whether the node serves a controller listener (Metadata, DescribeCluster,
             DescribeQuorum and voter changes about the quorum).
         broker: the broker part's settings, or None.
@@ -79,6 +82,7 @@ class NodeConfig:
     raft_listener_name: str = "CONTROLLER"
     controller: ControllerConfig | None = None
     bootstrap_features: Mapping[str, int] | None = None
+    bootstrap_records: tuple[ApiMessageAndVersion, ...] = ()
     quorum_apis: bool = False
     broker: BrokerConfig | None = None
 
@@ -136,6 +140,7 @@ def build_node(
             rng=controller_rng if controller_rng is not None else random.Random(rng.getrandbits(64)),
             config=config.controller,
             bootstrap_features=None if config.bootstrap_features is None else dict(config.bootstrap_features),
+            bootstrap_records=config.bootstrap_records,
             snapshot_encoder=snapshot_encoder,
         )
     quorum_apis = None

@@ -18,6 +18,7 @@ from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import (
     allocate_producer_ids,
     alter_partition,
+    alter_user_scram_credentials,
     broker_heartbeat,
     broker_registration,
     create_partitions,
@@ -126,6 +127,20 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
         return allocate_producer_ids.RESPONSE.cls(
             throttle_time_ms=0, error_code=c, producer_id_start=0, producer_id_len=0
         )
+    if key == alter_user_scram_credentials.API.key:
+        # Kafka's AlterUserScramCredentialsRequest.getErrorResponse: every user named, once.
+        cls = alter_user_scram_credentials.RESPONSE.cls
+        if request is not None:
+            users = [d.name for d in request.deletions] + [u.name for u in request.upsertions]
+        else:
+            users = [r.user for r in like.results]
+        return cls(
+            throttle_time_ms=0,
+            results=[
+                cls.AlterUserScramCredentialsResult(user=u, error_code=c, error_message=message)
+                for u in dict.fromkeys(users)
+            ],
+        )
     raise ValueError(f"no error response shape for API {key}")
 
 
@@ -149,6 +164,8 @@ def response_error_codes(key: int, response: Any) -> set[int]:
             codes.update(p.error_code for p in t.partition_result)
     elif key == update_features.API.key:
         codes.update(r.error_code for r in (getattr(response, "results", None) or ()))
+    elif key == alter_user_scram_credentials.API.key:
+        codes.update(r.error_code for r in response.results)
     return codes
 
 

@@ -250,12 +250,14 @@ class KraftServer:
             voters=sorted(config.voters) or None,
         )
         bootstrap = None
+        bootstrap_records: tuple[Any, ...] = ()
         if with_controller and config.is_controller:
             from kraft.storage.bootstrap_file import read_bootstrap_checkpoint
 
             # The features `kraft storage format` chose; None: the controller's defaults.
             checkpoint = await loop.run_in_executor(None, read_bootstrap_checkpoint, config.metadata_log_dir)
             bootstrap = None if checkpoint is None else dict(checkpoint.features)
+            bootstrap_records = () if checkpoint is None else checkpoint.scram_records
         broker = None
         if with_controller and config.is_broker:
             broker = await self._broker_config(meta, directory_ids)
@@ -270,6 +272,7 @@ class KraftServer:
                 raft_listener_name=raft_name,
                 controller=config.controller if with_controller and config.is_controller else None,
                 bootstrap_features=bootstrap,
+                bootstrap_records=bootstrap_records,
                 quorum_apis=bool(config.controller_listeners),
                 broker=broker,
             ),

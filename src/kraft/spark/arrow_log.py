@@ -57,6 +57,7 @@ from kraft.common.errors import CorruptRecordError, StorageError
 from kraft.metadata.records import (
     FRAME_VERSION,
     IGNORED_RECORD_TYPES,
+    PAYLOAD_WITHHELD_RECORD_TYPES,
     UNMODELLED_RECORD_NAMES,
     MetadataRecordType,
     UnmodelledRecordError,
@@ -611,6 +612,24 @@ def _compact(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
+def _withheld(value: bytes) -> tuple[int, int] | None:
+    """(type, version) of a frame whose type's payload is withheld (``PAYLOAD_WITHHELD_RECORD_TYPES``),
+    read as far as ``decode_record`` reads an unmodelled one; None for any other frame."""
+    from kraft.common.errors import MalformedMessageError
+    from kraft.protocol.primitives import Reader
+
+    r = Reader(value)
+    try:
+        r.unsigned_varint("frame version")
+        type_id = r.unsigned_varint("record type")
+        version = r.unsigned_varint("record version")
+    except MalformedMessageError:
+        return None
+    if type_id not in PAYLOAD_WITHHELD_RECORD_TYPES or version > 0x7FFF:
+        return None
+    return type_id, version
+
+
 class _PayloadDecoder:
     """Metadata and control record decoding as dump-log does it, with a cache for repeated values."""
 
@@ -626,8 +645,13 @@ class _PayloadDecoder:
         if hit is not None:
             return hit
         try:
-            obj = record_to_json(decode_record(value))
-            decoded: _Decoded = (obj["type"], obj["version"], _compact(obj["data"]))
+            withheld = _withheld(value)
+            if withheld is not None:
+                # Secrets (SCRAM): named, payload withheld, as for the unmodelled types.
+                decoded: _Decoded = (_TYPE_NAMES[withheld[0]], withheld[1], None)
+            else:
+                obj = record_to_json(decode_record(value))
+                decoded = (obj["type"], obj["version"], _compact(obj["data"]))
         except UnmodelledRecordError as e:
             u = e.record
             decoded = (_TYPE_NAMES.get(u.type, f"UNKNOWN_{u.type}"), u.version, None)

@@ -6,15 +6,16 @@ the controller reads the one in ``metadata.log.dir`` (the log directory itself, 
 KRaft snapshot at offset 0 and epoch 0, exactly as Kafka's ``BatchFileWriter`` lays it out::
 
     control batch, offset 0:         SnapshotHeaderRecord {version 0, lastContainedLogTimestamp 0}
-    data batch, offsets 1..n:        n FeatureLevelRecords (metadata.version first, then by name)
+    data batch, offsets 1..n:        n FeatureLevelRecords (metadata.version first, then by name),
+                                     then any UserScramCredentialRecords (``--add-scram``)
     control batch, offset n+1:       SnapshotFooterRecord {version 0}
 
 Every batch has partitionLeaderEpoch 0, CreateTime = the time of writing, no compression.
 
 Reading is strict: a file that is not whole batches with valid CRCs, lacks the header or footer,
-or holds anything but FeatureLevelRecords is a ``StorageError`` naming the file. Writing is atomic
-(``bootstrap.checkpoint.tmp``, fsync, rename, fsync of the directory), so a crash leaves the old
-file or the new one.
+or holds anything but FeatureLevelRecords (and UserScramCredentialRecords) is a ``StorageError``
+naming the file. Writing is atomic (``bootstrap.checkpoint.tmp``, fsync, rename, fsync of the
+directory), so a crash leaves the old file or the new one.
 """
 
 from __future__ import annotations

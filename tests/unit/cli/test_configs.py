@@ -361,8 +361,8 @@ BS = ["--bootstrap-server", "h:1"]
          'Option "[describe]" can\'t be used with option "[add-config]"'),
         ([*BS, "--describe"], "At least one entity type must be specified"),
         (["--describe", "--entity-type", "topics"], "--bootstrap-server must be specified"),
-        ([*BS, "--describe", "--entity-type", "users"],
-         "Invalid entity type users, the entity type must be one of topics, brokers with a "
+        ([*BS, "--describe", "--entity-type", "clients"],
+         "Invalid entity type clients, the entity type must be one of topics, brokers, users with a "
          "--bootstrap-server argument"),
         ([*BS, "--describe", "--entity-type", "topics", "--entity-type", "topics"],
          "Duplicate entity type(s) specified: topics"),

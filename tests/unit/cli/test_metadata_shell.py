@@ -378,7 +378,7 @@ def test_ls_lists_sorted_as_strings(log_dir: Path) -> None:
     code, out, _ = run("--log-dir", str(log_dir), "ls", "/")
     assert (code, out) == (0, "image\nlocal\n")
     code, out, _ = run("--log-dir", str(log_dir), "ls", "/image")
-    assert out.split() == ["cluster", "configs", "features", "producerIds", "provenance", "topics"]
+    assert out.split() == ["cluster", "configs", "features", "producerIds", "provenance", "scram", "topics"]
     code, out, _ = run("--log-dir", str(log_dir), "ls", "/image/topics/byName/orders")
     assert out.split() == ["0", "1", "10", "id", "name"]  # Kafka sorts partition names as strings
 

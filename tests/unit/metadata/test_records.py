@@ -174,9 +174,22 @@ KAFKA: tuple[KRecord, ...] = (
         K("InControlledShutdown", "int8", "1+", tagged_versions="1+", tag=1),
         K("LogDirs", "[]uuid", "2+", tagged_versions="2+", tag=2),
     )),
+    # Kafka 4.x metadata/src/main/resources/common/metadata/UserScramCredentialRecord.json
+    KRecord(11, "UserScramCredentialRecord", "0", (
+        K("Name", "string", "0+"),
+        K("Mechanism", "int8", "0+"),
+        K("Salt", "bytes", "0+"),
+        K("StoredKey", "bytes", "0+"),
+        K("ServerKey", "bytes", "0+"),
+        K("Iterations", "int32", "0+"),
+    )),
     KRecord(20, "NoOpRecord", "0"),
     KRecord(21, "ZkMigrationStateRecord", "0", (
         K("ZkMigrationState", "int8", "0+"),
+    )),
+    KRecord(22, "RemoveUserScramCredentialRecord", "0", (
+        K("Name", "string", "0+"),
+        K("Mechanism", "int8", "0+"),
     )),
     KRecord(23, "BeginTransactionRecord", "0", (
         K("Name", "string", "0+", nullable_versions="0+", tagged_versions="0+", tag=0, default="null"),
@@ -200,11 +213,9 @@ KAFKA: tuple[KRecord, ...] = (
 # Kafka's keys of the record types kraft reads past (MetadataRecordType in Kafka's generator).
 KAFKA_IGNORED = {
     10: "DelegationTokenRecord",
-    11: "UserScramCredentialRecord",
     14: "ClientQuotaRecord",
     18: "AccessControlEntryRecord",
     19: "RemoveAccessControlEntryRecord",
-    22: "RemoveUserScramCredentialRecord",
     26: "RemoveDelegationTokenRecord",
 }
 
@@ -218,6 +229,8 @@ def kafka_default(k: K) -> Any:
         return []
     if k.type == "string":
         return d or ""
+    if k.type == "bytes":
+        return b""
     if k.type == "bool":
         return d == "true"
     if k.type == "uuid":
@@ -304,6 +317,8 @@ def _scalar(t: FieldType) -> st.SearchStrategy[Any]:
         return st.one_of(st.just(ZERO_UUID), st.integers(0, 2**128 - 1).map(lambda n: uuid.UUID(int=n)))
     if t.name == "string":
         return st.text(max_size=10)
+    if t.name == "bytes":
+        return st.binary(max_size=10)
     raise AssertionError(f"no strategy for {t.name}")
 
 

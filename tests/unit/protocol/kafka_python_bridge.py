@@ -18,6 +18,8 @@ import uuid
 from typing import Any
 
 from kafka.protocol.admin import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
     DeleteTopicsRequest,
@@ -30,6 +32,8 @@ from kafka.protocol.admin import (
     DescribeQuorumResponse,
     DescribeTopicPartitionsRequest,
     DescribeTopicPartitionsResponse,
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
     ElectLeadersRequest,
     ElectLeadersResponse,
     IncrementalAlterConfigsRequest,
@@ -72,6 +76,8 @@ KAFKA_PYTHON: dict[int, tuple[Any, Any]] = {
     35: (DescribeLogDirsRequest, DescribeLogDirsResponse),
     43: (ElectLeadersRequest, ElectLeadersResponse),
     44: (IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
+    50: (DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse),
+    51: (AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse),
     55: (DescribeQuorumRequest, DescribeQuorumResponse),
     57: (UpdateFeaturesRequest, UpdateFeaturesResponse),
     60: (DescribeClusterRequest, DescribeClusterResponse),

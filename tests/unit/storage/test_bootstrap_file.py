@@ -217,7 +217,7 @@ MV_RECORD = make_record(T.FEATURE_LEVEL, name="metadata.version", feature_level=
             header_batch() + data_batch([MV_RECORD, make_record(T.NO_OP)]) + footer_batch(3),
             "holds a NoOpRecord",
         ),
-        (header_batch() + data_batch([MV_RECORD], (b"\x01\x0b\x00\x00",)) + footer_batch(3), "not modelled"),
+        (header_batch() + data_batch([MV_RECORD], (b"\x01\x0e\x00\x00",)) + footer_batch(3), "not modelled"),
         (
             header_batch() + data_batch([MV_RECORD], (b"\x01\x63\x00\x00",)) + footer_batch(3),
             "unknown metadata record type 99",

@@ -48,6 +48,7 @@ from kraft.metadata import records as _records
 from kraft.metadata.records import (
     FRAME_VERSION,
     IGNORED_RECORD_TYPES,
+    PAYLOAD_WITHHELD_RECORD_TYPES,
     SCHEMAS,
     UNMODELLED_RECORD_NAMES,
     MetadataRecordType,
@@ -184,6 +185,8 @@ def schemas_document() -> dict[str, Any]:
     """The exported document as Python objects (see the module docstring)."""
     metadata = []
     for record_type in sorted(SCHEMAS):
+        if record_type in PAYLOAD_WITHHELD_RECORD_TYPES:
+            continue  # secrets (SCRAM): listed with the ignored types, payload withheld
         schema = SCHEMAS[record_type]
         versions = [
             {"version": v, "struct": _struct_json(schema.struct, v, True, False)}
@@ -208,7 +211,9 @@ def schemas_document() -> dict[str, Any]:
         "frameVersion": FRAME_VERSION,
         "typeNames": [{"id": t, "name": names[t]} for t in sorted(names)],
         "metadata": metadata,
-        "ignored": [{"id": t, "name": names[t]} for t in sorted(IGNORED_RECORD_TYPES)],
+        "ignored": [
+            {"id": t, "name": names[t]} for t in sorted(IGNORED_RECORD_TYPES | PAYLOAD_WITHHELD_RECORD_TYPES)
+        ],
         "control": control,
     }
 
