@@ -117,6 +117,8 @@ class _TopicConfig:
     retention_ms: int
     retention_bytes: int
     compression: int | None  # compression.type as a codec id; None = "producer" (keep the producer's)
+    segment_bytes: int
+    segment_ms: int
 
 
 class ProduceError(Exception):
@@ -206,6 +208,8 @@ class ReplicaManager:
         self._changed: set[TopicIdPartition] = set()
         self._all_changed = False
         self._topic_configs: dict[str, _TopicConfig] = {}
+        # (segment.bytes, segment.ms) each open log was last given.
+        self._segment_configs: dict[TopicIdPartition, tuple[int, int | None]] = {}
         self._next_checkpoint_ms = 0
         self._next_retention_ms = 0
         self._isr_dirty = False
@@ -270,6 +274,7 @@ class ReplicaManager:
                 now = image.partition(tp.topic_id, tp.partition_id)
                 if now is not None:
                     partition.min_isr = self._min_isr(image, tp, now)
+                self._configure_segments(partition)
         for partition in self.partitions.values():
             if partition.is_leader:
                 partition.maybe_advance_high_watermark()
@@ -283,10 +288,20 @@ class ReplicaManager:
             log_ = self.logs.get_or_create(topic.name, tp.partition_id, tp.topic_id)
             partition = Partition(self.node_id, tp, topic.name, log_)
             self.partitions[tp] = partition
+            self._configure_segments(partition)
         return partition
+
+    def _configure_segments(self, partition: Partition) -> None:
+        """Hand the log its topic's segment.bytes and segment.ms when they differ from what it has."""
+        config = self._topic_config(partition.topic)
+        wanted = (config.segment_bytes, config.segment_ms)
+        if self._segment_configs.get(partition.tp) != wanted:
+            partition.log.configure_segments(*wanted)
+            self._segment_configs[partition.tp] = wanted
 
     def _stop(self, tp: TopicIdPartition, name: str) -> None:
         partition = self.partitions.pop(tp, None)
+        self._segment_configs.pop(tp, None)
         for fetcher in self._fetchers.values():
             fetcher.sent.pop(tp, None)
         if partition is not None:
@@ -313,6 +328,8 @@ class ReplicaManager:
                 flush_ms=int(r.value(image, TOPIC, topic, "flush.ms") or _NEVER),
                 retention_ms=int(r.value(image, TOPIC, topic, "retention.ms") or "604800000"),
                 retention_bytes=int(r.value(image, TOPIC, topic, "retention.bytes") or "-1"),
+                segment_bytes=int(r.value(image, TOPIC, topic, "segment.bytes") or "1073741824"),
+                segment_ms=int(r.value(image, TOPIC, topic, "segment.ms") or "604800000"),
                 compression=_COMPRESSION_TYPES.get(
                     (r.value(image, TOPIC, topic, "compression.type") or "producer").strip().lower()
                 ),

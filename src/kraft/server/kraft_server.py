@@ -232,8 +232,9 @@ class KraftServer:
             if with_controller:
                 from kraft.storage.log_manager import LogManager
 
-                # log.segment.bytes (Kafka's default 1 GiB), not the metadata log's own setting; a
-                # topic's segment.bytes is not applied per partition yet (docs/dataplane.md).
+                # log.segment.bytes (Kafka's default 1 GiB), not the metadata log's own setting: the
+                # size a log opens with; the replica manager then applies its topic's segment.bytes
+                # and segment.ms (which fall back to log.segment.bytes and log.roll.ms).
                 segment_bytes = int(config.properties.get("log.segment.bytes") or 1 << 30)
                 self._partition_logs = await loop.run_in_executor(
                     None, lambda: LogManager(config.log_dirs, segment_bytes=segment_bytes)

@@ -127,6 +127,7 @@ class LogStore(Protocol):
     def roll(self) -> bool: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...
+    def set_segment_bytes(self, segment_bytes: int) -> None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -428,6 +429,16 @@ class BasePartitionLog:
                 f"epoch {epoch} must start at the log end offset {self._store.end_offset()}, not {offset}"
             )
         self._store.initialize_leader_epoch(epoch)
+
+    def configure_segments(self, segment_bytes: int, segment_ms: int | None) -> None:
+        """Take a topic's ``segment.bytes`` and ``segment.ms`` (``None``: no time roll), as Kafka
+        applies a topic config change to its open logs: later appends roll by them."""
+        if segment_ms is not None and segment_ms < 1:
+            raise KraftError(f"segment_ms must be positive, got {segment_ms}")
+        self._check_open()
+        self._store.set_segment_bytes(segment_bytes)
+        self._segment_bytes = segment_bytes
+        self._segment_ms = segment_ms
 
     # ------------------------------------------------------------------ appends
 

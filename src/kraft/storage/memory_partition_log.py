@@ -83,6 +83,11 @@ class MemorySegmentLog:
 
     # ------------------------------------------------------------------ positions and epochs
 
+    def set_segment_bytes(self, segment_bytes: int) -> None:
+        if segment_bytes < 1:
+            raise KraftError(f"segment_bytes must be positive, got {segment_bytes}")
+        self._segment_bytes = segment_bytes
+
     @property
     def closed(self) -> bool:
         return self._closed

@@ -601,6 +601,13 @@ class SegmentLog:
     def directory(self) -> Path:
         return self._dir
 
+    def set_segment_bytes(self, segment_bytes: int) -> None:
+        """Take a new ``segment.bytes`` (a topic config change): the next append rolls by it; the
+        segments already written stay as they are, as in Kafka."""
+        if segment_bytes < 1:
+            raise KraftError(f"segment_bytes must be positive, got {segment_bytes}")
+        self._segment_bytes = segment_bytes
+
     @property
     def closed(self) -> bool:
         return self._closed

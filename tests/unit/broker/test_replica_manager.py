@@ -96,7 +96,7 @@ class Cluster:
             m = ReplicaManager(
                 node_id=b,
                 logs=self.logs[b],
-                resolver=ConfigResolver({}, b),
+                resolver=ConfigResolver({"log.segment.bytes": str(segment_bytes)}, b),
                 config=ReplicaConfig(
                     replica_lag_time_max_ms=LAG_MS, fetch_wait_max_ms=100, fetch_backoff_ms=50
                 ),
@@ -532,6 +532,20 @@ def test_a_topic_compression_type_re_encodes_produced_batches_and_followers_copy
     log = c.log(1)
     codecs = [b.header.compression for b in iter_batches(log.read(0, 1 << 30, max_offset=log.log_end_offset))]
     assert codecs == [Compression.ZSTD, Compression.NONE]  # "producer" keeps what the producer sent
+
+
+def test_a_topic_segment_bytes_change_rolls_the_open_logs_by_it() -> None:
+    c = Cluster()
+    for _i in range(3):
+        c.produce([b"x" * 100])
+        c.run(100)
+    assert c.log(1).segment_base_offsets() == [0]  # 1 GiB: one segment
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="segment.bytes", value="300"))
+    for _i in range(4):
+        c.produce([b"y" * 100])
+        c.run(100)
+    for broker in (1, 2, 3):  # leader and followers alike: each batch (~170 bytes) rolls
+        assert len(c.log(broker).segment_base_offsets()) >= 4, c.log(broker).segment_base_offsets()
 
 
 def test_a_deleted_topic_is_deleted_from_every_replica() -> None:
