@@ -13,9 +13,12 @@ from kraft.protocol.messages import (
     begin_quorum_epoch,
     broker_heartbeat,
     broker_registration,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_topics,
+    describe_acls,
     describe_cluster,
     describe_configs,
     describe_quorum,
@@ -67,6 +70,9 @@ _MODULES = (
     init_producer_id,
     offset_for_leader_epoch,
     allocate_producer_ids,
+    describe_acls,
+    create_acls,
+    delete_acls,
 )
 
 REGISTRY: dict[int, Api] = {m.API.key: m.API for m in _MODULES}
