@@ -3,9 +3,9 @@
 What this module owns:
 
 * ``MetadataImage``: everything the metadata log says, as of one offset: finalized features,
-  brokers, controllers, topics (by id and by name, with their partitions), configs, producer ids,
-  the ZooKeeper-migration state and the provenance (offset, epoch, append time of the last record
-  applied). It never changes once built; every field is a read-only view.
+  brokers, controllers, topics (by id and by name, with their partitions), configs, ACLs (by id),
+  producer ids, the ZooKeeper-migration state and the provenance (offset, epoch, append time of
+  the last record applied). It never changes once built; every field is a read-only view.
 * ``MetadataDelta``: records replayed on top of one image. ``replay`` validates one record against
   the image-plus-delta and raises ``ReplayError`` (naming the offset, the record and the rule) when
   the log breaks a rule; ``apply`` builds the next image.
@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Final
 
 from kraft.common.errors import CorruptRecordError, KraftError
 from kraft.common.fast_init import speed_up_inits
+from kraft.metadata.acls import StandardAcl
 from kraft.metadata.partition import NO_LEADER, PartitionChange, PartitionRegistration
 from kraft.metadata.records import (
     ApiMessageAndVersion,
@@ -219,6 +220,7 @@ class MetadataImage:
     """
 
     __slots__ = (
+        "_acls",
         "_brokers",
         "_configs",
         "_controllers",
@@ -245,6 +247,7 @@ class MetadataImage:
     _configs: Mapping[tuple[int, str], Mapping[str, str]]
     _producer_ids: tuple[int, int, int]
     _zk_migration_state: int
+    _acls: Mapping[uuid.UUID, StandardAcl]
     _provenance: MetadataProvenance
     _partition_count: int
     _offline_partition_count: int
@@ -262,6 +265,7 @@ class MetadataImage:
         configs: Mapping[tuple[int, str], Mapping[str, str]] | None = None,
         producer_ids: tuple[int, int, int] = INITIAL_PRODUCER_IDS,
         zk_migration_state: int = 0,
+        acls: Mapping[uuid.UUID, StandardAcl] | None = None,
         provenance: MetadataProvenance = EMPTY_PROVENANCE,
     ) -> None:
         """Build an image from parts (copied), counting partitions from scratch: O(partitions).
@@ -289,6 +293,7 @@ class MetadataImage:
             configs=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in (configs or {}).items() if v}),
             producer_ids=producer_ids,
             zk_migration_state=zk_migration_state,
+            acls=MappingProxyType(dict(acls or {})),
             provenance=provenance,
             counts=counts,
             indexes=_Indexes(),
@@ -305,6 +310,7 @@ class MetadataImage:
         configs: Mapping[tuple[int, str], Mapping[str, str]],
         producer_ids: tuple[int, int, int],
         zk_migration_state: int,
+        acls: Mapping[uuid.UUID, StandardAcl],
         provenance: MetadataProvenance,
         counts: Sequence[int],
         indexes: _Indexes,
@@ -317,6 +323,7 @@ class MetadataImage:
         object.__setattr__(self, "_configs", configs)
         object.__setattr__(self, "_producer_ids", producer_ids)
         object.__setattr__(self, "_zk_migration_state", zk_migration_state)
+        object.__setattr__(self, "_acls", acls)
         object.__setattr__(self, "_provenance", provenance)
         object.__setattr__(self, "_partition_count", counts[0])
         object.__setattr__(self, "_offline_partition_count", counts[1])
@@ -373,6 +380,11 @@ class MetadataImage:
     @property
     def zk_migration_state(self) -> int:
         return self._zk_migration_state
+
+    @property
+    def acls(self) -> Mapping[uuid.UUID, StandardAcl]:
+        """ACL id -> ACL (AccessControlEntryRecords not yet removed)."""
+        return self._acls
 
     @property
     def provenance(self) -> MetadataProvenance:
@@ -440,6 +452,7 @@ class MetadataImage:
             and not self._configs
             and self._producer_ids == INITIAL_PRODUCER_IDS
             and self._zk_migration_state == 0
+            and not self._acls
         )
 
     def with_provenance(self, provenance: MetadataProvenance) -> MetadataImage:
@@ -456,6 +469,7 @@ class MetadataImage:
             "configs": self._configs,
             "producer_ids": self._producer_ids,
             "zk_migration_state": self._zk_migration_state,
+            "acls": self._acls,
             "provenance": self._provenance,
             "counts": (
                 self._partition_count,
@@ -601,6 +615,7 @@ def image_equal(
         or a.features != b.features
         or a.controllers != b.controllers
         or a.configs != b.configs
+        or a.acls != b.acls
     ):
         return False
     if ignore_registration_offsets:
@@ -641,6 +656,7 @@ def image_differences(
         diff_maps("brokers", a.brokers, b.brokers)
     diff_maps("controllers", a.controllers, b.controllers)
     diff_maps("configs", a.configs, b.configs)
+    diff_maps("acls", a.acls, b.acls)
     if a.producer_ids != b.producer_ids:
         out.append(f"producer_ids: {a.producer_ids} != {b.producer_ids}")
     if a.zk_migration_state != b.zk_migration_state:
@@ -805,6 +821,8 @@ class MetadataDelta:
         self._copied_configs: set[tuple[int, str]] = set()
         self._producer_ids = image.producer_ids
         self._zk_migration_state = image.zk_migration_state
+        self._acls: dict[uuid.UUID, StandardAcl] | None = None
+        self._acl_values: set[StandardAcl] | None = None  # the values of _acls, for duplicates
         # Topics created or changed here, by id; base-image topics removed here.
         self._changes: dict[uuid.UUID, _TopicChange] = {}
         self._new_names: dict[str, uuid.UUID] = {}
@@ -990,6 +1008,15 @@ class MetadataDelta:
                 )
             case _T.CLEAR_ELR:
                 self._replay_clear_elr(data.topic_name, fail)
+            case _T.ACCESS_CONTROL_ENTRY:
+                self._replay_acl(data, fail)
+            case _T.REMOVE_ACCESS_CONTROL_ENTRY:
+                acls = self._acls_w()
+                # Kafka's AclControlManager.replay: removing an unknown id breaks the log.
+                if data.id not in acls:
+                    raise fail(f"no ACL with id {data.id}")
+                assert self._acl_values is not None
+                self._acl_values.discard(acls.pop(data.id))
             case _:  # pragma: no cover - every modelled type is handled above
                 raise fail("record type not handled by replay")
 
@@ -1081,6 +1108,24 @@ class MetadataDelta:
             del configs[key]
             self._copied_configs.discard(key)
 
+    def _acls_w(self) -> dict[uuid.UUID, StandardAcl]:
+        if self._acls is None:
+            self._acls = dict(self._image.acls)
+            self._acl_values = set(self._acls.values())
+        return self._acls
+
+    def _replay_acl(self, data: Any, fail: Callable[[str], ReplayError]) -> None:
+        acl = StandardAcl.from_record(data)
+        acls = self._acls_w()
+        # Kafka's AclControlManager.replay: ids are unique and an ACL is stored once.
+        if data.id in acls:
+            raise fail(f"an ACL with id {data.id} already exists")
+        assert self._acl_values is not None
+        if acl in self._acl_values:
+            raise fail(f"duplicate ACL {acl}")
+        acls[data.id] = acl
+        self._acl_values.add(acl)
+
     def _replay_clear_elr(self, topic_name: str, fail: Callable[[str], ReplayError]) -> None:
         if topic_name:
             topic_id = self._topic_id_by_name(topic_name)
@@ -1131,6 +1176,8 @@ class MetadataDelta:
             )
         parts["producer_ids"] = self._producer_ids
         parts["zk_migration_state"] = self._zk_migration_state
+        if self._acls is not None:
+            parts["acls"] = MappingProxyType(dict(self._acls))
         if self._changes or self._deleted:
             counts = [
                 base.partition_count,

@@ -9,7 +9,8 @@ finalized features by name; ZkMigrationStateRecord; RegisterBrokerRecord per bro
 its current epoch, fenced and controlled-shutdown flags); RegisterControllerRecord per controller
 by id; per topic by name, TopicRecord then its PartitionRecords by partition id (current leader,
 epochs, ISR; ELR and LastKnownElr only when non-empty, as Kafka's writers do); ConfigRecords by
-(resource type, resource name, key); ProducerIdsRecord when one was ever replayed.
+(resource type, resource name, key); ProducerIdsRecord when one was ever replayed;
+AccessControlEntryRecord per ACL by id.
 
 Record versions follow the image's metadata.version (``records.record_version``), so a snapshot
 is what a controller at that level would write. A field the chosen version cannot carry is left
@@ -121,6 +122,22 @@ def image_to_records(image: MetadataImage, *, losses: list[str] | None = None) -
                 broker_id=broker_id,
                 broker_epoch=broker_epoch,
                 next_producer_id=next_producer_id,
+            )
+        )
+    for acl_id in sorted(image.acls):
+        acl = image.acls[acl_id]
+        out.append(
+            make_record(
+                _T.ACCESS_CONTROL_ENTRY,
+                0,
+                id=acl_id,
+                resource_type=acl.resource_type,
+                resource_name=acl.resource_name,
+                pattern_type=acl.pattern_type,
+                principal=acl.principal,
+                host=acl.host,
+                operation=acl.operation,
+                permission_type=acl.permission_type,
             )
         )
     return out

@@ -154,7 +154,10 @@ class AclBindingFilter:
         """Kafka's ``ResourcePatternFilter.matches``."""
         if self.resource_type != ResourceType.ANY and self.resource_type != pattern.resource_type:
             return False
-        if self.pattern_type not in (PatternType.ANY, PatternType.MATCH) and self.pattern_type != pattern.pattern_type:
+        if (
+            self.pattern_type not in (PatternType.ANY, PatternType.MATCH)
+            and self.pattern_type != pattern.pattern_type
+        ):
             return False
         if self.name is None:
             return True

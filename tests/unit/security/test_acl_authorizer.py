@@ -61,53 +61,128 @@ TABLE = [
     pytest.param([acl("a", Op.READ)], ALICE, "h", Op.READ, T.GROUP, "a", False, id="other-resource-type"),
     pytest.param([acl("*", Op.READ)], ALICE, "h", Op.READ, T.TOPIC, "anything", True, id="wildcard-name"),
     pytest.param(
-        [acl("a", Op.READ, principal="User:*")], BOB, "h", Op.READ, T.TOPIC, "a", True, id="wildcard-principal"
+        [acl("a", Op.READ, principal="User:*")],
+        BOB,
+        "h",
+        Op.READ,
+        T.TOPIC,
+        "a",
+        True,
+        id="wildcard-principal",
     ),
-    pytest.param([acl("pay", Op.READ, prefixed=True)], ALICE, "h", Op.READ, T.TOPIC, "payments", True, id="prefix"),
-    pytest.param([acl("pay", Op.READ, prefixed=True)], ALICE, "h", Op.READ, T.TOPIC, "pa", False, id="short-name"),
-    pytest.param([acl("pay", Op.READ, prefixed=True)], ALICE, "h", Op.READ, T.TOPIC, "xpay", False, id="infix"),
     pytest.param(
-        [acl("a", Op.READ), acl("a", Op.READ, allow=False)], ALICE, "h", Op.READ, T.TOPIC, "a", False,
+        [acl("pay", Op.READ, prefixed=True)], ALICE, "h", Op.READ, T.TOPIC, "payments", True, id="prefix"
+    ),
+    pytest.param(
+        [acl("pay", Op.READ, prefixed=True)], ALICE, "h", Op.READ, T.TOPIC, "pa", False, id="short-name"
+    ),
+    pytest.param(
+        [acl("pay", Op.READ, prefixed=True)], ALICE, "h", Op.READ, T.TOPIC, "xpay", False, id="infix"
+    ),
+    pytest.param(
+        [acl("a", Op.READ), acl("a", Op.READ, allow=False)],
+        ALICE,
+        "h",
+        Op.READ,
+        T.TOPIC,
+        "a",
+        False,
         id="deny-beats-allow",
     ),
     pytest.param(
-        [acl("a", Op.READ), acl("*", Op.READ, allow=False)], ALICE, "h", Op.READ, T.TOPIC, "a", False,
+        [acl("a", Op.READ), acl("*", Op.READ, allow=False)],
+        ALICE,
+        "h",
+        Op.READ,
+        T.TOPIC,
+        "a",
+        False,
         id="wildcard-deny-beats-literal-allow",
     ),
     pytest.param(
-        [acl("a", Op.READ), acl("", Op.ALL, allow=False, prefixed=True)], ALICE, "h", Op.READ, T.TOPIC, "a", False,
+        [acl("a", Op.READ), acl("", Op.ALL, allow=False, prefixed=True)],
+        ALICE,
+        "h",
+        Op.READ,
+        T.TOPIC,
+        "a",
+        False,
         id="prefixed-deny-all",
     ),
-    pytest.param([acl("a", Op.READ)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", True, id="read-implies-describe"),
-    pytest.param([acl("a", Op.WRITE)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", True, id="write-implies-describe"),
-    pytest.param([acl("a", Op.DELETE)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", True, id="delete-implies-describe"),
-    pytest.param([acl("a", Op.ALTER)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", True, id="alter-implies-describe"),
-    pytest.param([acl("a", Op.CREATE)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", False, id="create-no-describe"),
     pytest.param(
-        [acl("a", Op.ALTER_CONFIGS)], ALICE, "h", Op.DESCRIBE_CONFIGS, T.TOPIC, "a", True,
+        [acl("a", Op.READ)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", True, id="read-implies-describe"
+    ),
+    pytest.param(
+        [acl("a", Op.WRITE)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", True, id="write-implies-describe"
+    ),
+    pytest.param(
+        [acl("a", Op.DELETE)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", True, id="delete-implies-describe"
+    ),
+    pytest.param(
+        [acl("a", Op.ALTER)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", True, id="alter-implies-describe"
+    ),
+    pytest.param(
+        [acl("a", Op.CREATE)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", False, id="create-no-describe"
+    ),
+    pytest.param(
+        [acl("a", Op.ALTER_CONFIGS)],
+        ALICE,
+        "h",
+        Op.DESCRIBE_CONFIGS,
+        T.TOPIC,
+        "a",
+        True,
         id="alter-configs-implies-describe-configs",
     ),
     pytest.param(
-        [acl("a", Op.DESCRIBE_CONFIGS)], ALICE, "h", Op.ALTER_CONFIGS, T.TOPIC, "a", False,
+        [acl("a", Op.DESCRIBE_CONFIGS)],
+        ALICE,
+        "h",
+        Op.ALTER_CONFIGS,
+        T.TOPIC,
+        "a",
+        False,
         id="describe-configs-not-alter",
     ),
     pytest.param([acl("a", Op.DESCRIBE)], ALICE, "h", Op.READ, T.TOPIC, "a", False, id="describe-not-read"),
     pytest.param(
-        [acl("a", Op.DESCRIBE), acl("a", Op.READ, allow=False)], ALICE, "h", Op.DESCRIBE, T.TOPIC, "a", True,
+        [acl("a", Op.DESCRIBE), acl("a", Op.READ, allow=False)],
+        ALICE,
+        "h",
+        Op.DESCRIBE,
+        T.TOPIC,
+        "a",
+        True,
         id="deny-read-does-not-deny-describe",
     ),
-    pytest.param([acl("a", Op.ALL)], ALICE, "h", Op.ALTER_CONFIGS, T.TOPIC, "a", True, id="all-allows-everything"),
     pytest.param(
-        [acl("a", Op.READ), acl("a", Op.ALL, allow=False)], ALICE, "h", Op.READ, T.TOPIC, "a", False,
+        [acl("a", Op.ALL)], ALICE, "h", Op.ALTER_CONFIGS, T.TOPIC, "a", True, id="all-allows-everything"
+    ),
+    pytest.param(
+        [acl("a", Op.READ), acl("a", Op.ALL, allow=False)],
+        ALICE,
+        "h",
+        Op.READ,
+        T.TOPIC,
+        "a",
+        False,
         id="deny-all-denies-read",
     ),
-    pytest.param([acl("a", Op.READ, host="10.0.0.1")], ALICE, "10.0.0.1", Op.READ, T.TOPIC, "a", True, id="host"),
+    pytest.param(
+        [acl("a", Op.READ, host="10.0.0.1")], ALICE, "10.0.0.1", Op.READ, T.TOPIC, "a", True, id="host"
+    ),
     pytest.param(
         [acl("a", Op.READ, host="10.0.0.1")], ALICE, "10.0.0.2", Op.READ, T.TOPIC, "a", False, id="other-host"
     ),
     pytest.param(
-        [acl("kafka-cluster", Op.CLUSTER_ACTION, rt=T.CLUSTER)], ALICE, "h", Op.CLUSTER_ACTION, T.CLUSTER,
-        "kafka-cluster", True, id="cluster",
+        [acl("kafka-cluster", Op.CLUSTER_ACTION, rt=T.CLUSTER)],
+        ALICE,
+        "h",
+        Op.CLUSTER_ACTION,
+        T.CLUSTER,
+        "kafka-cluster",
+        True,
+        id="cluster",
     ),
 ]
 
@@ -157,7 +232,9 @@ def test_config_from_properties() -> None:
 
 
 def test_decision_names_the_matching_acl_as_kafkas_audit_log_does() -> None:
-    decision = Authorizer.build(NO_DEFAULT, [acl("a", Op.READ, allow=False)]).decide(ALICE, "h", Op.READ, T.TOPIC, "a")
+    decision = Authorizer.build(NO_DEFAULT, [acl("a", Op.READ, allow=False)]).decide(
+        ALICE, "h", Op.READ, T.TOPIC, "a"
+    )
     assert decision.describe_rule() == (
         "MatchingAcl(acl=StandardAcl(resourceType=TOPIC, resourceName=a, patternType=LITERAL, "
         "principal=User:alice, host=*, operation=READ, permissionType=DENY))"
@@ -189,7 +266,10 @@ def test_filter_match_selects_literal_wildcard_and_prefixes_of_a_name() -> None:
     ("binding", "problem"),
     [
         (acl("a", Op.READ, rt=T.ANY), "Invalid resourceType ANY"),
-        (AclBinding(ResourcePattern(T.TOPIC, "a", PatternType.MATCH), acl("a", Op.READ).entry), "Invalid patternType MATCH"),
+        (
+            AclBinding(ResourcePattern(T.TOPIC, "a", PatternType.MATCH), acl("a", Op.READ).entry),
+            "Invalid patternType MATCH",
+        ),
         (acl("a", Op.ANY), "Invalid operation ANY"),
         (acl("", Op.READ), "Resource name should not be empty"),
         (acl("a", Op.READ, principal="alice"), "Could not parse principal from `alice`"),
@@ -207,7 +287,9 @@ def test_a_valid_acl_has_no_problem() -> None:
 # -- property: the index decides as a naive scan does ------------------------------------------------
 
 _NAMES = st.sampled_from(["", "a", "ab", "abc", "b", "ba", "*"])
-_OPS = st.sampled_from([Op.ALL, Op.READ, Op.WRITE, Op.DESCRIBE, Op.ALTER_CONFIGS, Op.DESCRIBE_CONFIGS, Op.CREATE])
+_OPS = st.sampled_from(
+    [Op.ALL, Op.READ, Op.WRITE, Op.DESCRIBE, Op.ALTER_CONFIGS, Op.DESCRIBE_CONFIGS, Op.CREATE]
+)
 _PRINCIPALS = st.sampled_from(["User:alice", "User:bob", "User:*"])
 _HOSTS = st.sampled_from(["*", "h1", "h2"])
 _BINDINGS = st.builds(
@@ -230,7 +312,13 @@ _IMPLIED = {
 
 
 def _naive(
-    acls: list[AclBinding], config: AuthorizerConfig, who: str, host: str, op: AclOperation, rt: ResourceType, name: str
+    acls: list[AclBinding],
+    config: AuthorizerConfig,
+    who: str,
+    host: str,
+    op: AclOperation,
+    rt: ResourceType,
+    name: str,
 ) -> bool:
     """The rules written as plainly as possible, scanning every binding."""
     if who in config.super_users:
@@ -272,7 +360,13 @@ def _naive(
     allow_default=st.booleans(),
 )
 def test_index_agrees_with_a_naive_scan(
-    acls: list[AclBinding], who: str, host: str, op: AclOperation, rt: ResourceType, name: str, allow_default: bool
+    acls: list[AclBinding],
+    who: str,
+    host: str,
+    op: AclOperation,
+    rt: ResourceType,
+    name: str,
+    allow_default: bool,
 ) -> None:
     config = AuthorizerConfig(frozenset({"User:admin"}), allow_default)
     principal = KafkaPrincipal.parse(who)
