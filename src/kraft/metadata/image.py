@@ -822,7 +822,6 @@ class MetadataDelta:
         self._producer_ids = image.producer_ids
         self._zk_migration_state = image.zk_migration_state
         self._acls: dict[uuid.UUID, StandardAcl] | None = None
-        self._acl_values: set[StandardAcl] | None = None  # the values of _acls, for duplicates
         # Topics created or changed here, by id; base-image topics removed here.
         self._changes: dict[uuid.UUID, _TopicChange] = {}
         self._new_names: dict[str, uuid.UUID] = {}
@@ -1009,14 +1008,15 @@ class MetadataDelta:
             case _T.CLEAR_ELR:
                 self._replay_clear_elr(data.topic_name, fail)
             case _T.ACCESS_CONTROL_ENTRY:
-                self._replay_acl(data, fail)
+                # Kafka's AclsDelta: an id is (re)set; the controller never writes an ACL twice
+                # (AclControlManager), and replay, like Kafka's, does not second-guess it.
+                self._acls_w()[data.id] = StandardAcl.from_record(data)
             case _T.REMOVE_ACCESS_CONTROL_ENTRY:
                 acls = self._acls_w()
-                # Kafka's AclControlManager.replay: removing an unknown id breaks the log.
+                # Kafka's AclsDelta: removing an id that is neither in the image nor the delta breaks the log.
                 if data.id not in acls:
                     raise fail(f"no ACL with id {data.id}")
-                assert self._acl_values is not None
-                self._acl_values.discard(acls.pop(data.id))
+                del acls[data.id]
             case _:  # pragma: no cover - every modelled type is handled above
                 raise fail("record type not handled by replay")
 
@@ -1111,20 +1111,7 @@ class MetadataDelta:
     def _acls_w(self) -> dict[uuid.UUID, StandardAcl]:
         if self._acls is None:
             self._acls = dict(self._image.acls)
-            self._acl_values = set(self._acls.values())
         return self._acls
-
-    def _replay_acl(self, data: Any, fail: Callable[[str], ReplayError]) -> None:
-        acl = StandardAcl.from_record(data)
-        acls = self._acls_w()
-        # Kafka's AclControlManager.replay: ids are unique and an ACL is stored once.
-        if data.id in acls:
-            raise fail(f"an ACL with id {data.id} already exists")
-        assert self._acl_values is not None
-        if acl in self._acl_values:
-            raise fail(f"duplicate ACL {acl}")
-        acls[data.id] = acl
-        self._acl_values.add(acl)
 
     def _replay_clear_elr(self, topic_name: str, fail: Callable[[str], ReplayError]) -> None:
         if topic_name:

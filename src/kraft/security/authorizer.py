@@ -26,7 +26,7 @@ import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kraft.common.errors import KraftError
+from kraft.common.errors import ConfigError
 from kraft.common.principal import KafkaPrincipal
 from kraft.security.acls import (
     WILDCARD,
@@ -67,19 +67,19 @@ class AuthorizerConfig:
         """The configured authorizer, or None when ``authorizer.class.name`` is empty (no checks).
 
         Raises:
-            KraftError: an authorizer class kraft does not implement, or a bad boolean.
+            ConfigError: an authorizer class kraft does not implement, or a bad boolean.
         """
         class_name = props.get("authorizer.class.name", "").strip()
         if not class_name:
             return None
         if class_name not in _ACCEPTED_CLASS_NAMES:
-            raise KraftError(
+            raise ConfigError(
                 f"authorizer.class.name={class_name}: kraft implements only {STANDARD_AUTHORIZER}"
             )
         supers = frozenset(s.strip() for s in props.get("super.users", "").split(";") if s.strip())
         raw = props.get("allow.everyone.if.no.acl.found", "false").strip().lower()
         if raw not in ("true", "false"):
-            raise KraftError(f"allow.everyone.if.no.acl.found must be true or false, not {raw!r}")
+            raise ConfigError(f"allow.everyone.if.no.acl.found must be true or false, not {raw!r}")
         return cls(super_users=supers, allow_everyone_if_no_acl_found=raw == "true")
 
 
@@ -181,6 +181,37 @@ class Authorizer:
         if not applicable and self.config.allow_everyone_if_no_acl_found:
             return Decision(True, Rule.DEFAULT_ALLOW)
         return Decision(False, Rule.DEFAULT_DENY)
+
+    def allows_some_resource(
+        self, principal: KafkaPrincipal, host: str, operation: AclOperation, resource_type: ResourceType
+    ) -> bool:
+        """Kafka's ``authorizeByResourceType``: whether some resource of the type would allow
+        ``operation``: an ALLOW ACL for the caller that no DENY of the caller covers (a DENY on the
+        ``*`` wildcard, on the same literal name, or on a prefix of the allowed name)."""
+        if str(principal) in self.config.super_users:
+            return True
+        allows: list[tuple[PatternType, str]] = []
+        denies: list[tuple[PatternType, str]] = []
+        for (rt, pattern_type, name), entries in self._by_key.items():
+            if rt != resource_type:
+                continue
+            for entry in entries:
+                verdict = _entry_verdict(entry, principal, host, operation)
+                if verdict is AclPermissionType.DENY:
+                    denies.append((pattern_type, name))
+                elif verdict is AclPermissionType.ALLOW:
+                    allows.append((pattern_type, name))
+        if (PatternType.LITERAL, WILDCARD) in denies:
+            return False
+        denied_prefixes = [n for t, n in denies if t == PatternType.PREFIXED]
+        denied_literals = {n for t, n in denies if t == PatternType.LITERAL}
+        for pattern_type, name in allows:
+            if any(name.startswith(p) for p in denied_prefixes):
+                continue
+            if pattern_type == PatternType.LITERAL and name in denied_literals:
+                continue
+            return True
+        return False
 
     def authorize(
         self,

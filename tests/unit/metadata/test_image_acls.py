@@ -67,17 +67,11 @@ def test_replay_adds_and_removes_acls_by_id() -> None:
     assert list(image.acls) == [u(1), u(2)]  # the earlier image is immutable
 
 
-@pytest.mark.parametrize(
-    ("records", "rule"),
-    [
-        ([acl_record(1), acl_record(1, name="other")], "already exists"),
-        ([acl_record(1), acl_record(2)], "duplicate ACL"),
-        ([remove_record(7)], "no ACL with id"),
-    ],
-)
-def test_replay_refuses_what_kafka_refuses(records: list[ApiMessageAndVersion], rule: str) -> None:
-    with pytest.raises(ReplayError, match=rule):
-        replay(records)
+def test_replay_refuses_to_remove_an_unknown_acl_id_as_kafka_does() -> None:
+    with pytest.raises(ReplayError, match="no ACL with id"):
+        replay([remove_record(7)])
+    with pytest.raises(ReplayError, match="no ACL with id"):
+        replay([acl_record(1), remove_record(1), remove_record(1)])
 
 
 def test_a_removed_acl_may_be_added_again_under_a_new_id() -> None:

@@ -67,6 +67,9 @@ def test_registry_holds_every_api_of_the_brief() -> None:
         "InitProducerId": "0-6",
         "OffsetForLeaderEpoch": "0-4",
         "AllocateProducerIds": "0",
+        "DescribeAcls": "1-3",
+        "CreateAcls": "1-3",
+        "DeleteAcls": "1-3",
     }
     assert {api.name: str(api.versions) for api in REGISTRY.values()} == expected
     served = {api.name: str(api.served) for api in REGISTRY.values() if api.served != api.versions}
