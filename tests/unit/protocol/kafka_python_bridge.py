@@ -18,10 +18,16 @@ import uuid
 from typing import Any
 
 from kafka.protocol.admin import (
+    CreateAclsRequest,
+    CreateAclsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteAclsRequest,
+    DeleteAclsResponse,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
+    DescribeAclsRequest,
+    DescribeAclsResponse,
     DescribeClusterRequest,
     DescribeClusterResponse,
     DescribeConfigsRequest,
@@ -67,6 +73,9 @@ KAFKA_PYTHON: dict[int, tuple[Any, Any]] = {
     20: (DeleteTopicsRequest, DeleteTopicsResponse),
     22: (InitProducerIdRequest, InitProducerIdResponse),
     23: (OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+    29: (DescribeAclsRequest, DescribeAclsResponse),
+    30: (CreateAclsRequest, CreateAclsResponse),
+    31: (DeleteAclsRequest, DeleteAclsResponse),
     32: (DescribeConfigsRequest, DescribeConfigsResponse),
     43: (ElectLeadersRequest, ElectLeadersResponse),
     44: (IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
