@@ -319,7 +319,8 @@ def _produce(access: Access, image: MetadataImage, version: int, body: Any) -> V
     denied: list[Any] = []
     for t in body.topic_data:
         name = t.name if version < 13 else _topic_name(image, t.topic_id)
-        (allowed if name is not None and access.allows(Op.WRITE, RT.TOPIC, name) else denied).append(t)
+        # An unknown id goes to the handler, which answers UNKNOWN_TOPIC_ID.
+        (allowed if name is None or access.allows(Op.WRITE, RT.TOPIC, name) else denied).append(t)
     if not denied:
         return Proceed(body, None, access)
     rows = [_produce_topic(cls, t, _TOPIC_DENIED) for t in denied]

@@ -17,6 +17,8 @@ from acl_node import ADMIN, ALICE, BOB, AclNode
 
 from kraft.common.principal import KafkaPrincipal
 from kraft.common.uuids import ZERO_UUID
+from kraft.metadata.image import MetadataLoader
+from kraft.metadata.image_snapshot import snapshot_records_bytes
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import (
     create_acls,
@@ -394,3 +396,17 @@ def test_without_an_authorizer_everything_is_allowed_and_the_acl_apis_are_disabl
 def test_a_describe_quorum_request_from_a_super_user_is_answered(node: AclNode) -> None:
     quorum = node.call(describe_quorum, 2, ADMIN, controller=True, body=DescribeQuorumRequest())
     assert quorum.error_code == 0 and quorum.leader_id == 1
+
+
+def test_creating_an_existing_acl_succeeds_without_a_second_record(node: AclNode) -> None:
+    add_acls(node, acl("twice", Op.READ), acl("twice", Op.READ))
+    add_acls(node, acl("twice", Op.READ))
+    image = node.node.broker.image  # type: ignore[union-attr]
+    assert [a.operation for a in image.acls.values() if a.resource_name == "twice"] == [Op.READ]
+
+
+def test_acls_survive_a_snapshot_of_the_controller(node: AclNode) -> None:
+    controller = node.node.controller
+    assert controller is not None
+    loaded = MetadataLoader().load_snapshot(10**6, 1, 0, snapshot_records_bytes(controller.image))
+    assert loaded.acls == controller.image.acls and len(loaded.acls) >= 4
