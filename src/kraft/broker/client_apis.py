@@ -90,7 +90,7 @@ from kraft.security.acl_apis import (
     describe_acls_response,
     standard_acl_of,
 )
-from kraft.security.acls import new_acl_problem
+from kraft.security.acls import CLUSTER_NAME, AclOperation, ResourceType, new_acl_problem
 from kraft.security.request_authz import Access
 
 log = logging.getLogger("kraft.broker.client_apis")
@@ -263,6 +263,12 @@ class ClientApis:
                 answer = acl_api_error(key, body, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_MESSAGE)
         elif key == describe_cluster.API.key:
             answer = handle_describe_cluster(image, body, version, ctx)
+            if access is not None and body.include_cluster_authorized_operations:
+                # KIP-430, as Kafka: 0 unless the caller may DESCRIBE the cluster.
+                allowed = access.allows_cluster(AclOperation.DESCRIBE, log=False)
+                answer.cluster_authorized_operations = (
+                    access.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME) if allowed else 0
+                )
         elif key == describe_configs.API.key:
             answer = handle_describe_configs(image, body, version, ctx)
         elif key == list_offsets.API.key:

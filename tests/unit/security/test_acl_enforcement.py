@@ -27,6 +27,7 @@ from kraft.protocol.messages import (
     delete_acls,
     delete_topics,
     describe_acls,
+    describe_cluster,
     describe_configs,
     describe_quorum,
     describe_topic_partitions,
@@ -410,3 +411,11 @@ def test_acls_survive_a_snapshot_of_the_controller(node: AclNode) -> None:
     assert controller is not None
     loaded = MetadataLoader().load_snapshot(10**6, 1, 0, snapshot_records_bytes(controller.image))
     assert loaded.acls == controller.image.acls and len(loaded.acls) >= 4
+
+
+def test_describe_cluster_reports_the_cluster_operations_of_the_caller(node: AclNode) -> None:
+    add_acls(node, acl("kafka-cluster", Op.ALTER, BOB, rt=ResourceType.CLUSTER))
+    bob = node.call(describe_cluster, 1, BOB, include_cluster_authorized_operations=True)
+    assert bob.cluster_authorized_operations == (1 << Op.ALTER) | (1 << Op.DESCRIBE)  # ALTER implies DESCRIBE
+    alice = node.call(describe_cluster, 1, ALICE, include_cluster_authorized_operations=True)
+    assert alice.cluster_authorized_operations == 0
