@@ -263,7 +263,7 @@ class ClientApis:
                 answer = acl_api_error(key, body, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_MESSAGE)
         elif key == describe_cluster.API.key:
             answer = handle_describe_cluster(image, body, version, ctx)
-            if access is not None and body.include_cluster_authorized_operations:
+            if access is not None and getattr(body, "include_cluster_authorized_operations", False):
                 # KIP-430, as Kafka: 0 unless the caller may DESCRIBE the cluster.
                 allowed = access.allows_cluster(AclOperation.DESCRIBE, log=False)
                 answer.cluster_authorized_operations = (
