@@ -21,6 +21,7 @@ from kraft.metadata.image import MetadataLoader
 from kraft.metadata.image_snapshot import snapshot_records_bytes
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import (
+    broker_heartbeat,
     create_acls,
     create_partitions,
     create_topics,
@@ -419,3 +420,25 @@ def test_describe_cluster_reports_the_cluster_operations_of_the_caller(node: Acl
     assert bob.cluster_authorized_operations == (1 << Op.ALTER) | (1 << Op.DESCRIBE)  # ALTER implies DESCRIBE
     alice = node.call(describe_cluster, 1, ALICE, include_cluster_authorized_operations=True)
     assert alice.cluster_authorized_operations == 0
+
+
+def test_the_controller_listener_checks_as_the_broker_does(node: AclNode) -> None:
+    topic = CT.CreatableTopic(
+        name="via-controller", num_partitions=1, replication_factor=1, assignments=[], configs=[]
+    )
+    refused = node.call(create_topics, 7, BOB, controller=True, topics=[topic], timeout_ms=5000)
+    assert refused.topics[0].error_code == E.TOPIC_AUTHORIZATION_FAILED
+    heartbeat = node.call(
+        broker_heartbeat,
+        1,
+        ALICE,
+        controller=True,
+        broker_id=1,
+        broker_epoch=0,
+        current_metadata_offset=0,
+        want_fence=False,
+        want_shut_down=False,
+    )
+    assert heartbeat.error_code == E.CLUSTER_AUTHORIZATION_FAILED  # CLUSTER_ACTION is the nodes' own
+    created = node.call(create_topics, 7, ADMIN, controller=True, topics=[topic], timeout_ms=5000)
+    assert created.topics[0].error_code == 0
