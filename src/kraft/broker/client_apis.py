@@ -24,6 +24,11 @@ must wait (a forwarded write, the controller's answer, this broker's image catch
   client's version. NOT_CONTROLLER, a lost connection or an unknown leader are retried (backing off
   50 ms, doubling to 500 ms) until the request's own timeout (``timeoutMs``, else the controller
   request timeout); then each item gets REQUEST_TIMED_OUT.
+* **ACLs**: CreateAcls and DeleteAcls are forwarded like the admin writes (and wait until this
+  broker's image shows the ACLs created or gone); DescribeAcls is answered from the image, or
+  SECURITY_DISABLED when no authorizer is configured, as Kafka. Authorisation itself happens before a
+  request gets here (``kraft.broker.broker``); Metadata and DescribeTopicPartitions take the caller's
+  ``Access`` to list only the topics it may describe.
 * **Read your writes** (beyond Kafka): after a forwarded CreateTopics, DeleteTopics,
   CreatePartitions or IncrementalAlterConfigs (SET and DELETE) succeeds, the answer waits (bounded by
   the same deadline) until this broker's own image shows the change, so a client that creates a topic

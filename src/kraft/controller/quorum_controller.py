@@ -14,6 +14,11 @@ owns the write path:
    is answered NOT_CONTROLLER. Standbys replay continuously, so a new active controller needs no
    reload; heartbeat sessions (soft state) start fresh on activation (spec 2.4).
 
+With an authorizer (``ControllerConfig.authorizer``), a request from a client connection is first
+checked by ``kraft.security.request_authz`` against the committed ACLs (Kafka's ``ControllerApis``):
+refused whole, or run without its refused resources, whose rows are merged into the answer.
+Requests from this node's own parts (source ids >= 0) are the node's and are not checked.
+
 Nothing here reads a clock, a socket or a file: time comes in as ``now_ms``, randomness from the
 injected ``rng``, storage only through the injected raft client.
 """
@@ -381,7 +386,7 @@ class QuorumController:
                 self._outbound.append(envelope.reply(verdict.response))
                 return True
             body, merge = verdict.body, verdict.merge
-        outcome = self._run_authorized(envelope, key, version, body, now_ms)
+        outcome = self._run_authorized(key, version, body, now_ms)
         if outcome is None:
             return False
         if merge is not None and outcome.response is not None:
@@ -393,9 +398,7 @@ class QuorumController:
             self._pending.append(_Pending(outcome.commit_offset, reply))
         return True
 
-    def _run_authorized(
-        self, envelope: ControllerEnvelope, key: int, version: int, body: Any, now_ms: int
-    ) -> ControllerResult[Any] | None:
+    def _run_authorized(self, key: int, version: int, body: Any, now_ms: int) -> ControllerResult[Any] | None:
         """Run one (authorised) request: its answer, to send now (``commit_offset`` None) or once
         that offset commits; None when the core's buffer is full (try again next poll)."""
         if key in READ_ONLY_APIS:
