@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from kraft.common.errors import ConfigError
 from kraft.common.principal import KafkaPrincipal
@@ -112,7 +113,9 @@ class Decision:
         return self.rule.value
 
 
-_Key = tuple[ResourceType, PatternType, str]
+_Key = tuple[int, int, str]  # (resource type, pattern type, name)
+_LITERAL: Final = int(PatternType.LITERAL)
+_PREFIXED: Final = int(PatternType.PREFIXED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,41 +123,49 @@ class Authorizer:
     """An immutable index over ACL bindings plus the configuration; ``decide`` answers questions.
 
     Build one per set of ACLs (``Authorizer.build``); it never changes afterwards, so a broker swaps
-    it by reference when its metadata image brings new ACLs.
+    it by reference when its metadata image brings new ACLs. Keys are plain ints and the name (enum
+    members hash in Python code); a question costs one dict lookup per candidate pattern: the exact
+    name, the wildcard and each prefix length some PREFIXED ACL of that type has.
     """
 
     config: AuthorizerConfig
     _by_key: Mapping[_Key, tuple[AccessControlEntry, ...]] = field(default_factory=dict)
     # Prefix lengths present per resource type, so a lookup tries only lengths some ACL has.
-    _prefix_lengths: Mapping[ResourceType, tuple[int, ...]] = field(default_factory=dict)
+    _prefix_lengths: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, config: AuthorizerConfig, acls: Iterable[AclBinding]) -> Authorizer:
         grouped: dict[_Key, list[AccessControlEntry]] = {}
-        lengths: dict[ResourceType, set[int]] = {}
+        lengths: dict[int, set[int]] = {}
         for binding in acls:
             p = binding.pattern
-            grouped.setdefault((p.resource_type, p.pattern_type, p.name), []).append(binding.entry)
+            grouped.setdefault((int(p.resource_type), int(p.pattern_type), p.name), []).append(binding.entry)
             if p.pattern_type == PatternType.PREFIXED:
-                lengths.setdefault(p.resource_type, set()).add(len(p.name))
+                lengths.setdefault(int(p.resource_type), set()).add(len(p.name))
         return cls(
             config,
             {k: tuple(sorted(v)) for k, v in grouped.items()},
             {t: tuple(sorted(n)) for t, n in lengths.items()},
         )
 
+    def _keys(self, resource_type: ResourceType, name: str) -> list[_Key]:
+        rt = int(resource_type)
+        keys: list[_Key] = [(rt, _LITERAL, name)]
+        if name != WILDCARD:
+            keys.append((rt, _LITERAL, WILDCARD))
+        for n in self._prefix_lengths.get(rt, ()):
+            if n > len(name):
+                break
+            keys.append((rt, _PREFIXED, name[:n]))
+        return keys
+
     def applicable(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
         """Every ACL that applies to the resource (any principal, host or operation)."""
         out: list[AclBinding] = []
-        keys: list[_Key] = [(resource_type, PatternType.LITERAL, name)]
-        if name != WILDCARD:
-            keys.append((resource_type, PatternType.LITERAL, WILDCARD))
-        for n in self._prefix_lengths.get(resource_type, ()):
-            if n <= len(name):
-                keys.append((resource_type, PatternType.PREFIXED, name[:n]))
-        for key in keys:
-            pattern = ResourcePattern(key[0], key[2], key[1])
-            out.extend(AclBinding(pattern, e) for e in self._by_key.get(key, ()))
+        for key in self._keys(resource_type, name):
+            entries = self._by_key.get(key)
+            if entries:
+                out.extend(AclBinding(_pattern(key), e) for e in entries)
         return out
 
     def decide(
@@ -166,19 +177,25 @@ class Authorizer:
         resource_name: str,
     ) -> Decision:
         """Whether ``principal`` connecting from ``host`` may do ``operation`` on the resource."""
-        if str(principal) in self.config.super_users:
+        who = str(principal)
+        if who in self.config.super_users:
             return Decision(True, Rule.SUPER_USER)
-        applicable = self.applicable(resource_type, resource_name)
-        allow: AclBinding | None = None
-        for binding in applicable:
-            verdict = _entry_verdict(binding.entry, principal, host, operation)
-            if verdict is AclPermissionType.DENY:
-                return Decision(False, Rule.MATCHING_ACL, binding)
-            if verdict is AclPermissionType.ALLOW and allow is None:
-                allow = binding
+        any_acl = False
+        allow: tuple[_Key, AccessControlEntry] | None = None
+        for key in self._keys(resource_type, resource_name):
+            entries = self._by_key.get(key)
+            if not entries:
+                continue
+            any_acl = True
+            for entry in entries:
+                verdict = _entry_verdict(entry, who, host, operation)
+                if verdict is AclPermissionType.DENY:
+                    return Decision(False, Rule.MATCHING_ACL, AclBinding(_pattern(key), entry))
+                if verdict is AclPermissionType.ALLOW and allow is None:
+                    allow = (key, entry)
         if allow is not None:
-            return Decision(True, Rule.MATCHING_ACL, allow)
-        if not applicable and self.config.allow_everyone_if_no_acl_found:
+            return Decision(True, Rule.MATCHING_ACL, AclBinding(_pattern(allow[0]), allow[1]))
+        if not any_acl and self.config.allow_everyone_if_no_acl_found:
             return Decision(True, Rule.DEFAULT_ALLOW)
         return Decision(False, Rule.DEFAULT_DENY)
 
@@ -188,27 +205,28 @@ class Authorizer:
         """Kafka's ``authorizeByResourceType``: whether some resource of the type would allow
         ``operation``: an ALLOW ACL for the caller that no DENY of the caller covers (a DENY on the
         ``*`` wildcard, on the same literal name, or on a prefix of the allowed name)."""
-        if str(principal) in self.config.super_users:
+        who = str(principal)
+        if who in self.config.super_users:
             return True
-        allows: list[tuple[PatternType, str]] = []
-        denies: list[tuple[PatternType, str]] = []
+        allows: list[tuple[int, str]] = []
+        denies: list[tuple[int, str]] = []
         for (rt, pattern_type, name), entries in self._by_key.items():
             if rt != resource_type:
                 continue
             for entry in entries:
-                verdict = _entry_verdict(entry, principal, host, operation)
+                verdict = _entry_verdict(entry, who, host, operation)
                 if verdict is AclPermissionType.DENY:
                     denies.append((pattern_type, name))
                 elif verdict is AclPermissionType.ALLOW:
                     allows.append((pattern_type, name))
-        if (PatternType.LITERAL, WILDCARD) in denies:
+        if (_LITERAL, WILDCARD) in denies:
             return False
-        denied_prefixes = [n for t, n in denies if t == PatternType.PREFIXED]
-        denied_literals = {n for t, n in denies if t == PatternType.LITERAL}
+        denied_prefixes = [n for t, n in denies if t == _PREFIXED]
+        denied_literals = {n for t, n in denies if t == _LITERAL}
         for pattern_type, name in allows:
             if any(name.startswith(p) for p in denied_prefixes):
                 continue
-            if pattern_type == PatternType.LITERAL and name in denied_literals:
+            if pattern_type == _LITERAL and name in denied_literals:
                 continue
             return True
         return False
@@ -224,11 +242,16 @@ class Authorizer:
         return self.decide(principal, host, operation, resource_type, resource_name).allowed
 
 
+def _pattern(key: _Key) -> ResourcePattern:
+    return ResourcePattern(ResourceType(key[0]), key[2], PatternType(key[1]))
+
+
 def _entry_verdict(
-    entry: AccessControlEntry, principal: KafkaPrincipal, host: str, operation: AclOperation
+    entry: AccessControlEntry, principal: str, host: str, operation: AclOperation
 ) -> AclPermissionType | None:
-    """ALLOW or DENY when ``entry`` matches the request, None when it does not apply to it."""
-    if entry.principal != str(principal) and entry.principal != WILDCARD_PRINCIPAL:
+    """ALLOW or DENY when ``entry`` matches the request (``principal`` as ``TYPE:NAME``), None when it
+    does not apply to it."""
+    if entry.principal != principal and entry.principal != WILDCARD_PRINCIPAL:
         return None
     if entry.host != WILDCARD and entry.host != host:
         return None
