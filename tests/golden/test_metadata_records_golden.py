@@ -80,6 +80,9 @@ def test_golden_uuids_decode_to_the_annotated_values() -> None:
     (path,) = [p for p in VECTORS if p.stem == "topic_record_v0"]
     record = decode_record(_parse(path)[2])
     assert record.data.topic_id == uuid.UUID("01020304-0506-0708-090a-0b0c0d0e0f10")
+    for name in ("access_control_entry_record_v0", "remove_access_control_entry_record_v0"):
+        _, _, raw = _parse(Path(__file__).parent / "metadata" / f"{name}.hex")
+        assert decode_record(raw).data.id == uuid.UUID(int=0xAC)
 
 
 # ---------------------------------------------------------------------------------------------------

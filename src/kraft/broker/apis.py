@@ -44,6 +44,8 @@ from kraft.protocol.messages import (
     metadata,
 )
 from kraft.protocol.schema import StructType
+from kraft.security.acls import CLUSTER_NAME, AclOperation, ResourceType
+from kraft.security.request_authz import Access
 
 DEFAULT_MAX_REQUEST_PARTITION_SIZE_LIMIT: Final = 2000  # spec 7
 # KIP-919 endpoint types (spec 6.5).
@@ -202,11 +204,19 @@ def _sorted_partitions(topic: TopicImage) -> list[tuple[int, PartitionRegistrati
 # Metadata (spec 6.4)
 
 
-def handle_metadata(image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext) -> MetadataResult:
+def handle_metadata(
+    image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext, access: Access | None = None
+) -> MetadataResult:
     """Answer a Metadata request (v0-13) on the broker listener ``ctx.listener_name``.
 
     Topics: null (v1+; v0: empty) = all; otherwise the named ones (or, v12+, the ones given by id),
     de-duplicated. Unknown-id entries come first (as in Kafka), then every named topic sorted by name.
+
+    With ``access`` (an authorizer is configured), as Kafka's ``KafkaApis``: an all-topics answer
+    lists only the topics the caller may DESCRIBE; a named topic it may not DESCRIBE is answered
+    TOPIC_AUTHORIZATION_FAILED (by id: with a null name); a missing topic is auto-created only with
+    CREATE on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED; and the authorised
+    operations (KIP-430) are filled in when asked for.
     """
     cls = _cls(metadata.RESPONSE)
     requested = body.topics
@@ -217,8 +227,22 @@ def handle_metadata(image: MetadataImage, body: Any, version: int, ctx: BrokerAp
     view = _ListenerView(image, ctx.listener_name)
     topics: list[Any] = []
     to_create: list[str] = []
+
+    def denied(name: str) -> Any:
+        return cls.MetadataResponseTopic(
+            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            name=name,
+            topic_id=ZERO_UUID,
+            is_internal=is_internal_topic(name),
+            partitions=[],
+        )
+
     if all_topics:
         for name in sorted(image.topics_by_name):
+            if access is not None and not access.allows(
+                AclOperation.DESCRIBE, ResourceType.TOPIC, name, log=False
+            ):
+                continue  # Kafka: an all-topics answer leaves out what the caller may not see
             topics.append(_metadata_topic(cls, image, view, image.topics_by_name[name], version))
     else:
         ids = {t.topic_id for t in requested if t.topic_id != ZERO_UUID}
@@ -227,8 +251,15 @@ def handle_metadata(image: MetadataImage, body: Any, version: int, ctx: BrokerAp
             names: set[str] = set()
             for topic_id in sorted(ids, key=str):
                 known = image.topics_by_id.get(topic_id)
-                if known is not None:
+                if known is not None and (
+                    access is None or access.allows(AclOperation.DESCRIBE, ResourceType.TOPIC, known.name)
+                ):
                     names.add(known.name)
+                    continue
+                if known is not None:
+                    refused = denied(known.name)
+                    refused.name, refused.topic_id = None, topic_id
+                    topics.append(refused)
                     continue
                 topics.append(
                     cls.MetadataResponseTopic(
@@ -244,11 +275,17 @@ def handle_metadata(image: MetadataImage, body: Any, version: int, ctx: BrokerAp
         # v0-3 carry no AllowAutoTopicCreation: those clients always asked for auto-creation.
         allow = ctx.auto_create_topics_enable and (version < 4 or body.allow_auto_topic_creation)
         for name in sorted(names):
+            if access is not None and not access.allows(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+                topics.append(denied(name))
+                continue
             topic = image.topics_by_name.get(name)
             if topic is not None:
                 topics.append(_metadata_topic(cls, image, view, topic, version))
                 continue
             error = _missing_topic_error(name)
+            if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and allow and not _may_create(access, name):
+                topics.append(denied(name))
+                continue
             if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and allow:
                 # Spec 6.4: answered LEADER_NOT_AVAILABLE while the forwarded CreateTopics runs.
                 error = ErrorCode.LEADER_NOT_AVAILABLE
@@ -276,7 +313,30 @@ def handle_metadata(image: MetadataImage, body: Any, version: int, ctx: BrokerAp
         topics=topics,
         error_code=0,
     )
+    if access is not None:
+        _authorized_operations(response, body, version, access)
     return MetadataResult(response, tuple(to_create))
+
+
+def _may_create(access: Access | None, name: str) -> bool:
+    """Kafka: auto-creation needs CREATE on the cluster, or else on the topic."""
+    if access is None or access.allows_cluster(AclOperation.CREATE, log=False):
+        return True
+    return access.allows(AclOperation.CREATE, ResourceType.TOPIC, name)
+
+
+def _authorized_operations(response: Any, body: Any, version: int, access: Access) -> None:
+    """KIP-430 (Metadata v8+): the caller's operations on each listed topic and (v8-10) the cluster."""
+    if version >= 8 and body.include_topic_authorized_operations:
+        for t in response.topics:
+            if t.error_code in (ErrorCode.NONE, ErrorCode.LEADER_NOT_AVAILABLE) and t.name is not None:
+                t.topic_authorized_operations = access.authorized_operations(ResourceType.TOPIC, t.name)
+    if 8 <= version <= 10 and body.include_cluster_authorized_operations:
+        # Kafka: 0 unless the caller may DESCRIBE the cluster.
+        allowed = access.allows_cluster(AclOperation.DESCRIBE, log=False)
+        response.cluster_authorized_operations = (
+            access.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME) if allowed else 0
+        )
 
 
 def _is_invalid_metadata_request(requested: Any, version: int) -> bool:
@@ -419,9 +479,13 @@ def handle_describe_cluster(image: MetadataImage, body: Any, version: int, ctx: 
 
 
 def handle_describe_topic_partitions(
-    image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext
+    image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext, access: Access | None = None
 ) -> Any:
-    """Answer DescribeTopicPartitions v0: one page of partitions, at most L, from the cursor on."""
+    """Answer DescribeTopicPartitions v0: one page of partitions, at most L, from the cursor on.
+
+    With ``access``, as Kafka: the all-topics listing leaves out the topics the caller may not
+    DESCRIBE (before paging, so pages stay full), a named one is answered TOPIC_AUTHORIZATION_FAILED.
+    """
     del version  # only v0 exists
     cls = _cls(describe_topic_partitions.RESPONSE)
     topic_cls = cls.DescribeTopicPartitionsResponseTopic
@@ -430,6 +494,8 @@ def handle_describe_topic_partitions(
     cursor = body.cursor
     cursor_name = cursor.topic_name if cursor is not None else ""
     source: Iterable[str] = image.topics_by_name if fetch_all else (t.name for t in body.topics)
+    if fetch_all and access is not None:
+        source = [n for n in source if access.allows(AclOperation.DESCRIBE, ResourceType.TOPIC, n, log=False)]
     # Spec 6.3: names >= the cursor topic, de-duplicated, in code-point order.
     candidates = sorted({name for name in source if name >= cursor_name})
 
@@ -461,6 +527,21 @@ def handle_describe_topic_partitions(
             # Spec 6.3: the next page starts at this topic, whether or not it exists.
             next_cursor = cls.Cursor(topic_name=name, partition_index=0)
             break
+        if (
+            access is not None
+            and not fetch_all
+            and not access.allows(AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+        ):
+            topics.append(
+                topic_cls(
+                    error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    name=name,
+                    topic_id=ZERO_UUID,
+                    is_internal=False,
+                    partitions=[],
+                )
+            )
+            continue
         topic = image.topics_by_name.get(name)
         if topic is None:
             # Only an explicit list names missing topics ("all topics" lists the image's).
@@ -491,6 +572,8 @@ def handle_describe_topic_partitions(
                 partitions=partitions,
             )
         )
+        if access is not None:
+            topics[-1].topic_authorized_operations = access.authorized_operations(ResourceType.TOPIC, name)
         if upper < count:
             next_cursor = cls.Cursor(topic_name=name, partition_index=upper)
             break

@@ -14,9 +14,20 @@ Controller requests (registration and heartbeats, AlterPartition, AllocateProduc
 client requests) go to the raft leader, the active controller (Kafka's brokers find it the same
 way); their correlation ids come from one counter, so every answer finds the part that asked.
 InitProducerId (idempotent producers) is the producer id manager's (``kraft.broker.producer_ids``).
+
+Authorisation (when ``authorizer.class.name`` is set): every client request passes
+``kraft.security.request_authz`` first, with the broker's committed ACLs. A refused request is
+answered at once; otherwise the part runs the request without its refused resources and its answer,
+whenever it comes (a long poll, a forwarded write), gets their rows merged in on the way out. Requests
+from other nodes of the cluster (a source id >= 0: follower fetches in the simulator) are the nodes'
+own and not checked.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 from kraft.broker.client_apis import ClientApis
 from kraft.broker.isr import IsrManager
@@ -26,9 +37,10 @@ from kraft.broker.metrics import BrokerMetrics
 from kraft.broker.producer_ids import ProducerIdManager
 from kraft.broker.replica_manager import DATA_API_KEYS, ReplicaManager
 from kraft.metadata.image import MetadataDelta, MetadataImage, MetadataLoader, Publisher
-from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelope
+from kraft.protocol.envelope import ApiRequest, ApiResponse, ClientEnvelope, ControllerEnvelope
 from kraft.protocol.messages import init_producer_id
 from kraft.raft.types import LeaderAndEpoch
+from kraft.security.request_authz import UNKNOWN_HOST, Refuse, RequestAuthorizer
 
 
 class Broker:
@@ -53,8 +65,13 @@ class Broker:
         metrics: BrokerMetrics | None = None,
         raft_listener_name: str = "CONTROLLER",
         replicas: ReplicaManager | None = None,
+        authz: RequestAuthorizer | None = None,
     ) -> None:
         self.node_id = node_id
+        self.authz = authz
+        # (client source, correlation id) -> what completes the answer with the refused resources.
+        self._merges: dict[tuple[int, int], Callable[[Any], Any]] = {}
+        self._refused: list[ClientEnvelope] = []
         self.raft_listener_name = raft_listener_name  # where DescribeCluster finds the controllers
         self.lifecycle = lifecycle
         self.metadata = metadata
@@ -102,12 +119,52 @@ class Broker:
     def handle_client_request(self, envelope: ClientEnvelope, now_ms: int, leader: LeaderAndEpoch) -> None:
         request = envelope.body
         assert type(request) is ApiRequest
+        access = None
+        if self.authz is not None and not self.authz.trusted(envelope.source):
+            verdict = self.authz.check(
+                self.image,
+                envelope.principal,
+                UNKNOWN_HOST,
+                request.api.key,
+                request.api.name,
+                request.version,
+                request.body,
+                now_ms,
+            )
+            if isinstance(verdict, Refuse):
+                self._refused.append(envelope.reply(verdict.response))
+                return
+            if verdict.body is not request.body:
+                request = ApiRequest(request.api, request.version, verdict.body)
+                envelope = replace(envelope, body=request)
+            if verdict.merge is not None:
+                self._merges[(envelope.source, envelope.correlation_id)] = verdict.merge
+            access = verdict.access
         if self.replicas is not None and request.api.key in DATA_API_KEYS:
             self.replicas.handle(envelope, now_ms)
         elif request.api.key == init_producer_id.API.key:
             self.producer_ids.handle(envelope, now_ms)
         else:
-            self.client_apis.handle(envelope, now_ms, leader)
+            self.client_apis.handle(envelope, now_ms, leader, access)
+
+    def _completed(
+        self, out: list[ControllerEnvelope | ClientEnvelope]
+    ) -> list[ControllerEnvelope | ClientEnvelope]:
+        """``out`` with the refused requests' answers added and the refused resources merged into
+        the answers of the requests that ran without them."""
+        if self._refused:
+            out.extend(self._refused)
+            self._refused = []
+        if not self._merges:
+            return out
+        for i, envelope in enumerate(out):
+            if type(envelope) is not ClientEnvelope or type(envelope.body) is not ApiResponse:
+                continue
+            merge = self._merges.pop((envelope.destination, envelope.correlation_id), None)
+            if merge is not None:
+                answer = envelope.body
+                out[i] = replace(envelope, body=ApiResponse(answer.api, answer.version, merge(answer.body)))
+        return out
 
     def handle_client_answer(self, envelope: ClientEnvelope, now_ms: int) -> None:
         """An answer to one of this broker's requests to another broker (the replica fetcher's). A late
@@ -161,7 +218,7 @@ class Broker:
         for w in (isr_wake, apis_wake, ids_wake, replicas_wake):
             if w is not None:
                 wake = w if wake is None else min(wake, w)
-        return out, wake
+        return self._completed(out), wake
 
     def after_raft_poll(self, now_ms: int) -> list[ControllerEnvelope | ClientEnvelope]:
         """After the raft core ran (and published): answers that new images completed, and the
@@ -173,4 +230,4 @@ class Broker:
         if self.replicas is not None:
             self.replicas.complete_waiting(now_ms)
             out.extend(self.replicas.drain())
-        return out
+        return self._completed(out)

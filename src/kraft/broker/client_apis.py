@@ -25,6 +25,11 @@ must wait (a forwarded write, the controller's answer, this broker's image catch
   (the raft leader) at the client's version. NOT_CONTROLLER, a lost connection or an unknown
   leader are retried (backing off 50 ms, doubling to 500 ms) until the request's own timeout
   (``timeoutMs``, else the controller request timeout); then each item gets REQUEST_TIMED_OUT.
+* **ACLs**: CreateAcls and DeleteAcls are forwarded like the admin writes (and wait until this
+  broker's image shows the ACLs created or gone); DescribeAcls is answered from the image, or
+  SECURITY_DISABLED when no authorizer is configured, as Kafka. Authorisation itself happens before a
+  request gets here (``kraft.broker.broker``); Metadata and DescribeTopicPartitions take the caller's
+  ``Access`` to list only the topics it may describe.
 * **Read your writes** (beyond Kafka): after a forwarded CreateTopics, DeleteTopics,
   CreatePartitions, IncrementalAlterConfigs (SET and DELETE) or AlterUserScramCredentials
   succeeds, the answer waits (bounded by the same deadline) until this broker's own image shows
@@ -64,9 +69,12 @@ from kraft.protocol.messages import (
     add_raft_voter,
     alter_user_scram_credentials,
     api_versions,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_topics,
+    describe_acls,
     describe_cluster,
     describe_configs,
     describe_log_dirs,
@@ -86,6 +94,15 @@ from kraft.protocol.messages import (
 )
 from kraft.raft.messages import AddRaftVoterResponse, DescribeQuorumResponse, RemoveRaftVoterResponse
 from kraft.raft.types import LeaderAndEpoch
+from kraft.security.acl_apis import (
+    NO_AUTHORIZER_MESSAGE,
+    acl_api_error,
+    creation_binding,
+    describe_acls_response,
+    standard_acl_of,
+)
+from kraft.security.acls import CLUSTER_NAME, AclOperation, ResourceType, new_acl_problem
+from kraft.security.request_authz import Access
 
 log = logging.getLogger("kraft.broker.client_apis")
 
@@ -99,6 +116,8 @@ FORWARDED_APIS: Final[Mapping[int, Api]] = {
         elect_leaders,
         update_features,
         alter_user_scram_credentials,
+        create_acls,  # Kafka 4.x brokers forward the ACL writes; the controller writes the records
+        delete_acls,
     )
 }
 # KIP-853 voter changes a broker forwards to the raft leader (Kafka's ApiKeys: listeners "controller"
@@ -121,6 +140,7 @@ BROKER_APIS: Final[Mapping[int, Api]] = {
             offset_for_leader_epoch,
             init_producer_id,  # answered by kraft.broker.producer_ids
             describe_user_scram_credentials,  # answered from the image (kraft.broker.scram_apis)
+            describe_acls,  # answered from this broker's image
         )
     },
     # Consumers and followers fetch over a broker listener (v4-17); a controller listener's Fetch
@@ -173,6 +193,8 @@ class ClientApis:
         node_id: this broker.
         contexts: listener name -> what the read handlers know about that listener.
         request_timeout_ms: the default deadline of a forwarded request.
+        acls_enabled: an authorizer is configured (else DescribeAcls answers SECURITY_DISABLED, as
+            Kafka without one).
         next_correlation_id: hands out the correlation ids of this broker's controller requests
             (shared with its lifecycle and ISR manager, so every answer finds its owner).
     """
@@ -184,8 +206,10 @@ class ClientApis:
         contexts: Mapping[str, BrokerApiContext],
         request_timeout_ms: int,
         next_correlation_id: Callable[[], int],
+        acls_enabled: bool = False,
     ) -> None:
         self.node_id = node_id
+        self.acls_enabled = acls_enabled
         self._contexts = dict(contexts)
         self._request_timeout_ms = request_timeout_ms
         self._next_correlation_id = next_correlation_id
@@ -213,10 +237,14 @@ class ClientApis:
             else:
                 self._waiting.watch(_IMAGE, op, op.deadline_ms)
 
-    def handle(self, envelope: ClientEnvelope, now_ms: int, leader: LeaderAndEpoch) -> None:
+    def handle(
+        self, envelope: ClientEnvelope, now_ms: int, leader: LeaderAndEpoch, access: Access | None = None
+    ) -> None:
         """Take a client's request; its answer comes out of ``drain`` (now or after waiting).
 
-        ``leader``: the raft leader as this node knows it (the active controller)."""
+        ``leader``: the raft leader as this node knows it (the active controller). ``access``: the
+        caller's authorisation when an authorizer is configured (Metadata and DescribeTopicPartitions
+        list only the topics it may see); None: everything is visible."""
         self._leader = leader
         request = envelope.body
         if not isinstance(request, ApiRequest):
@@ -239,11 +267,22 @@ class ClientApis:
         image = self._image
         ctx = self._context(envelope.listener, leader.leader_id)
         if key == metadata.API.key:
-            answer = self._metadata(image, body, version, ctx, envelope.listener, now_ms)
+            answer = self._metadata(image, body, version, ctx, envelope.listener, now_ms, access)
         elif key == describe_topic_partitions.API.key:
-            answer = handle_describe_topic_partitions(image, body, version, ctx)
+            answer = handle_describe_topic_partitions(image, body, version, ctx, access)
+        elif key == describe_acls.API.key:
+            if self.acls_enabled:
+                answer = describe_acls_response(image.acls, body, version)
+            else:
+                answer = acl_api_error(key, body, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_MESSAGE)
         elif key == describe_cluster.API.key:
             answer = handle_describe_cluster(image, body, version, ctx)
+            if access is not None and getattr(body, "include_cluster_authorized_operations", False):
+                # KIP-430, as Kafka: 0 unless the caller may DESCRIBE the cluster.
+                allowed = access.allows_cluster(AclOperation.DESCRIBE, log=False)
+                answer.cluster_authorized_operations = (
+                    access.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME) if allowed else 0
+                )
         elif key == describe_configs.API.key:
             answer = handle_describe_configs(image, body, version, ctx)
         elif key == list_offsets.API.key:
@@ -283,7 +322,14 @@ class ClientApis:
         return True
 
     def _metadata(
-        self, image: MetadataImage, body: Any, version: int, ctx: BrokerApiContext, listener: str, now_ms: int
+        self,
+        image: MetadataImage,
+        body: Any,
+        version: int,
+        ctx: BrokerApiContext,
+        listener: str,
+        now_ms: int,
+        access: Access | None = None,
     ) -> Any:
         """Metadata, answered once per image for each kind of request: every client refreshes it, and
         building the answer for 10,000 partitions costs ~100 ms of Python. A cached answer is never
@@ -297,6 +343,7 @@ class ClientApis:
             bool(getattr(body, "include_cluster_authorized_operations", False)),
             bool(getattr(body, "include_topic_authorized_operations", False)),
             ctx.active_controller_id,
+            None if access is None else access.cache_key,  # who asks decides what is listed
         )
         if self._metadata_image is not image:
             self._metadata_image = image
@@ -304,7 +351,7 @@ class ClientApis:
         cached = self._metadata_answers.get(cache_key)
         if cached is not None:
             return cached
-        result = handle_metadata(image, body, version, ctx)
+        result = handle_metadata(image, body, version, ctx, access)
         if result.topics_to_create:
             self._auto_create(result.topics_to_create, now_ms)  # not cached: the answer will change
         elif len(self._metadata_answers) < METADATA_CACHE_ENTRIES:
@@ -495,4 +542,46 @@ def _visibility_check(key: int, body: Any, response: Any) -> Callable[[MetadataI
         if not wanted:
             return None
         return lambda image: all(image.configs.get(w, {}).get(n) == v for w, n, v in wanted)
+    if key == create_acls.API.key:
+        created = [
+            standard_acl_of(binding)
+            for row, result in zip(body.creations, response.results, strict=False)
+            if result.error_code == ErrorCode.NONE
+            and new_acl_problem(binding := creation_binding(row, 1)) is None
+        ]
+        if not created:
+            return None
+        return lambda image: set(created) <= set(image.acls.values())
+    if key == delete_acls.API.key:
+        removed = {
+            (
+                m.resource_type,
+                m.resource_name,
+                m.pattern_type,
+                m.principal,
+                m.host,
+                m.operation,
+                m.permission_type,
+            )
+            for r in response.filter_results
+            if r.error_code == ErrorCode.NONE
+            for m in r.matching_acls
+        }
+        if not removed:
+            return None
+        return lambda image: (
+            not any(
+                (
+                    a.resource_type,
+                    a.resource_name,
+                    a.pattern_type,
+                    a.principal,
+                    a.host,
+                    a.operation,
+                    a.permission_type,
+                )
+                in removed
+                for a in image.acls.values()
+            )
+        )
     return None

@@ -17,8 +17,8 @@ record (``kraft.metadata.records``) and appends it as Kafka does (spec 8.3)::
     | offset: 5 CreateTime: 1000 keySize: -1 valueSize: 30 sequence: -1 headerKeys: [] payload:
       {"type":"PARTITION_CHANGE_RECORD","version":2,"data":{"partitionId":0,"topicId":"...",...}}
 
-Control records print as without the flag. A record of a type kraft does not model (ACLs, SCRAM,
-quotas, tokens) prints ``payload: <ACCESS_CONTROL_ENTRY_RECORD (type 18, version 0): 37-byte body
+Control records print as without the flag. A record of a type kraft does not model (SCRAM,
+quotas, tokens) prints ``payload: <CLIENT_QUOTA_RECORD (type 14, version 0): 37-byte body
 not decoded>``; one that does not decode prints ``payload: <undecodable: reason>``, the dump goes
 on, and the exit status is 1. Works the same on segments, snapshots and ``bootstrap.checkpoint``.
 

@@ -22,6 +22,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "features": ("kraft.cli.features", "describe, upgrade, downgrade or disable feature levels"),
     "topics": ("kraft.cli.topics", "create, list, describe, alter or delete topics through a broker"),
     "configs": ("kraft.cli.configs", "describe or alter topic and broker configs through a broker"),
+    "acls": ("kraft.cli.acls", "add, remove or list ACLs through a broker (kafka-acls.sh)"),
     "leader-election": ("kraft.cli.leader_election", "run preferred or unclean leader elections"),
     "broker-api-versions": ("kraft.cli.broker_api_versions", "list the API versions each broker serves"),
     "console-producer": ("kraft.cli.console_producer", "send lines from stdin to a topic as records"),

@@ -48,9 +48,12 @@ from kraft.metadata.records import ConfigResourceType
 from kraft.protocol.api import Api
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import alter_user_scram_credentials as alter_scram_msg
+from kraft.protocol.messages import create_acls as create_acls_msg
 from kraft.protocol.messages import create_partitions as create_partitions_msg
 from kraft.protocol.messages import create_topics as create_topics_msg
+from kraft.protocol.messages import delete_acls as delete_acls_msg
 from kraft.protocol.messages import delete_topics as delete_topics_msg
+from kraft.protocol.messages import describe_acls as describe_acls_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import describe_configs as describe_configs_msg
 from kraft.protocol.messages import describe_topic_partitions as dtp_msg
@@ -58,6 +61,16 @@ from kraft.protocol.messages import describe_user_scram_credentials as describe_
 from kraft.protocol.messages import elect_leaders as elect_leaders_msg
 from kraft.protocol.messages import incremental_alter_configs as iac_msg
 from kraft.protocol.messages import metadata as metadata_msg
+from kraft.security.acls import (
+    AccessControlEntry,
+    AclBinding,
+    AclBindingFilter,
+    ResourcePattern,
+    operation_of,
+    pattern_type_of,
+    permission_type_of,
+    resource_type_of,
+)
 
 K = TypeVar("K")
 
@@ -765,6 +778,95 @@ class BrokerAdminClient(BootstrapClient):
         return done
 
     # ------------------------------------------------------------------------------------------
+    # ACLs (Kafka's Admin.createAcls, describeAcls, deleteAcls)
+
+    def create_acls(self, bindings: Sequence[AclBinding]) -> list[ApiError | None]:
+        """CreateAcls through the controller's broker (which forwards it); one error, or None when
+        created (or already there), per binding, in order."""
+        api = create_acls_msg.API
+        cls: Any = create_acls_msg.REQUEST.cls
+
+        def send(conn: Connection, pending: list[int]) -> dict[int, ApiError | None]:
+            version = _version_or_raise(conn, api)
+            body = cls(creations=[_acl_creation(cls, bindings[i]) for i in pending])
+            response = conn.send(api, version, body)
+            rows = [_error_or_none(r.error_code, r.error_message) for r in response.results]
+            return _complete(dict(zip(pending, rows, strict=False)), pending, "CreateAcls")
+
+        done = self._batch("CreateAcls", list(range(len(bindings))), self._controller, send)
+        return [done[i] for i in range(len(bindings))]
+
+    def describe_acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
+        """DescribeAcls on any broker: the ACLs ``acl_filter`` matches, sorted.
+
+        Raises:
+            ApiFailure: the request was refused (SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED...).
+        """
+        api = describe_acls_msg.API
+        cls: Any = describe_acls_msg.REQUEST.cls
+
+        def attempt(conn: Connection) -> _Retry | list[AclBinding]:
+            version = _version_or_raise(conn, api)
+            response = conn.send(api, version, cls(**_filter_fields(acl_filter)))
+            if response.error_code in RETRY_CODES:
+                return _Retry(conn.address, f"DescribeAcls answered {error_name(response.error_code)}")
+            if response.error_code != ErrorCode.NONE:
+                raise ApiFailure("DescribeAcls", ApiError(response.error_code, response.error_message))
+            found = [
+                AclBinding(
+                    ResourcePattern(
+                        resource_type_of(r.resource_type), r.resource_name, pattern_type_of(r.pattern_type)
+                    ),
+                    AccessControlEntry(
+                        a.principal, a.host, operation_of(a.operation), permission_type_of(a.permission_type)
+                    ),
+                )
+                for r in response.resources
+                for a in r.acls
+            ]
+            return sorted(found)
+
+        return self._call("DescribeAcls", self._any_broker, attempt)
+
+    def delete_acls(
+        self, filters: Sequence[AclBindingFilter]
+    ) -> list[tuple[ApiError | None, list[AclBinding]]]:
+        """DeleteAcls through the controller's broker: per filter, its error (or None) and the ACLs
+        it deleted."""
+        api = delete_acls_msg.API
+        cls: Any = delete_acls_msg.REQUEST.cls
+        deleted: dict[int, list[AclBinding]] = {}
+
+        def send(conn: Connection, pending: list[int]) -> dict[int, ApiError | None]:
+            version = _version_or_raise(conn, api)
+            body = cls(filters=[cls.DeleteAclsFilter(**_filter_fields(filters[i])) for i in pending])
+            response = conn.send(api, version, body)
+            got: dict[int, ApiError | None] = {}
+            for i, r in zip(pending, response.filter_results, strict=False):
+                got[i] = _error_or_none(r.error_code, r.error_message)
+                deleted[i] = sorted(
+                    AclBinding(
+                        ResourcePattern(
+                            resource_type_of(m.resource_type),
+                            m.resource_name,
+                            pattern_type_of(m.pattern_type),
+                        ),
+                        AccessControlEntry(
+                            m.principal,
+                            m.host,
+                            operation_of(m.operation),
+                            permission_type_of(m.permission_type),
+                        ),
+                    )
+                    for m in r.matching_acls
+                    if m.error_code == ErrorCode.NONE
+                )
+            return _complete(got, pending, "DeleteAcls")
+
+        done = self._batch("DeleteAcls", list(range(len(filters))), self._controller, send)
+        return [(done[i], deleted.get(i, [])) for i in range(len(filters))]
+
+    # ------------------------------------------------------------------------------------------
     # One request on one connection
 
     def _refresh_metadata(self, conn: Connection) -> ClusterMetadata:
@@ -1095,6 +1197,32 @@ def _partition_info(p: Any, *, with_elr: bool) -> PartitionInfo:
         offline_replicas=tuple(p.offline_replicas or ()),
         error_code=p.error_code,
     )
+
+
+def _acl_creation(cls: Any, binding: AclBinding) -> Any:
+    p, e = binding.pattern, binding.entry
+    return cls.AclCreation(
+        resource_type=int(p.resource_type),
+        resource_name=p.name,
+        resource_pattern_type=int(p.pattern_type),
+        principal=e.principal,
+        host=e.host,
+        operation=int(e.operation),
+        permission_type=int(e.permission_type),
+    )
+
+
+def _filter_fields(f: AclBindingFilter) -> dict[str, Any]:
+    """The fields of a DescribeAcls request or a DeleteAcls filter row."""
+    return {
+        "resource_type_filter": int(f.resource_type),
+        "resource_name_filter": f.name,
+        "pattern_type_filter": int(f.pattern_type),
+        "principal_filter": f.principal,
+        "host_filter": f.host,
+        "operation": int(f.operation),
+        "permission_type": int(f.permission_type),
+    }
 
 
 def _error_or_none(code: int, message: str | None) -> ApiError | None:

@@ -14,6 +14,11 @@ owns the write path:
    is answered NOT_CONTROLLER. Standbys replay continuously, so a new active controller needs no
    reload; heartbeat sessions (soft state) start fresh on activation (spec 2.4).
 
+With an authorizer (``ControllerConfig.authorizer``), a request from a client connection is first
+checked by ``kraft.security.request_authz`` against the committed ACLs (Kafka's ``ControllerApis``):
+refused whole, or run without its refused resources, whose rows are merged into the answer.
+Requests from this node's own parts (source ids >= 0) are the node's and are not checked.
+
 Nothing here reads a clock, a socket or a file: time comes in as ``now_ms``, randomness from the
 injected ``rng``, storage only through the injected raft client.
 """
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from kraft.common.errors import FatalError, KraftError, NotLeaderError
+from kraft.controller.acl_control import AclControl
 from kraft.controller.cluster_control import BrokerHeartbeats, ClusterControl
 from kraft.controller.config_control import ConfigControl
 from kraft.controller.features import (
@@ -72,9 +78,12 @@ from kraft.protocol.messages import (
     alter_user_scram_credentials,
     broker_heartbeat,
     broker_registration,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_topics,
+    describe_acls,
     describe_configs,
     elect_leaders,
     incremental_alter_configs,
@@ -83,6 +92,9 @@ from kraft.protocol.messages import (
 )
 from kraft.raft.listener import CommittedBatch, SnapshotReader
 from kraft.raft.types import LeaderAndEpoch, OffsetAndEpoch
+from kraft.security.acl_apis import NO_AUTHORIZER_MESSAGE, acl_api_error, describe_acls_response
+from kraft.security.authorizer import AuthorizerConfig
+from kraft.security.request_authz import UNKNOWN_HOST, Proceed, RequestAuthorizer
 
 log = logging.getLogger("kraft.controller")
 
@@ -105,10 +117,13 @@ CONTROLLER_APIS: Mapping[int, Api] = {
         unregister_broker,
         allocate_producer_ids,
         alter_user_scram_credentials,
+        create_acls,
+        delete_acls,
+        describe_acls,
     )
 }
 # Read-only APIs any controller (active or not) answers from its committed image.
-READ_ONLY_APIS = frozenset({describe_configs.API.key})
+READ_ONLY_APIS = frozenset({describe_configs.API.key, describe_acls.API.key})
 
 
 class RaftClient(Protocol):
@@ -149,6 +164,9 @@ class ControllerConfig:
     # the two differ (tests and the simulator).
     verify_leader_replay: bool = False
     static_configs: dict[str, str] = field(default_factory=dict)  # static broker-level configs
+    # authorizer.class.name, super.users, allow.everyone.if.no.acl.found; None: no authorizer, every
+    # request is allowed and the ACL APIs answer SECURITY_DISABLED (as Kafka without one).
+    authorizer: AuthorizerConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +230,8 @@ class QuorumController:
             cluster_id=cluster_id, node_id=node_id, replication=self.replication, heartbeats=self.heartbeats
         )
         self.configs = ConfigControl(self.resolver)
+        self.acls = AclControl(rng)
+        self.authz = None if self.config.authorizer is None else RequestAuthorizer(self.config.authorizer)
         self.leader = LeaderAndEpoch(None, 0)
         self.active_epoch: int | None = None
         self._latest: MetadataImage = self.loader.image
@@ -362,44 +382,53 @@ class QuorumController:
         request = envelope.body
         assert isinstance(request, ApiRequest)
         key, version, body = request.api.key, request.version, request.body
-        if key in READ_ONLY_APIS:
-            self._outbound.append(envelope.reply(self._read_only(key, version, body)))
-            return True
-        if not self.is_active or self._needs_activation:
-            self._outbound.append(
-                envelope.reply(error_response(key, version, body, ErrorCode.NOT_CONTROLLER))
+        merge = None
+        if self.authz is not None and not self.authz.trusted(envelope.source):
+            # ControllerApis: each API checks its operation before it runs (see request_authz).
+            verdict = self.authz.check(
+                self.image, envelope.principal, UNKNOWN_HOST, key, request.api.name, version, body, now_ms
             )
-            return True
+            if not isinstance(verdict, Proceed):
+                self._outbound.append(envelope.reply(verdict.response))
+                return True
+            body, merge = verdict.body, verdict.merge
+        outcome = self._run_authorized(key, version, body, now_ms)
+        if outcome is None:
+            return False
+        if merge is not None and outcome.response is not None:
+            outcome = replace(outcome, response=merge(outcome.response))
+        reply = envelope.reply(outcome.response)
+        if outcome.commit_offset is None:
+            self._outbound.append(reply)
+        else:
+            self._pending.append(_Pending(outcome.commit_offset, reply))
+        return True
+
+    def _run_authorized(self, key: int, version: int, body: Any, now_ms: int) -> ControllerResult[Any] | None:
+        """Run one (authorised) request: its answer, to send now (``commit_offset`` None) or once
+        that offset commits; None when the core's buffer is full (try again next poll)."""
+        if key in READ_ONLY_APIS:
+            return ControllerResult((), self._read_only(key, version, body))
+        if not self.is_active or self._needs_activation:
+            return ControllerResult((), error_response(key, version, body, ErrorCode.NOT_CONTROLLER))
         try:
             outcome = self._dispatch(key, version, body, now_ms)
         except _BufferFull:
-            return False
+            return None
         if outcome is None:
-            self._outbound.append(
-                envelope.reply(error_response(key, version, body, ErrorCode.INVALID_REQUEST))
-            )
-            return True
+            return ControllerResult((), error_response(key, version, body, ErrorCode.INVALID_REQUEST))
         if not outcome.records:
-            reply = envelope.reply(outcome.response)
-            if outcome.commit_offset is None:
-                self._outbound.append(reply)
-            else:
-                self._pending.append(_Pending(outcome.commit_offset, reply))
-            return True
+            return outcome
         try:
             last = self._append(list(outcome.records), now_ms)
         except _BufferFull:
-            return False
+            return None
         except ReplayError as e:
             self.metrics.metadata_error_count += 1
             log.error("controller %d: refusing to write records that do not replay: %s", self.node_id, e)
-            self._outbound.append(
-                envelope.reply(error_response(key, version, body, ErrorCode.UNKNOWN_SERVER_ERROR))
-            )
-            return True
+            return ControllerResult((), error_response(key, version, body, ErrorCode.UNKNOWN_SERVER_ERROR))
         self.metrics.add_stats(outcome.stats)
-        self._pending.append(_Pending(last, envelope.reply(outcome.response)))
-        return True
+        return replace(outcome, commit_offset=last)
 
     def _dispatch(self, key: int, version: int, body: Any, now_ms: int) -> ControllerResult[Any] | None:
         image = self._latest
@@ -430,11 +459,23 @@ class QuorumController:
                 return allocate_producer_id_block(image, body, version)
             case alter_user_scram_credentials.API.key:
                 return alter_scram(image, body, version)
+            case create_acls.API.key | delete_acls.API.key if self.authz is None:
+                return ControllerResult(
+                    (), acl_api_error(key, body, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_MESSAGE)
+                )
+            case create_acls.API.key:
+                return self.acls.create_acls(image, body, version)
+            case delete_acls.API.key:
+                return self.acls.delete_acls(image, body, version)
         return None
 
     def _read_only(self, key: int, version: int, body: Any) -> Any:
         if key == describe_configs.API.key:
             return self.configs.describe_configs(self.image, body, version)
+        if key == describe_acls.API.key:
+            if self.authz is None:
+                return acl_api_error(key, body, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_MESSAGE)
+            return describe_acls_response(self.image.acls, body, version)
         raise KraftError(f"API {key} is not read-only")
 
     def _update_features(

@@ -3,10 +3,10 @@
 What this module owns:
 
 * ``MetadataImage``: everything the metadata log says, as of one offset: finalized features,
-  brokers, controllers, topics (by id and by name, with their partitions), configs, producer ids,
-  SCRAM credentials (``kraft.metadata.scram``), the ZooKeeper-migration state and the provenance
-  (offset, epoch, append time of the last record applied). It never changes once built; every
-  field is a read-only view.
+  brokers, controllers, topics (by id and by name, with their partitions), configs, ACLs (by id),
+  producer ids, SCRAM credentials (``kraft.metadata.scram``), the ZooKeeper-migration state and the
+  provenance (offset, epoch, append time of the last record applied). It never changes once built;
+  every field is a read-only view.
 * ``MetadataDelta``: records replayed on top of one image. ``replay`` validates one record against
   the image-plus-delta and raises ``ReplayError`` (naming the offset, the record and the rule) when
   the log breaks a rule; ``apply`` builds the next image.
@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Final
 
 from kraft.common.errors import CorruptRecordError, KraftError
 from kraft.common.fast_init import speed_up_inits
+from kraft.metadata.acls import StandardAcl
 from kraft.metadata.partition import NO_LEADER, PartitionChange, PartitionRegistration
 from kraft.metadata.records import (
     ApiMessageAndVersion,
@@ -221,6 +222,7 @@ class MetadataImage:
     """
 
     __slots__ = (
+        "_acls",
         "_brokers",
         "_configs",
         "_controllers",
@@ -249,6 +251,7 @@ class MetadataImage:
     _producer_ids: tuple[int, int, int]
     _scram: ScramImage
     _zk_migration_state: int
+    _acls: Mapping[uuid.UUID, StandardAcl]
     _provenance: MetadataProvenance
     _partition_count: int
     _offline_partition_count: int
@@ -266,6 +269,7 @@ class MetadataImage:
         configs: Mapping[tuple[int, str], Mapping[str, str]] | None = None,
         producer_ids: tuple[int, int, int] = INITIAL_PRODUCER_IDS,
         zk_migration_state: int = 0,
+        acls: Mapping[uuid.UUID, StandardAcl] | None = None,
         provenance: MetadataProvenance = EMPTY_PROVENANCE,
         scram: ScramImage | None = None,
     ) -> None:
@@ -295,6 +299,7 @@ class MetadataImage:
             producer_ids=producer_ids,
             scram=ScramImage.EMPTY if scram is None else scram,
             zk_migration_state=zk_migration_state,
+            acls=MappingProxyType(dict(acls or {})),
             provenance=provenance,
             counts=counts,
             indexes=_Indexes(),
@@ -312,6 +317,7 @@ class MetadataImage:
         producer_ids: tuple[int, int, int],
         scram: ScramImage,
         zk_migration_state: int,
+        acls: Mapping[uuid.UUID, StandardAcl],
         provenance: MetadataProvenance,
         counts: Sequence[int],
         indexes: _Indexes,
@@ -325,6 +331,7 @@ class MetadataImage:
         object.__setattr__(self, "_producer_ids", producer_ids)
         object.__setattr__(self, "_scram", scram)
         object.__setattr__(self, "_zk_migration_state", zk_migration_state)
+        object.__setattr__(self, "_acls", acls)
         object.__setattr__(self, "_provenance", provenance)
         object.__setattr__(self, "_partition_count", counts[0])
         object.__setattr__(self, "_offline_partition_count", counts[1])
@@ -386,6 +393,11 @@ class MetadataImage:
     @property
     def zk_migration_state(self) -> int:
         return self._zk_migration_state
+
+    @property
+    def acls(self) -> Mapping[uuid.UUID, StandardAcl]:
+        """ACL id -> ACL (AccessControlEntryRecords not yet removed)."""
+        return self._acls
 
     @property
     def provenance(self) -> MetadataProvenance:
@@ -454,6 +466,7 @@ class MetadataImage:
             and self._producer_ids == INITIAL_PRODUCER_IDS
             and self._scram.is_empty
             and self._zk_migration_state == 0
+            and not self._acls
         )
 
     def with_provenance(self, provenance: MetadataProvenance) -> MetadataImage:
@@ -471,6 +484,7 @@ class MetadataImage:
             "producer_ids": self._producer_ids,
             "scram": self._scram,
             "zk_migration_state": self._zk_migration_state,
+            "acls": self._acls,
             "provenance": self._provenance,
             "counts": (
                 self._partition_count,
@@ -617,6 +631,7 @@ def image_equal(
         or a.controllers != b.controllers
         or a.configs != b.configs
         or a.scram != b.scram
+        or a.acls != b.acls
     ):
         return False
     if ignore_registration_offsets:
@@ -657,6 +672,7 @@ def image_differences(
         diff_maps("brokers", a.brokers, b.brokers)
     diff_maps("controllers", a.controllers, b.controllers)
     diff_maps("configs", a.configs, b.configs)
+    diff_maps("acls", a.acls, b.acls)
     if a.producer_ids != b.producer_ids:
         out.append(f"producer_ids: {a.producer_ids} != {b.producer_ids}")
     if a.scram != b.scram:
@@ -825,6 +841,7 @@ class MetadataDelta:
         # (mechanism, user) -> new credential, or None for removed.
         self._scram: dict[tuple[ScramMechanism, str], ScramCredential | None] = {}
         self._zk_migration_state = image.zk_migration_state
+        self._acls: dict[uuid.UUID, StandardAcl] | None = None
         # Topics created or changed here, by id; base-image topics removed here.
         self._changes: dict[uuid.UUID, _TopicChange] = {}
         self._new_names: dict[str, uuid.UUID] = {}
@@ -1026,6 +1043,16 @@ class MetadataDelta:
                     # Kafka's ScramControlManager.replay refuses it too.
                     raise fail(f"no {mechanism.mechanism_name} credential for user {data.name!r} to remove")
                 self._scram[key] = None
+            case _T.ACCESS_CONTROL_ENTRY:
+                # Kafka's AclsDelta: an id is (re)set; the controller never writes an ACL twice
+                # (AclControlManager), and replay, like Kafka's, does not second-guess it.
+                self._acls_w()[data.id] = StandardAcl.from_record(data)
+            case _T.REMOVE_ACCESS_CONTROL_ENTRY:
+                acls = self._acls_w()
+                # Kafka's AclsDelta: removing an id that is neither in the image nor the delta breaks the log.
+                if data.id not in acls:
+                    raise fail(f"no ACL with id {data.id}")
+                del acls[data.id]
             case _:  # pragma: no cover - every modelled type is handled above
                 raise fail("record type not handled by replay")
 
@@ -1124,6 +1151,11 @@ class MetadataDelta:
             del configs[key]
             self._copied_configs.discard(key)
 
+    def _acls_w(self) -> dict[uuid.UUID, StandardAcl]:
+        if self._acls is None:
+            self._acls = dict(self._image.acls)
+        return self._acls
+
     def _replay_clear_elr(self, topic_name: str, fail: Callable[[str], ReplayError]) -> None:
         if topic_name:
             topic_id = self._topic_id_by_name(topic_name)
@@ -1176,6 +1208,8 @@ class MetadataDelta:
         if self._scram:
             parts["scram"] = base.scram.with_changes(self._scram)
         parts["zk_migration_state"] = self._zk_migration_state
+        if self._acls is not None:
+            parts["acls"] = MappingProxyType(dict(self._acls))
         if self._changes or self._deleted:
             counts = [
                 base.partition_count,

@@ -11,7 +11,8 @@ by id; per topic by name, TopicRecord then its PartitionRecords by partition id 
 epochs, ISR; ELR and LastKnownElr only when non-empty, as Kafka's writers do); ConfigRecords by
 (resource type, resource name, key); ProducerIdsRecord when one was ever replayed;
 UserScramCredentialRecord per credential by mechanism then user (Kafka writes them only from
-metadata.version 3.5-IV2 on and reports a loss below it; so do we).
+metadata.version 3.5-IV2 on and reports a loss below it; so do we); AccessControlEntryRecord per
+ACL by id.
 
 Record versions follow the image's metadata.version (``records.record_version``), so a snapshot
 is what a controller at that level would write. A field the chosen version cannot carry is left
@@ -143,6 +144,22 @@ def image_to_records(image: MetadataImage, *, losses: list[str] | None = None) -
                 )
         else:
             lost.append(f"SCRAM credentials of users {image.scram.users()} (metadata.version {mv} < 3.5-IV2)")
+    for acl_id in sorted(image.acls):
+        acl = image.acls[acl_id]
+        out.append(
+            make_record(
+                _T.ACCESS_CONTROL_ENTRY,
+                0,
+                id=acl_id,
+                resource_type=acl.resource_type,
+                resource_name=acl.resource_name,
+                pattern_type=acl.pattern_type,
+                principal=acl.principal,
+                host=acl.host,
+                operation=acl.operation,
+                permission_type=acl.permission_type,
+            )
+        )
     return out
 
 

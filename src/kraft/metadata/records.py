@@ -10,7 +10,7 @@ tags and defaults. A record's value in a batch is framed as (spec 1.2)::
 ``decode_record`` accepts every listed version of every known type and refuses anything else with
 ``CorruptRecordError`` (unknown frame version, unknown type, version out of range, trailing bytes):
 replay must never silently skip a record it cannot read. Record types that this project does not
-model (ACLs, quotas, tokens: keys 10, 14, 18, 19, 26) raise ``UnmodelledRecordError``
+model (quotas, tokens: keys 10, 14, 26) raise ``UnmodelledRecordError``
 (a ``CorruptRecordError`` carrying the raw ``UnmodelledRecord``): tools show them, the image skips them.
 SCRAM credentials (keys 11 and 22) are modelled; their salts and keys never appear in JSON
 (``record_to_json`` prints ``[hidden]``, ``SENSITIVE_FIELDS``).
@@ -67,6 +67,8 @@ class MetadataRecordType(enum.IntEnum):
     FEATURE_LEVEL = 12
     PRODUCER_IDS = 15
     BROKER_REGISTRATION_CHANGE = 17
+    ACCESS_CONTROL_ENTRY = 18
+    REMOVE_ACCESS_CONTROL_ENTRY = 19
     NO_OP = 20
     ZK_MIGRATION_STATE = 21
     REMOVE_USER_SCRAM_CREDENTIAL = 22
@@ -87,14 +89,12 @@ class MetadataRecordType(enum.IntEnum):
         return f"{self.name}_RECORD"
 
 
-# Keys of record types this project reads past without modelling (ACLs, quotas, tokens).
-IGNORED_RECORD_TYPES = frozenset({10, 14, 18, 19, 26})
+# Keys of record types this project reads past without modelling (quotas, delegation tokens).
+IGNORED_RECORD_TYPES = frozenset({10, 14, 26})
 # Kafka's MetadataRecordType names of the record types kraft reads past (tools print them).
 UNMODELLED_RECORD_NAMES: dict[int, str] = {
     10: "DELEGATION_TOKEN_RECORD",
     14: "CLIENT_QUOTA_RECORD",
-    18: "ACCESS_CONTROL_ENTRY_RECORD",
-    19: "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
     26: "REMOVE_DELEGATION_TOKEN_RECORD",
 }
 
@@ -270,6 +270,23 @@ REGISTER_CONTROLLER_RECORD = struct("RegisterControllerRecord", [
     f("Features", array(_feature("ControllerFeature")), "0+"),
 ])
 
+# ACLs (Kafka's AccessControlEntryRecord / RemoveAccessControlEntryRecord): the enum codes are
+# kraft.security.acls's; the id is the controller's, from its injected random generator.
+ACCESS_CONTROL_ENTRY_RECORD = struct("AccessControlEntryRecord", [
+    f("Id", UUID, "0+"),
+    f("ResourceType", INT8, "0+"),
+    f("ResourceName", STRING, "0+"),
+    f("PatternType", INT8, "0+"),
+    f("Principal", STRING, "0+"),
+    f("Host", STRING, "0+"),
+    f("Operation", INT8, "0+"),
+    f("PermissionType", INT8, "0+"),
+])
+
+REMOVE_ACCESS_CONTROL_ENTRY_RECORD = struct("RemoveAccessControlEntryRecord", [
+    f("Id", UUID, "0+"),
+])
+
 CLEAR_ELR_RECORD = struct("ClearElrRecord", [
     f("TopicName", STRING, "0+"),
 ])
@@ -306,6 +323,8 @@ SCHEMAS: dict[MetadataRecordType, RecordSchema] = {
         RecordSchema(_T.FEATURE_LEVEL, Versions(0, 0), FEATURE_LEVEL_RECORD),
         RecordSchema(_T.PRODUCER_IDS, Versions(0, 0), PRODUCER_IDS_RECORD),
         RecordSchema(_T.BROKER_REGISTRATION_CHANGE, Versions(0, 2), BROKER_REGISTRATION_CHANGE_RECORD),
+        RecordSchema(_T.ACCESS_CONTROL_ENTRY, Versions(0, 0), ACCESS_CONTROL_ENTRY_RECORD),
+        RecordSchema(_T.REMOVE_ACCESS_CONTROL_ENTRY, Versions(0, 0), REMOVE_ACCESS_CONTROL_ENTRY_RECORD),
         RecordSchema(_T.NO_OP, Versions(0, 0), NO_OP_RECORD),
         RecordSchema(_T.ZK_MIGRATION_STATE, Versions(0, 0), ZK_MIGRATION_STATE_RECORD),
         RecordSchema(
@@ -445,7 +464,7 @@ class ApiMessageAndVersion:
 
 @dataclass(frozen=True, slots=True)
 class UnmodelledRecord:
-    """A record of a known Kafka type this project does not model (ACLs, SCRAM, quotas, tokens)."""
+    """A record of a known Kafka type this project does not model (SCRAM, quotas, tokens)."""
 
     type: int
     version: int

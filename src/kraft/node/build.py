@@ -38,6 +38,8 @@ from kraft.raft.log import ReplicatedLog
 from kraft.raft.node import RaftNode
 from kraft.raft.store import ElectionStore
 from kraft.raft.types import Endpoint
+from kraft.security.authorizer import AuthorizerConfig
+from kraft.security.request_authz import RequestAuthorizer
 
 # Encodes an image's snapshot records off the core's thread (the server's pool); None: inline.
 SnapshotEncoder = Callable[[MetadataImage], Future[list[bytes]]]
@@ -202,11 +204,13 @@ def _build_broker(
         )
         for name in settings.client_listeners
     }
+    authorizer = AuthorizerConfig.from_properties(settings.static_configs)
     client_apis = ClientApis(
         node_id=node_id,
         contexts=contexts,
         request_timeout_ms=settings.request_timeout_ms,
         next_correlation_id=next_id,
+        acls_enabled=authorizer is not None,
     )
     resolver = ConfigResolver(dict(settings.static_configs), node_id)
     replicas = None
@@ -241,4 +245,5 @@ def _build_broker(
         metrics=BrokerMetrics(resolver),
         raft_listener_name=config.raft_listener_name,
         replicas=replicas,
+        authz=None if authorizer is None else RequestAuthorizer(authorizer),
     )

@@ -50,6 +50,7 @@ from kraft.protocol.error_responses import error_response
 from kraft.raft.messages import Envelope
 from kraft.raft.node import RaftNode
 from kraft.raft.types import LeaderAndEpoch
+from kraft.security.request_authz import UNKNOWN_HOST, Refuse
 
 # One closed union: every message a node takes in or sends out.
 NodeEnvelope = Envelope | ControllerEnvelope | ClientEnvelope
@@ -211,6 +212,10 @@ class Node:
         request = envelope.body
         assert isinstance(request, ApiRequest)
         if request.api.key in QUORUM_APIS and self.quorum_apis is not None:
+            refusal = self._quorum_refusal(envelope, request, now_ms)
+            if refusal is not None:
+                self._refusals.append(envelope.reply(refusal))
+                return
             self.quorum_apis.handle(envelope)
         elif self.controller is not None:
             self.controller.handle(envelope, now_ms)
@@ -220,6 +225,29 @@ class Node:
             self._refusals.append(
                 envelope.reply(error_response(request.api.key, request.version, request.body, code))
             )
+
+    def _quorum_refusal(
+        self, envelope: ControllerEnvelope, request: ApiRequest, now_ms: int
+    ) -> object | None:
+        """The answer refusing a quorum API request the caller may not make (DescribeQuorum needs
+        DESCRIBE, the voter changes ALTER on the cluster), or None. Checked with the controller's
+        authorizer and committed ACLs; a node without a controller part (the test raft server)
+        checks nothing."""
+        controller = self.controller
+        authz = None if controller is None else controller.authz
+        if controller is None or authz is None or authz.trusted(envelope.source):
+            return None
+        verdict = authz.check(
+            controller.image,
+            envelope.principal,
+            UNKNOWN_HOST,
+            request.api.key,
+            request.api.name,
+            request.version,
+            request.body,
+            now_ms,
+        )
+        return verdict.response if isinstance(verdict, Refuse) else None
 
     def _to_asker(self, envelope: ControllerEnvelope, now_ms: int) -> None:
         if self.quorum_apis is not None and self.quorum_apis.handle_answer(envelope):

@@ -21,9 +21,12 @@ from kraft.protocol.messages import (
     alter_user_scram_credentials,
     broker_heartbeat,
     broker_registration,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_topics,
+    describe_acls,
     describe_configs,
     elect_leaders,
     incremental_alter_configs,
@@ -35,6 +38,8 @@ _MESSAGES = {
     ErrorCode.NOT_CONTROLLER: "This is not the correct controller for this cluster.",
     ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed.",
     ErrorCode.UNKNOWN_SERVER_ERROR: "The server experienced an unexpected error when processing the request.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
 }
 
 
@@ -141,6 +146,27 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
                 for u in dict.fromkeys(users)
             ],
         )
+    if key == create_acls.API.key:
+        cls = create_acls.RESPONSE.cls
+        count = len(request.creations) if request is not None else len(like.results)
+        return cls(
+            throttle_time_ms=0,
+            results=[cls.AclCreationResult(error_code=c, error_message=message) for _ in range(count)],
+        )
+    if key == delete_acls.API.key:
+        cls = delete_acls.RESPONSE.cls
+        count = len(request.filters) if request is not None else len(like.filter_results)
+        return cls(
+            throttle_time_ms=0,
+            filter_results=[
+                cls.DeleteAclsFilterResult(error_code=c, error_message=message, matching_acls=[])
+                for _ in range(count)
+            ],
+        )
+    if key == describe_acls.API.key:
+        return describe_acls.RESPONSE.cls(
+            throttle_time_ms=0, error_code=c, error_message=message, resources=[]
+        )
     raise ValueError(f"no error response shape for API {key}")
 
 
@@ -164,8 +190,10 @@ def response_error_codes(key: int, response: Any) -> set[int]:
             codes.update(p.error_code for p in t.partition_result)
     elif key == update_features.API.key:
         codes.update(r.error_code for r in (getattr(response, "results", None) or ()))
-    elif key == alter_user_scram_credentials.API.key:
+    elif key in (alter_user_scram_credentials.API.key, create_acls.API.key):
         codes.update(r.error_code for r in response.results)
+    elif key == delete_acls.API.key:
+        codes.update(r.error_code for r in response.filter_results)
     return codes
 
 

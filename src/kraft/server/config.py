@@ -24,6 +24,7 @@ from kraft.controller.quorum_controller import ControllerConfig
 from kraft.protocol.framing import DEFAULT_MAX_FRAME_BYTES
 from kraft.raft.config import QuorumConfig
 from kraft.raft.types import Endpoint
+from kraft.security.authorizer import AuthorizerConfig
 
 DEFAULT_CONNECTIONS_MAX_IDLE_MS = 600_000
 CONTROLLER = "controller"
@@ -395,6 +396,7 @@ def parse_controller_config(props: Mapping[str, str]) -> ControllerConfig:
         ),
         snapshot_interval_ms=get_int(props, "metadata.log.max.snapshot.interval.ms", 3_600_000, minimum=0),
         static_configs={k: props[k] for k in _STATIC_CONFIG_KEYS if k in props},
+        authorizer=AuthorizerConfig.from_properties(props),
     )
 
 

@@ -466,14 +466,11 @@ def test_non_ascii_names_print_as_text_like_kafkas_jackson(tmp_path: Path) -> No
 
 
 def test_unmodelled_records_print_their_type_and_size(tmp_path: Path) -> None:
-    acl = bytes((1, 18, 0)) + b"\x07opaque-acl-body"
+    acl = bytes((1, 14, 0)) + b"\x07opaque-acl-body"
     path = metadata_segment(tmp_path, (acl,))
     code, out, err = run("--cluster-metadata-decoder", str(path))
     assert code == 0 and err == ""
-    assert (
-        payload_lines(out)[3]
-        == "<ACCESS_CONTROL_ENTRY_RECORD (type 18, version 0): 16-byte body not decoded>"
-    )
+    assert payload_lines(out)[3] == "<CLIENT_QUOTA_RECORD (type 14, version 0): 16-byte body not decoded>"
 
 
 def test_an_undecodable_record_is_shown_and_the_dump_goes_on_then_fails(tmp_path: Path) -> None:
@@ -551,7 +548,7 @@ def test_cluster_metadata_decoder_reads_the_bootstrap_checkpoint_kraft_storage_f
 
 
 def test_cluster_metadata_decoder_in_json_mode(tmp_path: Path) -> None:
-    acl = bytes((1, 18, 1)) + b"\x00" * 5
+    acl = bytes((1, 14, 1)) + b"\x00" * 5
     path = metadata_segment(tmp_path, (acl, b"\x01\x02"))
     code, out, err = run("--json", "--cluster-metadata-decoder", str(path))
     assert code == 1 and "1 record(s) could not be decoded" in err
@@ -566,8 +563,8 @@ def test_cluster_metadata_decoder_in_json_mode(tmp_path: Path) -> None:
     assert records[2]["payload"]["data"]["eligibleLeaderReplicas"] == [0, 3]
     assert base64.b64decode(records[0]["value"]) == encode_record(metadata_records()[0])  # raw value kept
     assert records[3]["payload_unmodelled"] == {
-        "type_id": 18,
-        "type": "ACCESS_CONTROL_ENTRY_RECORD",
+        "type_id": 14,
+        "type": "CLIENT_QUOTA_RECORD",
         "version": 1,
         "size": 5,
     }

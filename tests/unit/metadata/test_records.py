@@ -191,6 +191,19 @@ KAFKA: tuple[KRecord, ...] = (
         K("Name", "string", "0+"),
         K("Mechanism", "int8", "0+"),
     )),
+    KRecord(18, "AccessControlEntryRecord", "0", (
+        K("Id", "uuid", "0+"),
+        K("ResourceType", "int8", "0+"),
+        K("ResourceName", "string", "0+"),
+        K("PatternType", "int8", "0+"),
+        K("Principal", "string", "0+"),
+        K("Host", "string", "0+"),
+        K("Operation", "int8", "0+"),
+        K("PermissionType", "int8", "0+"),
+    )),
+    KRecord(19, "RemoveAccessControlEntryRecord", "0", (
+        K("Id", "uuid", "0+"),
+    )),
     KRecord(23, "BeginTransactionRecord", "0", (
         K("Name", "string", "0+", nullable_versions="0+", tagged_versions="0+", tag=0, default="null"),
     )),
@@ -214,8 +227,6 @@ KAFKA: tuple[KRecord, ...] = (
 KAFKA_IGNORED = {
     10: "DelegationTokenRecord",
     14: "ClientQuotaRecord",
-    18: "AccessControlEntryRecord",
-    19: "RemoveAccessControlEntryRecord",
     26: "RemoveDelegationTokenRecord",
 }
 

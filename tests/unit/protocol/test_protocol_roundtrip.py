@@ -70,6 +70,9 @@ def test_registry_holds_every_api_of_the_brief() -> None:
         "DescribeLogDirs": "1-5",
         "DescribeUserScramCredentials": "0",
         "AlterUserScramCredentials": "0",
+        "DescribeAcls": "1-3",
+        "CreateAcls": "1-3",
+        "DeleteAcls": "1-3",
     }
     assert {api.name: str(api.versions) for api in REGISTRY.values()} == expected
     served = {api.name: str(api.served) for api in REGISTRY.values() if api.served != api.versions}

@@ -61,7 +61,7 @@ from kraft.storage.metadata_log import MetadataLog  # noqa: E402
 
 NODE = 3
 TOPIC_ID = uuid.UUID("6c1a0b52-3b8e-4d55-9a0e-8f3f2c1d4e5f")
-ACL_VALUE = bytes([1, 18, 0]) + b"\x05acl-body"  # ACCESS_CONTROL_ENTRY_RECORD v0: read past, not modelled
+ACL_VALUE = bytes([1, 14, 0]) + b"\x05acl-body"  # CLIENT_QUOTA_RECORD v0: read past, not modelled
 RAFT_TEST_VALUE = b"1:1:7:" + b"." * 30  # a kraft test-raft-server payload: not a metadata record
 
 
@@ -203,7 +203,7 @@ def test_rows_equal_dump_log_record_for_record(log_dir: Path) -> None:
     for g, w in zip(got, want):
         assert g == w
     kinds = {r["record_type"] for r in got}
-    assert {"TOPIC_RECORD", "PARTITION_CHANGE_RECORD", "NO_OP_RECORD", "ACCESS_CONTROL_ENTRY_RECORD"} <= kinds
+    assert {"TOPIC_RECORD", "PARTITION_CHANGE_RECORD", "NO_OP_RECORD", "CLIENT_QUOTA_RECORD"} <= kinds
     # The non-metadata values stay bytes; the read-past type keeps its name but no payload.
     raft = [r for r in got if r["value"] == RAFT_TEST_VALUE]
     assert raft and all(r["record_type"] is None and r["payload"] is None for r in raft)
@@ -298,7 +298,7 @@ def test_offset_filters_prune_units_and_rows(log_dir: Path) -> None:
 
 def test_record_type_filters_prune_rows(log_dir: Path) -> None:
     everything = rows(read_log(log_dir))
-    wanted = {"TOPIC_RECORD", "ACCESS_CONTROL_ENTRY_RECORD"}
+    wanted = {"TOPIC_RECORD", "CLIENT_QUOTA_RECORD"}
     got = rows(read_log(log_dir, row_filter=ALL_ROWS.record_type_in(wanted)))
     assert got == [r for r in everything if r["record_type"] in wanted]
     present = rows(read_log(log_dir, row_filter=ALL_ROWS.record_type_present()))

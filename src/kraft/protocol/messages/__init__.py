@@ -14,9 +14,12 @@ from kraft.protocol.messages import (
     begin_quorum_epoch,
     broker_heartbeat,
     broker_registration,
+    create_acls,
     create_partitions,
     create_topics,
+    delete_acls,
     delete_topics,
+    describe_acls,
     describe_cluster,
     describe_configs,
     describe_log_dirs,
@@ -73,6 +76,9 @@ _MODULES = (
     offset_for_leader_epoch,
     allocate_producer_ids,
     describe_log_dirs,
+    describe_acls,
+    create_acls,
+    delete_acls,
 )
 
 REGISTRY: dict[int, Api] = {m.API.key: m.API for m in _MODULES}

@@ -789,7 +789,7 @@ def build_scenarios(root: Path) -> dict[str, Scenario]:
         "meta-snapshot-start": read(meta, rf=ALL_ROWS.offset_at_least(19)),
         "meta-snapshot-past": read(meta, rf=ALL_ROWS.offset_at_least(20)),
         "meta-end": read(meta, rf=ALL_ROWS.offset_below(33), batch_rows=3),
-        "meta-types": read(meta, rf=ALL_ROWS.record_type_in(["TOPIC_RECORD", "ACCESS_CONTROL_ENTRY_RECORD"])),
+        "meta-types": read(meta, rf=ALL_ROWS.record_type_in(["TOPIC_RECORD", "CLIENT_QUOTA_RECORD"])),
         "meta-present": read(meta, rf=ALL_ROWS.record_type_present(), batch_rows=1),
         "meta-types-none": read(meta, rf=ALL_ROWS.record_type_in([])),
         "meta-types-range": read(
@@ -1090,7 +1090,7 @@ def test_the_scenarios_cover_what_they_are_meant_to(transcripts: dict[str, tuple
     assert len(rows("meta")) > 150 and any(r["from_snapshot"] for r in rows("meta"))
     assert len(rows("data")) > 80 and len(rows("codecs")) > 300
     assert len(rows("meta-split-1")) == len(rows("meta"))
-    assert {r["record_type"] for r in rows("meta-types")} == {"TOPIC_RECORD", "ACCESS_CONTROL_ENTRY_RECORD"}
+    assert {r["record_type"] for r in rows("meta-types")} == {"TOPIC_RECORD", "CLIENT_QUOTA_RECORD"}
     corrupt = errors("corrupt")
     # Every bad batch fails but the LZ4 match of offset 0, which liblz4 decodes (as zeros).
     assert len(corrupt) == len(corrupt_batches()) - 1
