@@ -152,8 +152,14 @@ class _TwoStep:
         return ALICE
 
 
+def two_step_gate() -> AuthGate:
+    return AuthGate(
+        sasl=True, enabled_mechanisms=["TWO"], factory=mechanism_factory(["TWO"], {"TWO": _TwoStep})
+    )
+
+
 def test_a_multi_step_mechanism_stays_in_authenticate_until_complete() -> None:
-    g = AuthGate(sasl=True, enabled_mechanisms=["TWO"], factory=mechanism_factory(["TWO"], {"TWO": _TwoStep}))
+    g = two_step_gate()
     g.handshake(1, hs("TWO"))
     first = g.authenticate(2, auth(b"step0"))
     assert first.body.auth_bytes == b"challenge1" and g.state is AuthState.AUTHENTICATE

@@ -6,7 +6,7 @@ import pytest
 
 from kraft.common.errors import ConfigError
 from kraft.common.principal import KafkaPrincipal
-from kraft.security.jaas import PLAIN_LOGIN_MODULE, parse_jaas_config, parse_jaas_entries
+from kraft.security.jaas import PLAIN_LOGIN_MODULE, SCRAM_LOGIN_MODULE, parse_jaas_config, parse_jaas_entries
 from kraft.security.plain import INVALID_CREDENTIALS, PlainServer, PlainUsers, client_token
 from kraft.security.sasl import PLAIN, SaslAuthenticationError, mechanism_factory
 
@@ -49,7 +49,7 @@ def test_bare_word_values_and_several_entries() -> None:
     ],
 )
 def test_refuses_malformed_jaas_with_a_message_naming_the_property(text: str, message: str) -> None:
-    with pytest.raises(ConfigError, match="^sasl.jaas.config: ") as info:
+    with pytest.raises(ConfigError, match=r"^sasl\.jaas\.config: ") as info:
         parse_jaas_config(text)
     assert message in str(info.value)
 
