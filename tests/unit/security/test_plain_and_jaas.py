@@ -6,7 +6,7 @@ import pytest
 
 from kraft.common.errors import ConfigError
 from kraft.common.principal import KafkaPrincipal
-from kraft.security.jaas import PLAIN_LOGIN_MODULE, SCRAM_LOGIN_MODULE, parse_jaas_config, parse_jaas_entries
+from kraft.security.jaas import PLAIN_LOGIN_MODULE, parse_jaas_config, parse_jaas_entries
 from kraft.security.plain import INVALID_CREDENTIALS, PlainServer, PlainUsers, client_token
 from kraft.security.sasl import PLAIN, SaslAuthenticationError, mechanism_factory
 
