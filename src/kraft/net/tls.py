@@ -131,19 +131,38 @@ def _load_keystore(ctx: ssl.SSLContext, s: TlsSettings, *, required: bool) -> No
             return
         certfile, keyfile = files
         prop = s.prop("ssl.keystore.location" if keyfile is None else "ssl.keystore.key")
+        # Never None: OpenSSL would prompt for a pass phrase on the terminal.
+        password = s.key_password if s.key_password is not None else _no_password
         try:
-            ctx.load_cert_chain(certfile, keyfile, password=s.key_password)
+            ctx.load_cert_chain(certfile, keyfile, password=password)
         except ssl.SSLError as e:
-            reason = str(e.reason or e)
-            if "KEY_VALUES_MISMATCH" in reason.upper():
+            reason = str(e.reason or e).upper()
+            if "KEY_VALUES_MISMATCH" in reason:
                 raise ConfigError(f"{prop}: the private key does not match the certificate") from None
-            if "BAD_DECRYPT" in reason.upper() or "BAD PASSWORD" in reason.upper():
+            if _encrypted(keyfile or certfile):
+                if s.key_password is None:
+                    raise ConfigError(
+                        f"{s.prop('ssl.key.password')}: the private key is encrypted; give its password"
+                    ) from None
                 raise ConfigError(
                     f"{s.prop('ssl.key.password')}: cannot decrypt the private key (wrong password?)"
                 ) from None
-            raise ConfigError(f"{prop}: cannot load the key and certificate chain: {reason}") from None
+            raise ConfigError(
+                f"{prop}: cannot load a PEM private key and certificate chain from it: {e}"
+            ) from None
         except OSError as e:
             raise ConfigError(f"{prop}: cannot read the key and certificate chain: {e}") from None
+
+
+def _no_password() -> str:
+    return ""
+
+
+def _encrypted(path: str) -> bool:
+    try:
+        return "ENCRYPTED" in Path(path).read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def _load_truststore(ctx: ssl.SSLContext, s: TlsSettings) -> bool:
