@@ -10,8 +10,8 @@ Main invariant: responses on one connection leave in the order their requests ar
 order the handler finishes them in (a long-polled Fetch holds back the answers queued behind it),
 because Kafka clients match responses to requests by position as well as by correlation id.
 
-Security (``ListenerAuth`` per listener): TLS is negotiated right after accept (``start_tls``, with
-a handshake deadline), and every decoded request passes the connection's ``AuthGate`` first: on a
+Security (``ListenerAuth`` per listener): TLS is the event loop's (with a handshake deadline), and
+every decoded request passes the connection's ``AuthGate`` first: on a
 SASL listener nothing but ApiVersions, SaslHandshake and SaslAuthenticate reaches anyone before the
 exchange completes, and the request handler only ever sees requests of authenticated connections,
 each carrying its principal. Connection limits (``ConnectionLimiter``) are applied at accept, and
@@ -158,7 +158,6 @@ class ServerStats:
     connections_closed_for_errors: int = 0
     connections_reaped: int = 0
     connections_refused: int = 0  # over a connection limit, closed at accept
-    tls_handshakes_failed: int = 0
     authentications_failed: int = 0  # refused by the gate (state, mechanism or credentials)
     requests: int = 0
 
@@ -200,7 +199,8 @@ class KafkaServer:
         max_request_bytes: ``socket.request.max.bytes``.
         max_idle_ms: ``connections.max.idle.ms``; idle connections with nothing in flight are closed.
         log_prefix: prepended to every log line (the node id).
-        limiter: ``max.connections`` / ``max.connections.per.ip``, shared by the node's servers.
+        limiter: ``max.connections`` / ``max.connections.per.ip``, shared by the node's servers
+            (applied at accept; on a TLS listener, once the handshake is done).
         tls_handshake_timeout_s: a TLS client that has not finished its handshake by then is closed.
     """
 
@@ -253,12 +253,19 @@ class KafkaServer:
         self._auth[listener] = auth
         self._listener_apis[listener] = apis
         self._listener_versions[listener] = api_versions_body(apis.values())
+        # TLS is the event loop's own (``ssl=``), not ``start_tls`` after accept: uvloop's server-side
+        # start_tls on a stream waits for a ClientHello the plain stream already consumed. So a TLS
+        # connection reaches ``_accept`` (and the connection limits) only once its handshake is
+        # done; one that fails or stalls its handshake is dropped by the loop at the deadline,
+        # silently (asyncio and uvloop log an OSError in a handshake at debug level only).
         server = await asyncio.start_server(
             lambda r, w: self._accept(listener, r, w),
             host=host or None,
             port=port,
             reuse_address=True,
             limit=_READ_CHUNK,
+            ssl=auth.ssl_context,
+            ssl_handshake_timeout=self._tls_handshake_timeout_s if auth.ssl_context is not None else None,
         )
         self._servers.append(server)
         bound = int(server.sockets[0].getsockname()[1])
@@ -321,13 +328,6 @@ class KafkaServer:
         auth = self._auth.get(listener, PLAINTEXT_AUTH)
         principal = ANONYMOUS
         if auth.ssl_context is not None:
-            try:
-                await writer.start_tls(auth.ssl_context, ssl_handshake_timeout=self._tls_handshake_timeout_s)
-            except (OSError, TimeoutError, EOFError) as e:  # ssl.SSLError is an OSError
-                self.stats.tls_handshakes_failed += 1
-                self._note_bad(listener, peer, "TLS handshake failed", str(e) or type(e).__name__)
-                writer.transport.abort()
-                return
             principal = peer_principal(writer.get_extra_info("peercert"))
         conn = Connection(id=next(self._ids), peer=peer, listener=listener, reader=reader, writer=writer)
         conn.gate = auth.gate(principal)
