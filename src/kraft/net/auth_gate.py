@@ -130,7 +130,8 @@ class AuthGate:
         self.state = to
 
     def _fail(self, refusal: Refusal, body: Any = None) -> GateReply:
-        self._move(AuthState.FAILED)
+        if self.state is not AuthState.FAILED:  # a failed connection stays failed, whatever follows
+            self._move(AuthState.FAILED)
         self._server = None
         return GateReply(body, close=True, refusal=refusal)
 

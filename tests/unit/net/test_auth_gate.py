@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kraft.common.principal import ANONYMOUS, KafkaPrincipal
 from kraft.net.auth_gate import ADMIT, TRANSITIONS, AuthGate, AuthState, Refusal
@@ -178,3 +180,26 @@ def test_transitions_table_is_closed_and_terminal_states_are_final() -> None:
     assert TRANSITIONS[AuthState.COMPLETE] == frozenset() == TRANSITIONS[AuthState.FAILED]
     for targets in TRANSITIONS.values():
         assert targets <= set(AuthState)
+
+
+@settings(max_examples=300, deadline=None)
+@given(token=st.binary(max_size=64), version=st.integers(0, 2))
+def test_fuzzed_tokens_never_authenticate_without_the_password(token: bytes, version: int) -> None:
+    g = gate()
+    g.handshake(1, hs(PLAIN))
+    reply = g.authenticate(version, auth(token))
+    if token in (client_token("alice", "pw"), b"alice\x00alice\x00pw"):
+        assert g.complete
+    else:
+        assert reply.close and g.state is AuthState.FAILED and g.principal == ANONYMOUS
+
+
+@settings(max_examples=200, deadline=None)
+@given(mechanism=st.text(max_size=20), key=st.integers(0, 90))
+def test_fuzzed_handshakes_and_requests_never_admit_before_authentication(mechanism: str, key: int) -> None:
+    g = gate()
+    g.handshake(1, hs(mechanism))
+    if key not in (17, 36):
+        reply = g.admit(key)
+        assert reply is not None and reply.close
+    assert not g.complete and g.principal == ANONYMOUS
