@@ -14,6 +14,13 @@ connection, disconnect, timeout, garbage) becomes a response carrying BROKER_NOT
 core, and "no version both sides speak" (for example a pre-vote to a peer without Vote v2) becomes
 UNSUPPORTED_VERSION, as spec raft.md 3.4 and 4.7 require. The core is never left waiting on a
 request the shell knows is lost.
+
+Security (``ClientSecurity``, per target listener): the connection is wrapped in TLS when the
+listener is SSL or SASL_SSL (hostname checked as ``ssl.endpoint.identification.algorithm``
+says), and on a SASL listener the node authenticates with its own credentials right after
+ApiVersions (SaslHandshake v1, then SaslAuthenticate, KIP-152) before any other request goes out.
+A refused login fails the connection like any other error, with the server's message logged once
+per 10 s: a node without valid credentials cannot talk to a secured listener.
 """
 
 from __future__ import annotations
@@ -24,9 +31,10 @@ import contextlib
 import itertools
 import logging
 import random
+import ssl
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kraft.common import commit_trace
@@ -36,9 +44,11 @@ from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.error_codes import describe as code_name
 from kraft.protocol.framing import FrameDecoder, frame
-from kraft.protocol.messages import api_versions
+from kraft.protocol.messages import api_versions, sasl_authenticate, sasl_handshake
 from kraft.raft.messages import Envelope, FetchRequest, FetchResponse, RaftRequest, RaftResponse
 from kraft.raft.rpc import api_key_of, error_response_for
+from kraft.security.plain import client_token
+from kraft.security.sasl import PLAIN
 
 log = logging.getLogger("kraft.net.channel")
 
@@ -54,6 +64,22 @@ class ChannelError(Exception):
 
 class NoCommonVersionError(ChannelError):
     """The peer does not speak any version of the API that we can write for this request."""
+
+
+class AuthenticationFailedError(ChannelError):
+    """The peer refused our TLS handshake or our SASL credentials."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSecurity:
+    """How to reach a secured listener: a TLS client context and/or a SASL mechanism with the
+    node's own credentials (``sasl.mechanism.controller.protocol`` or
+    ``sasl.mechanism.inter.broker.protocol`` and the listener's JAAS ``username``/``password``)."""
+
+    ssl_context: ssl.SSLContext | None = None
+    sasl_mechanism: str | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +160,12 @@ class PeerConnection:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         log_prefix: str = "",
         rng: random.Random | None = None,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.name = name
         self.address = address
+        self._security = security
+        self._last_auth_warning = -1e9
         self._apis = apis
         self._client_id = client_id
         self._connect_timeout_s = connect_timeout_ms / 1000
@@ -245,9 +274,22 @@ class PeerConnection:
                 )
             try:
                 timeout = max(0.001, min(self._connect_timeout_s, deadline - now))
+                ctx = self._security.ssl_context if self._security is not None else None
                 reader, writer = await asyncio.wait_for(
-                    asyncio.open_connection(self.address.host, self.address.port, limit=256 * 1024), timeout
+                    asyncio.open_connection(
+                        self.address.host,
+                        self.address.port,
+                        limit=256 * 1024,
+                        ssl=ctx,
+                        server_hostname=self.address.host if ctx is not None else None,
+                    ),
+                    timeout,
                 )
+            except ssl.SSLError as e:
+                self.last_connect_failure = None  # it answers: it is running, it refused us
+                self._schedule_retry()
+                self._warn_auth(f"TLS handshake with {self.name} at {self.address} failed: {e}")
+                raise AuthenticationFailedError(f"TLS handshake with {self.name} failed: {e}") from None
             except (OSError, TimeoutError) as e:
                 self.last_connect_failure = time.monotonic()
                 self._schedule_retry()
@@ -259,6 +301,8 @@ class PeerConnection:
             self._reader_task = asyncio.create_task(self._read_loop(reader, writer))
             try:
                 await self._handshake(deadline)
+                if self._security is not None and self._security.sasl_mechanism is not None:
+                    await self._authenticate(self._security, deadline)
             except ChannelError:
                 self._schedule_retry()
                 raise
@@ -290,6 +334,57 @@ class PeerConnection:
             return
         self._fail("ApiVersions negotiation did not converge")
         raise ChannelError(f"{self.name}: ApiVersions negotiation failed")
+
+    async def _exchange(self, api: Api, version: int, body: Any, deadline: float) -> Any:
+        future = self._send(api, version, body)
+        try:
+            return await _within(future, deadline)
+        except TimeoutError:
+            self._fail(f"{api.name} timed out")
+            raise ChannelError(f"{api.name} to {self.name} timed out") from None
+
+    async def _authenticate(self, security: ClientSecurity, deadline: float) -> None:
+        """SASL with the node's own credentials, before anything else is sent (KIP-152)."""
+        mechanism = security.sasl_mechanism
+        if mechanism != PLAIN or security.username is None or security.password is None:
+            self._fail("no usable SASL credentials")
+            raise AuthenticationFailedError(f"no usable {mechanism} credentials for {self.name}")
+        hs_api, auth_api = sasl_handshake.API, sasl_authenticate.API
+        if hs_api.key not in self.peer_versions or auth_api.key not in self.peer_versions:
+            self._fail("the peer does not serve SASL")
+            self._warn_auth(
+                f"{self.name} at {self.address} does not offer SASL; check its listener's protocol"
+            )
+            raise AuthenticationFailedError(f"{self.name} does not serve SaslHandshake/SaslAuthenticate")
+        hs_version = min(hs_api.served.high, self.peer_versions[hs_api.key][1])
+        if hs_version < 1:
+            self._fail("the peer speaks only SaslHandshake v0")
+            raise AuthenticationFailedError(f"{self.name} speaks only SaslHandshake v0")
+        response = await self._exchange(hs_api, hs_version, hs_api.request.cls(mechanism=mechanism), deadline)
+        if response.error_code != Code.NONE:
+            self._fail(f"SaslHandshake answered {code_name(response.error_code)}")
+            self._warn_auth(
+                f"{self.name} at {self.address} refused SASL mechanism {mechanism} "
+                f"({code_name(response.error_code)}; it enables {', '.join(response.mechanisms) or 'none'})"
+            )
+            raise AuthenticationFailedError(f"{self.name} refused mechanism {mechanism}")
+        auth_version = self.negotiated_version(auth_api)
+        body = auth_api.request.cls(auth_bytes=client_token(security.username, security.password))
+        answer = await self._exchange(auth_api, auth_version, body, deadline)
+        if answer.error_code != Code.NONE:
+            self._fail(f"SaslAuthenticate answered {code_name(answer.error_code)}")
+            self._warn_auth(
+                f"{self.name} at {self.address} refused our {mechanism} credentials "
+                f"(user {security.username!r}): {answer.error_message}"
+            )
+            raise AuthenticationFailedError(f"{self.name} refused our credentials: {answer.error_message}")
+
+    def _warn_auth(self, message: str) -> None:
+        """At most one line per 10 s per connection: a refused node retries every second."""
+        now = time.monotonic()
+        if now - self._last_auth_warning >= 10:
+            self._last_auth_warning = now
+            log.error("%s%s", self._prefix, message)
 
     async def _read_loop(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         decoder = FrameDecoder(self._max_response_bytes)
@@ -363,8 +458,10 @@ class PeerChannel:
         request_timeout_ms: int,
         log_prefix: str = "",
         rng: random.Random | None = None,
+        security: ClientSecurity | None = None,
     ) -> None:
         self._local_id = local_id
+        self._security = security
         self._addresses = dict(addresses)
         self._apis = apis
         self._deliver = deliver
@@ -431,6 +528,7 @@ class PeerChannel:
                 connect_timeout_ms=self._request_timeout_ms,
                 log_prefix=self._prefix,
                 rng=self._rng,
+                security=self._security,
             )
             pool[destination] = conn
         return conn

@@ -9,6 +9,13 @@ with the request's version and correlation id.
 Main invariant: responses on one connection leave in the order their requests arrived, whatever
 order the handler finishes them in (a long-polled Fetch holds back the answers queued behind it),
 because Kafka clients match responses to requests by position as well as by correlation id.
+
+Security (``ListenerAuth`` per listener): TLS is the event loop's (with a handshake deadline), and
+every decoded request passes the connection's ``AuthGate`` first: on a
+SASL listener nothing but ApiVersions, SaslHandshake and SaslAuthenticate reaches anyone before the
+exchange completes, and the request handler only ever sees requests of authenticated connections,
+each carrying its principal. Connection limits (``ConnectionLimiter``) are applied at accept, and
+bad connections are logged in aggregate (``BadConnectionLog``), never one line each.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import collections
 import contextlib
 import itertools
 import logging
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,13 +33,18 @@ from typing import Any, Protocol
 
 from kraft.common.errors import MalformedMessageError, RemoteProtocolError, UnsupportedApiError
 from kraft.common.principal import ANONYMOUS, KafkaPrincipal
+from kraft.net.auth_gate import SASL_HANDSHAKE_KEY, AuthGate, GateReply
+from kraft.net.bad_connections import BadConnectionLog, peer_host
+from kraft.net.limits import ConnectionLimiter
+from kraft.net.tls import peer_principal
 from kraft.protocol.api import Api, decode_request, encode_response
 from kraft.protocol.envelope import NO_RESPONSE
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.headers import API_VERSIONS_KEY, RequestHeader, write_response_header
-from kraft.protocol.messages import api_versions
+from kraft.protocol.messages import api_versions, sasl_authenticate, sasl_handshake
 from kraft.protocol.primitives import Writer
+from kraft.security.sasl import SaslServerFactory
 
 log = logging.getLogger("kraft.net.server")
 
@@ -46,6 +59,31 @@ _READ_CHUNK = 256 * 1024
 METADATA_KEY = 3
 # Encoded Metadata answers kept (a strong reference to each body keeps its id from being reused).
 _ENCODED_CACHE_ENTRIES = 8
+# How long a client may take to finish the TLS handshake before the socket is closed.
+DEFAULT_TLS_HANDSHAKE_TIMEOUT_S = 10.0
+SASL_APIS: Mapping[int, Api] = {m.API.key: m.API for m in (sasl_handshake, sasl_authenticate)}
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerAuth:
+    """What one listener demands: TLS (a server context) and/or SASL (the mechanisms it enables and
+    the factory of their servers). The default is PLAINTEXT."""
+
+    ssl_context: ssl.SSLContext | None = None
+    sasl: bool = False
+    enabled_mechanisms: tuple[str, ...] = ()
+    sasl_factory: SaslServerFactory | None = None
+
+    def gate(self, transport_principal: KafkaPrincipal) -> AuthGate:
+        return AuthGate(
+            sasl=self.sasl,
+            enabled_mechanisms=self.enabled_mechanisms,
+            factory=self.sasl_factory,
+            transport_principal=transport_principal,
+        )
+
+
+PLAINTEXT_AUTH = ListenerAuth()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +157,8 @@ class ServerStats:
     connections_accepted: int = 0
     connections_closed_for_errors: int = 0
     connections_reaped: int = 0
+    connections_refused: int = 0  # over a connection limit, closed at accept
+    authentications_failed: int = 0  # refused by the gate (state, mechanism or credentials)
     requests: int = 0
 
 
@@ -141,6 +181,7 @@ class Connection:
     draining: bool = False  # waiting for the socket to take the bytes already written
     # Set once the writer side is done: the closing slot was reached or the socket failed.
     written: asyncio.Future[None] | None = None
+    gate: AuthGate = field(default_factory=lambda: AuthGate(sasl=False))
 
     def close(self) -> None:
         if not self.closed:
@@ -158,6 +199,9 @@ class KafkaServer:
         max_request_bytes: ``socket.request.max.bytes``.
         max_idle_ms: ``connections.max.idle.ms``; idle connections with nothing in flight are closed.
         log_prefix: prepended to every log line (the node id).
+        limiter: ``max.connections`` / ``max.connections.per.ip``, shared by the node's servers
+            (applied at accept; on a TLS listener, once the handshake is done).
+        tls_handshake_timeout_s: a TLS client that has not finished its handshake by then is closed.
     """
 
     def __init__(
@@ -169,6 +213,8 @@ class KafkaServer:
         max_idle_ms: int = DEFAULT_MAX_IDLE_MS,
         log_prefix: str = "",
         features: Callable[[], FeatureInfo] | None = None,
+        limiter: ConnectionLimiter | None = None,
+        tls_handshake_timeout_s: float = DEFAULT_TLS_HANDSHAKE_TIMEOUT_S,
     ) -> None:
         if API_VERSIONS_KEY not in apis:
             raise ValueError("the served APIs must include ApiVersions")
@@ -185,25 +231,56 @@ class KafkaServer:
         self._api_versions_ok = api_versions_body(self._apis.values())
         self._encoded: dict[tuple[int, int], tuple[Any, bytes]] = {}  # see _encode_response
         self._features = features
+        self._limiter = limiter
+        self._tls_handshake_timeout_s = tls_handshake_timeout_s
+        # Per listener: its security, the APIs it serves (the SASL ones on SASL listeners only) and
+        # its ApiVersions answer.
+        self._auth: dict[str, ListenerAuth] = {}
+        self._listener_apis: dict[str, dict[int, Api]] = {}
+        self._listener_versions: dict[str, api_versions.ApiVersionsResponse] = {}
+        self.bad_connections = BadConnectionLog()
+        self._flusher: asyncio.Task[None] | None = None
 
     @property
     def connections(self) -> Mapping[int, Connection]:
         return self._connections
 
-    async def listen(self, listener: str, host: str, port: int) -> int:
+    async def listen(
+        self, listener: str, host: str, port: int, *, auth: ListenerAuth = PLAINTEXT_AUTH
+    ) -> int:
         """Start serving ``listener`` on host:port; returns the bound port (useful with port 0)."""
+        apis = {**self._apis, **SASL_APIS} if auth.sasl else self._apis
+        self._auth[listener] = auth
+        self._listener_apis[listener] = apis
+        self._listener_versions[listener] = api_versions_body(apis.values())
+        # TLS is the event loop's own (``ssl=``), not ``start_tls`` after accept: uvloop's server-side
+        # start_tls on a stream waits for a ClientHello the plain stream already consumed. So a TLS
+        # connection reaches ``_accept`` (and the connection limits) only once its handshake is
+        # done; one that fails or stalls its handshake is dropped by the loop at the deadline,
+        # silently (asyncio and uvloop log an OSError in a handshake at debug level only).
         server = await asyncio.start_server(
             lambda r, w: self._accept(listener, r, w),
             host=host or None,
             port=port,
             reuse_address=True,
             limit=_READ_CHUNK,
+            ssl=auth.ssl_context,
+            ssl_handshake_timeout=self._tls_handshake_timeout_s if auth.ssl_context is not None else None,
         )
         self._servers.append(server)
         bound = int(server.sockets[0].getsockname()[1])
-        log.info("%slistening on %s://%s:%d", self._prefix, listener, host, bound)
+        kind = (
+            ("SASL_SSL" if auth.sasl else "SSL")
+            if auth.ssl_context
+            else ("SASL_PLAINTEXT" if auth.sasl else "")
+        )
+        log.info(
+            "%slistening on %s://%s:%d%s", self._prefix, listener, host, bound, f" ({kind})" if kind else ""
+        )
         if self._reaper is None and self._max_idle_ms > 0:
             self._reaper = asyncio.create_task(self._reap_idle())
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush_bad_connections())
         return bound
 
     async def close(self) -> None:
@@ -214,10 +291,13 @@ class KafkaServer:
         for server in self._servers:
             with contextlib.suppress(Exception):
                 await server.wait_closed()
-        if self._reaper is not None:
-            self._reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reaper
+        for task in (self._reaper, self._flusher):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._reaper = self._flusher = None
+        self._log_bad(self.bad_connections.flush(time.monotonic(), force=True))
         self._servers.clear()
 
     # -------------------------------------------------------------------------------------------
@@ -227,7 +307,30 @@ class KafkaServer:
     ) -> None:
         peername = writer.get_extra_info("peername")
         peer = f"{peername[0]}:{peername[1]}" if isinstance(peername, tuple) else str(peername)
+        host = peer_host(peer)
+        if self._limiter is not None:
+            refusal = self._limiter.try_acquire(listener, host)
+            if refusal is not None:
+                # Kafka's ConnectionQuotas: closed at accept, before a byte is read.
+                self.stats.connections_refused += 1
+                self._note_bad(listener, peer, "connection limit", refusal)
+                writer.close()
+                return
+        try:
+            await self._serve(listener, peer, reader, writer)
+        finally:
+            if self._limiter is not None:
+                self._limiter.release(host)
+
+    async def _serve(
+        self, listener: str, peer: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        auth = self._auth.get(listener, PLAINTEXT_AUTH)
+        principal = ANONYMOUS
+        if auth.ssl_context is not None:
+            principal = peer_principal(writer.get_extra_info("peercert"))
         conn = Connection(id=next(self._ids), peer=peer, listener=listener, reader=reader, writer=writer)
+        conn.gate = auth.gate(principal)
         conn.written = asyncio.get_running_loop().create_future()
         self._connections[conn.id] = conn
         self.stats.connections_accepted += 1
@@ -257,50 +360,121 @@ class KafkaServer:
             try:
                 frames = decoder.feed(data)
             except RemoteProtocolError as e:
-                self._protocol_error(conn, str(e))
+                self._protocol_error(conn, "bad frame", str(e))
                 return
             for payload in frames:
+                if conn.gate.expects_raw_token:
+                    if not self._raw_token(conn, payload):
+                        return
+                    continue
                 if not self._dispatch(conn, payload):
                     return
                 # Back-pressure: stop reading while too many requests are outstanding.
                 while conn.in_flight >= MAX_IN_FLIGHT_PER_CONNECTION and not conn.closed:
                     await asyncio.sleep(0.001)
 
-    def _protocol_error(self, conn: Connection, reason: str) -> None:
+    def _protocol_error(self, conn: Connection, reason: str, detail: str = "") -> None:
         self.stats.connections_closed_for_errors += 1
-        log.warning("%sclosing connection from %s on %s: %s", self._prefix, conn.peer, conn.listener, reason)
+        self._note_bad(conn.listener, conn.peer, reason, detail or reason)
         conn.close()
+
+    def _note_bad(self, listener: str, peer: str, reason: str, detail: str) -> None:
+        self._log_bad(self.bad_connections.record(time.monotonic(), f"{reason} on {listener}", peer, detail))
+
+    def _log_bad(self, lines: list[str]) -> None:
+        for line in lines:
+            log.warning("%s%s", self._prefix, line)
+
+    async def _flush_bad_connections(self) -> None:
+        while True:
+            await asyncio.sleep(self.bad_connections.interval_s / 2)
+            self._log_bad(self.bad_connections.flush(time.monotonic()))
+
+    def _refused(self, conn: Connection, reply: GateReply, what: str) -> None:
+        """The gate closes ``conn``: its answer (if any) is already queued and goes out first."""
+        self.stats.authentications_failed += 1
+        refusal = reply.refusal.value if reply.refusal is not None else "refused"
+        detail = what
+        body = reply.body
+        if body is not None and getattr(body, "error_message", None):
+            detail = f"{what}: {body.error_message}"
+        self._note_bad(conn.listener, conn.peer, refusal, detail)
+
+    def _answer_now(self, conn: Connection, api: Api, header: RequestHeader, body: Any) -> None:
+        self._queue_ready(conn, frame(encode_response(api, header.api_version, header.correlation_id, body)))
+
+    def _raw_token(self, conn: Connection, token: bytes) -> bool:
+        """A bare SASL token after a v0 SaslHandshake (KIP-43): answered with a bare challenge."""
+        self.stats.requests += 1
+        reply = conn.gate.raw_token(token)
+        if reply.close:
+            self._refused(conn, reply, f"{conn.gate.mechanism} token (SaslHandshake v0)")
+            return False
+        self._queue_ready(conn, frame(bytes(reply.body)))
+        return True
+
+    def _sasl_request(self, conn: Connection, api: Api, header: RequestHeader, body: Any) -> bool:
+        gate = conn.gate
+        if header.api_key == SASL_HANDSHAKE_KEY:
+            reply = gate.handshake(header.api_version, body)
+            what = f"SaslHandshake for mechanism {str(body.mechanism)[:64]!r}"
+        else:
+            reply = gate.authenticate(header.api_version, body)
+            what = f"SaslAuthenticate ({gate.mechanism})"
+        if reply.body is not None:
+            self._answer_now(conn, api, header, reply.body)
+        if reply.close:
+            self._refused(conn, reply, what)
+            return False
+        return True
 
     def _dispatch(self, conn: Connection, payload: bytes) -> bool:
         """Decode one frame and queue its answer; False if the connection must close."""
         self.stats.requests += 1
+        apis = self._listener_apis.get(conn.listener, self._apis)
+        gate = conn.gate
         try:
-            header, body = decode_request(payload, self._apis)
+            header, body = decode_request(payload, apis)
         except UnsupportedApiError as e:
             if e.api_key == API_VERSIONS_KEY and e.correlation_id is not None:
+                refusal = gate.admit(API_VERSIONS_KEY)
+                if refusal is not None:
+                    self._refused(conn, refusal, "ApiVersions")
+                    return False
                 # KIP-511: answer an unknown ApiVersions version in v0 with UNSUPPORTED_VERSION and our
                 # ranges, so the client can retry with a version both sides know.
-                body = api_versions_body(self._apis.values(), Code.UNSUPPORTED_VERSION)
+                body = api_versions_body(apis.values(), Code.UNSUPPORTED_VERSION)
                 response = encode_response(api_versions.API, 0, e.correlation_id, body)
                 self._queue_ready(conn, frame(response))
                 return True
-            self._protocol_error(conn, f"unsupported request: {e}")
+            self._protocol_error(conn, "unsupported request", str(e))
             return False
         except MalformedMessageError as e:
-            self._protocol_error(conn, f"malformed request: {e}")
+            self._protocol_error(conn, "malformed request", str(e))
             return False
-        api = self._apis[header.api_key]
+        api = apis[header.api_key]
+        if header.api_key in SASL_APIS:
+            return self._sasl_request(conn, api, header, body)
+        refusal = gate.admit(header.api_key)
+        if refusal is not None:
+            # Kafka's ILLEGAL_SASL_STATE: nothing is answered, the connection is closed.
+            self._refused(conn, refusal, f"{api.name} before authentication")
+            return False
         if header.api_key == API_VERSIONS_KEY:
-            body = self._api_versions_ok
+            body = self._listener_versions.get(conn.listener, self._api_versions_ok)
             if self._features is not None and header.api_version >= 3:
-                body = api_versions_body(self._apis.values(), features=self._features())
-            self._queue_ready(
-                conn,
-                frame(encode_response(api, header.api_version, header.correlation_id, body)),
-            )
+                body = api_versions_body(apis.values(), features=self._features())
+            self._answer_now(conn, api, header, body)
+            gate.api_versions_answered()
             return True
         request = InboundRequest(
-            header=header, api=api, body=body, connection_id=conn.id, peer=conn.peer, listener=conn.listener
+            header=header,
+            api=api,
+            body=body,
+            connection_id=conn.id,
+            peer=conn.peer,
+            listener=conn.listener,
+            principal=gate.principal,
         )
         slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
         conn.pending.append(slot)
@@ -342,7 +516,7 @@ class KafkaServer:
                 slot.set_result(None)
             raise
         except RemoteProtocolError as e:
-            self._protocol_error(conn, f"{request.api.name} v{request.version}: {e}")
+            self._protocol_error(conn, f"bad {request.api.name} request", f"v{request.version}: {e}")
             slot.set_result(None)
             return
         except ConnectionAbortedError as e:

@@ -7,7 +7,11 @@ unused); broker settings such as ``log.retention.hours`` may therefore sit in th
 ``process.roles`` may be ``controller`` (a quorum voter), ``broker`` (a raft observer of the
 metadata log that serves clients) or both (a combined node). Listeners named in
 ``controller.listener.names`` are controller listeners; every other listener is a broker (client)
-listener. Only PLAINTEXT is implemented: a listener mapped to SSL or SASL is refused by name.
+listener. Each listener's protocol (``listener.security.protocol.map``: PLAINTEXT, SSL,
+SASL_PLAINTEXT, SASL_SSL) and its TLS and SASL settings are parsed here
+(``kraft.server.listener_security``), as are the node's own credentials for the listeners it connects
+to (the first controller listener, and the inter-broker one for a broker); the PEM files are read at
+start-up.
 """
 
 from __future__ import annotations
@@ -25,6 +29,12 @@ from kraft.protocol.framing import DEFAULT_MAX_FRAME_BYTES
 from kraft.raft.config import QuorumConfig
 from kraft.raft.types import Endpoint
 from kraft.security.authorizer import AuthorizerConfig
+from kraft.server.listener_security import (
+    ListenerSecurityConfig,
+    OutboundSecurityConfig,
+    parse_listener_security,
+    parse_outbound_security,
+)
 
 DEFAULT_CONNECTIONS_MAX_IDLE_MS = 600_000
 CONTROLLER = "controller"
@@ -116,6 +126,15 @@ class ServerConfig:
     quorum: QuorumConfig
     advertised_listeners: tuple[Endpoint, ...] = ()
     security_protocols: Mapping[str, int] = field(default_factory=dict)  # listener -> protocol id
+    # What each bound listener demands of its clients (TLS, SASL).
+    listener_security: Mapping[str, ListenerSecurityConfig] = field(default_factory=dict)
+    # How this node connects to a listener of other nodes (the raft listener, the inter-broker one).
+    outbound_security: Mapping[str, OutboundSecurityConfig] = field(default_factory=dict)
+    # inter.broker.listener.name, else the first broker listener ("" for a controller-only node).
+    inter_broker_listener: str = ""
+    max_connections: int = 2**31 - 1
+    max_connections_per_ip: int = 2**31 - 1
+    max_connections_per_ip_overrides: Mapping[str, int] = field(default_factory=dict)
     rack: str | None = None
     log_dirs: tuple[Path, ...] = ()
     controlled_shutdown_enable: bool = True
@@ -209,7 +228,29 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
             "listeners: a broker needs a client listener besides the controller ones "
             "(e.g. PLAINTEXT://127.0.0.1:9092)"
         )
-    protocols = _security_protocols(props, listeners, controller_names)
+    protocol_names = _security_protocols(props, listeners, controller_names)
+    protocols = {name: SECURITY_PROTOCOLS[p] for name, p in protocol_names.items()}
+    listener_security = {
+        e.name: parse_listener_security(props, e.name, protocol_names[e.name]) for e in listeners
+    }
+    inter_broker = ""
+    if is_broker:
+        inter_broker = (get_str(props, "inter.broker.listener.name") or broker_names[0]).upper()
+        if inter_broker not in names or inter_broker in controller_names:
+            raise ConfigError(
+                f"inter.broker.listener.name: {inter_broker} is not one of this broker's listeners "
+                f"({', '.join(broker_names)})"
+            )
+    raft_protocol = _protocol_of(props, controller_names[0], controller_names)
+    outbound = {
+        controller_names[0]: parse_outbound_security(
+            props, controller_names[0], raft_protocol, controller=True
+        )
+    }
+    if inter_broker:
+        outbound[inter_broker] = parse_outbound_security(
+            props, inter_broker, protocol_names[inter_broker], controller=False
+        )
     advertised = _advertised_listeners(props, listeners, controller_names) if is_broker else ()
     raft_name = controller_names[0]
 
@@ -263,6 +304,12 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         roles=roles,
         advertised_listeners=advertised,
         security_protocols=protocols,
+        listener_security=listener_security,
+        outbound_security=outbound,
+        inter_broker_listener=inter_broker,
+        max_connections=get_int(props, "max.connections", 2**31 - 1, minimum=0),
+        max_connections_per_ip=get_int(props, "max.connections.per.ip", 2**31 - 1, minimum=0),
+        max_connections_per_ip_overrides=_per_ip_overrides(props),
         rack=get_str(props, "broker.rack"),
         log_dirs=tuple(Path(os.path.expanduser(d)) for d in dirs),
         controlled_shutdown_enable=get_bool(props, "controlled.shutdown.enable", True),
@@ -303,11 +350,19 @@ def _raft_driver(props: Mapping[str, str]) -> str:
     return value
 
 
-def _security_protocols(
-    props: Mapping[str, str], listeners: tuple[Endpoint, ...], controller_names: tuple[str, ...]
-) -> dict[str, int]:
-    """``listener.security.protocol.map`` (NAME:PROTOCOL,...). A controller listener missing from
-    the map is PLAINTEXT (Kafka does the same in KRaft mode). Only PLAINTEXT is implemented."""
+def _per_ip_overrides(props: Mapping[str, str]) -> dict[str, int]:
+    """``max.connections.per.ip.overrides``: ``host:count,...`` (Kafka's form)."""
+    prop = "max.connections.per.ip.overrides"
+    out: dict[str, int] = {}
+    for item in get_list(props, prop):
+        host, sep, count = item.rpartition(":")
+        if not sep or not host or not count.strip().isdigit():
+            raise ConfigError(f"{prop}: {item!r} is not host:count")
+        out[host.strip()] = int(count)
+    return out
+
+
+def _protocol_map(props: Mapping[str, str]) -> dict[str, str]:
     prop = "listener.security.protocol.map"
     mapping = dict(DEFAULT_PROTOCOL_MAP)
     if props.get(prop, "").strip():
@@ -318,17 +373,32 @@ def _security_protocols(
                 known = ", ".join(SECURITY_PROTOCOLS)
                 raise ConfigError(f"{prop}: {item!r} is not NAME:PROTOCOL with PROTOCOL one of {known}")
             mapping[name.strip().upper()] = value.strip().upper()
-    out: dict[str, int] = {}
+    return mapping
+
+
+def _protocol_of(props: Mapping[str, str], listener: str, controller_names: tuple[str, ...]) -> str:
+    """The protocol of a listener this node may not bind (a broker's controller listener)."""
+    protocol = _protocol_map(props).get(listener)
+    if protocol is None:
+        if listener in controller_names:
+            return "PLAINTEXT"
+        raise ConfigError(f"listener.security.protocol.map: listener {listener} has no security protocol")
+    return protocol
+
+
+def _security_protocols(
+    props: Mapping[str, str], listeners: tuple[Endpoint, ...], controller_names: tuple[str, ...]
+) -> dict[str, str]:
+    """``listener.security.protocol.map`` (NAME:PROTOCOL,...) -> listener -> protocol name. A
+    controller listener missing from the map is PLAINTEXT (Kafka does the same in KRaft mode)."""
+    prop = "listener.security.protocol.map"
+    mapping = _protocol_map(props)
+    out: dict[str, str] = {}
     for e in listeners:
         protocol: str | None = mapping.get(e.name, "PLAINTEXT" if e.name in controller_names else None)
         if protocol is None:
             raise ConfigError(f"{prop}: listener {e.name} has no security protocol (add {e.name}:PLAINTEXT)")
-        if protocol != "PLAINTEXT":
-            raise ConfigError(
-                f"{prop}: listener {e.name} uses {protocol}; only PLAINTEXT is implemented "
-                "(no TLS or SASL yet)"
-            )
-        out[e.name] = SECURITY_PROTOCOLS[protocol]
+        out[e.name] = protocol
     return out
 
 

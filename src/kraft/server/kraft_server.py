@@ -15,7 +15,12 @@ and SIGINT wired to a graceful stop, and returns the process exit code.
 
 Startup checks, in order, each a ``ConfigError`` that says what to do: the metadata log directory
 is formatted (``meta.properties`` exists; else run ``kraft storage format``) and its ``node.id``
-matches the configuration.
+matches the configuration; every TLS listener's and outbound connection's PEM files load (the key
+matches its certificate).
+
+Security seam: ``sasl_mechanisms`` (mechanism name -> ``SaslServerFactory``) is consulted by every
+SASL listener at each handshake, beside the PLAIN users of its JAAS config; SCRAM registers there
+once its credentials come from the metadata image.
 """
 
 from __future__ import annotations
@@ -41,16 +46,19 @@ from kraft.metadata.image import MetadataImage
 from kraft.metadata.image_snapshot import snapshot_records_bytes
 from kraft.net.channel import ChannelError, PeerAddress, PeerChannel
 from kraft.net.codecs import CODECS
-from kraft.net.server import FeatureInfo, KafkaServer
+from kraft.net.limits import ConnectionLimiter
+from kraft.net.server import FeatureInfo, KafkaServer, ListenerAuth
 from kraft.node.build import BrokerConfig, NodeConfig, NodeStorage, build_node
 from kraft.node.listeners import BROKER_LISTENER_APIS, CONTROLLER_LISTENER_APIS
 from kraft.node.node import Node, NodeEnvelope
 from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelope
 from kraft.raft.messages import Envelope
 from kraft.raft.types import Endpoint
+from kraft.security.sasl import SaslServerFactory
 from kraft.server.config import ServerConfig
 from kraft.server.driver import LoopDriver, NodeView, RaftDriver, WallClock
 from kraft.server.gateway import Gateway, ListenerHandler
+from kraft.server.listener_security import build_client_security, build_listener_auth
 from kraft.storage.clean_shutdown import take_previous_broker_epoch, write_clean_shutdown
 from kraft.storage.meta_properties import META_PROPERTIES_FILE, MetaProperties
 from kraft.storage.meta_properties import read_meta_properties as storage_read_meta_properties
@@ -108,10 +116,9 @@ class KraftServer:
         self._partition_logs: Any = None  # the broker's LogManager (owned by the raft thread)
         # inter.broker.listener.name, else the first broker listener (Kafka: the one whose
         # security protocol is security.inter.broker.protocol, PLAINTEXT).
-        broker_names = [e.name for e in config.broker_listeners]
-        self._inter_broker_listener = str(
-            config.properties.get("inter.broker.listener.name") or (broker_names[0] if broker_names else "")
-        ).upper()
+        self._inter_broker_listener = config.inter_broker_listener
+        # Extra SASL mechanisms (name -> factory) every SASL listener serves when enabled (SCRAM).
+        self.sasl_mechanisms: dict[str, SaslServerFactory] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._metrics_server: Any = None
         self._log: Any = None
@@ -196,11 +203,26 @@ class KraftServer:
                     await ready.wait()
                 return await handlers[self.kind].handle(request)
 
+        # TLS contexts and SASL factories first: a missing file or a key that does not match its
+        # certificate stops the start-up with the property to fix, before anything is bound.
+        auth: dict[str, ListenerAuth] = {
+            name: build_listener_auth(security, self.sasl_mechanisms)
+            for name, security in config.listener_security.items()
+        }
+        outbound = {name: build_client_security(o) for name, o in config.outbound_security.items()}
+        limiter = ConnectionLimiter.of(
+            max_connections=config.max_connections,
+            max_per_ip=config.max_connections_per_ip,
+            per_ip_overrides=config.max_connections_per_ip_overrides,
+            # Kafka never refuses the inter-broker listener for max.connections; nor do we the quorum's.
+            protected=(*config.controller_listener_names, config.inter_broker_listener),
+        )
         common = {
             "max_request_bytes": config.socket_request_max_bytes,
             "max_idle_ms": config.connections_max_idle_ms,
             "log_prefix": self.prefix,
             "features": self._feature_info,
+            "limiter": limiter,
         }
         if config.controller_listeners:
             apis = dict(CONTROLLER_LISTENER_APIS)
@@ -208,14 +230,14 @@ class KraftServer:
             self._kafka_servers.append(server)
             for listener in config.controller_listeners:
                 self.listener_ports[listener.name] = await server.listen(
-                    listener.name, listener.host, listener.port
+                    listener.name, listener.host, listener.port, auth=auth.get(listener.name, ListenerAuth())
                 )
         if config.is_broker:
             server = KafkaServer(apis=dict(BROKER_LISTENER_APIS), handler=_Handler("broker"), **common)  # type: ignore[arg-type]
             self._kafka_servers.append(server)
             for listener in config.broker_listeners:
                 self.listener_ports[listener.name] = await server.listen(
-                    listener.name, listener.host, listener.port
+                    listener.name, listener.host, listener.port, auth=auth.get(listener.name, ListenerAuth())
                 )
         if config.is_controller:
             raft_listener = config.raft_listener
@@ -302,6 +324,7 @@ class KraftServer:
             cluster_id=meta.cluster_id,
             request_timeout_ms=config.quorum.request_timeout_ms,
             log_prefix=self.prefix,
+            security=outbound.get(raft_name),
         )
         gateway = self._gateway = Gateway(
             deliver=lambda envelopes: self.driver.deliver(envelopes),
@@ -322,6 +345,7 @@ class KraftServer:
                 cluster_id=meta.cluster_id,
                 request_timeout_ms=config.broker_request_timeout_ms,
                 log_prefix=self.prefix,
+                security=outbound.get(self._inter_broker_listener),
             )
         handlers["controller"] = ListenerHandler(gateway, broker=False)
         handlers["broker"] = ListenerHandler(gateway, broker=True)

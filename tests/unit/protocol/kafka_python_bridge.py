@@ -63,6 +63,12 @@ from kafka.protocol.producer import (
     ProduceRequest,
     ProduceResponse,
 )
+from kafka.protocol.sasl import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 
 from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.schema import ArrayType, StructType
@@ -73,6 +79,7 @@ KAFKA_PYTHON: dict[int, tuple[Any, Any]] = {
     1: (FetchRequest, FetchResponse),
     2: (ListOffsetsRequest, ListOffsetsResponse),
     3: (MetadataRequest, MetadataResponse),
+    17: (SaslHandshakeRequest, SaslHandshakeResponse),
     18: (ApiVersionsRequest, ApiVersionsResponse),
     19: (CreateTopicsRequest, CreateTopicsResponse),
     20: (DeleteTopicsRequest, DeleteTopicsResponse),
@@ -83,6 +90,7 @@ KAFKA_PYTHON: dict[int, tuple[Any, Any]] = {
     31: (DeleteAclsRequest, DeleteAclsResponse),
     32: (DescribeConfigsRequest, DescribeConfigsResponse),
     35: (DescribeLogDirsRequest, DescribeLogDirsResponse),
+    36: (SaslAuthenticateRequest, SaslAuthenticateResponse),
     43: (ElectLeadersRequest, ElectLeadersResponse),
     44: (IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
     50: (DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse),

@@ -62,6 +62,8 @@ def test_registry_holds_every_api_of_the_brief() -> None:
         "UpdateRaftVoter": "0",
         "CreatePartitions": "0-3",
         "UnregisterBroker": "0",
+        "SaslHandshake": "0-1",
+        "SaslAuthenticate": "0-2",
         "ListOffsets": "0-10",
         "Produce": "3-13",
         "InitProducerId": "0-6",

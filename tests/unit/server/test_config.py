@@ -138,7 +138,7 @@ def test_a_combined_node_binds_both_kinds_of_listener() -> None:
         ({"listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"}, "listeners"),
         ({"advertised.listeners": "OTHER://h:1"}, "advertised.listeners"),
         ({"advertised.listeners": "PLAINTEXT://h:0"}, "advertised.listeners"),
-        ({"listener.security.protocol.map": "PLAINTEXT:SSL"}, "listener.security.protocol.map"),
+        ({"listener.security.protocol.map": "PLAINTEXT:SASL_PLAINTEXT"}, "sasl.enabled.mechanisms"),
         ({"listener.security.protocol.map": "CONTROLLER:PLAINTEXT"}, "listener.security.protocol.map"),
         ({"listener.security.protocol.map": "PLAINTEXT"}, "listener.security.protocol.map"),
         ({"log.dirs": None, "metadata.log.dir": "/m"}, "log.dirs"),
