@@ -124,7 +124,7 @@ class Broker:
             verdict = self.authz.check(
                 self.image,
                 envelope.principal,
-                UNKNOWN_HOST,
+                envelope.host or UNKNOWN_HOST,
                 request.api.key,
                 request.api.name,
                 request.version,

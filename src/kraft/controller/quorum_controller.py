@@ -386,7 +386,14 @@ class QuorumController:
         if self.authz is not None and not self.authz.trusted(envelope.source):
             # ControllerApis: each API checks its operation before it runs (see request_authz).
             verdict = self.authz.check(
-                self.image, envelope.principal, UNKNOWN_HOST, key, request.api.name, version, body, now_ms
+                self.image,
+                envelope.principal,
+                envelope.host or UNKNOWN_HOST,
+                key,
+                request.api.name,
+                version,
+                body,
+                now_ms,
             )
             if not isinstance(verdict, Proceed):
                 self._outbound.append(envelope.reply(verdict.response))

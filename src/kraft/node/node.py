@@ -240,7 +240,7 @@ class Node:
         verdict = authz.check(
             controller.image,
             envelope.principal,
-            UNKNOWN_HOST,
+            envelope.host or UNKNOWN_HOST,
             request.api.key,
             request.api.name,
             request.version,

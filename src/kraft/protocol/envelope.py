@@ -83,8 +83,10 @@ class ControllerEnvelope:
     destination: int
     correlation_id: int
     body: ApiRequest | ApiResponse
-    # Who sent the request, as the listener authenticated it (an answer keeps the request's).
+    # Who sent the request, as the listener authenticated it, and the client's IP address ("" when
+    # not known: only host "*" ACLs match it). An answer keeps the request's.
     principal: KafkaPrincipal = ANONYMOUS
+    host: str = ""
 
     @property
     def is_request(self) -> bool:
@@ -93,7 +95,12 @@ class ControllerEnvelope:
     def reply(self, body: object | None) -> ControllerEnvelope:
         """The answer to this request, addressed back to its source with its correlation id."""
         return ControllerEnvelope(
-            self.destination, self.source, self.correlation_id, _request(self).answer(body), self.principal
+            self.destination,
+            self.source,
+            self.correlation_id,
+            _request(self).answer(body),
+            self.principal,
+            self.host,
         )
 
 
@@ -107,8 +114,10 @@ class ClientEnvelope:
     correlation_id: int
     listener: str
     body: ApiRequest | ApiResponse
-    # Who sent the request, as the listener authenticated it (an answer keeps the request's).
+    # Who sent the request, as the listener authenticated it, and the client's IP address ("" when
+    # not known: only host "*" ACLs match it). An answer keeps the request's.
     principal: KafkaPrincipal = ANONYMOUS
+    host: str = ""
 
     @property
     def is_request(self) -> bool:
@@ -123,6 +132,7 @@ class ClientEnvelope:
             self.listener,
             _request(self).answer(body),
             self.principal,
+            self.host,
         )
 
 

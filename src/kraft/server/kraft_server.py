@@ -18,9 +18,9 @@ is formatted (``meta.properties`` exists; else run ``kraft storage format``) and
 matches the configuration; every TLS listener's and outbound connection's PEM files load (the key
 matches its certificate).
 
-Security seam: ``sasl_mechanisms`` (mechanism name -> ``SaslServerFactory``) is consulted by every
-SASL listener at each handshake, beside the PLAIN users of its JAAS config; SCRAM registers there
-once its credentials come from the metadata image.
+Security: ``sasl_mechanisms`` (mechanism name -> ``SaslServerFactory``) is consulted by every SASL
+listener at each handshake, beside the PLAIN users of its JAAS config; SCRAM-SHA-256/512 register
+there when a listener enables them, their credentials read from this node's committed image.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelo
 from kraft.raft.messages import Envelope
 from kraft.raft.types import Endpoint
 from kraft.security.sasl import SaslServerFactory
+from kraft.security.scram import SCRAM_MECHANISM_NAMES, scram_server_factory
 from kraft.server.config import ServerConfig
 from kraft.server.driver import LoopDriver, NodeView, RaftDriver, WallClock
 from kraft.server.gateway import Gateway, ListenerHandler
@@ -203,6 +204,15 @@ class KraftServer:
                     await ready.wait()
                 return await handlers[self.kind].handle(request)
 
+        # SCRAM logins look their credentials up in this node's committed image at each login, so
+        # a credential altered through the metadata log applies from the next login on.
+        scram_names = {
+            m for security in config.listener_security.values() for m in security.enabled_mechanisms
+        } & set(SCRAM_MECHANISM_NAMES)
+        if scram_names:
+            scram = scram_server_factory(self.image, sorted(scram_names), random.SystemRandom())
+            for name in scram_names:
+                self.sasl_mechanisms.setdefault(name, scram)
         # TLS contexts and SASL factories first: a missing file or a key that does not match its
         # certificate stops the start-up with the property to fix, before anything is bound.
         auth: dict[str, ListenerAuth] = {

@@ -132,6 +132,7 @@ class AclNode:
         controller: bool = False,
         api: Any = None,
         body: Any = None,
+        host: str = "",
         **fields: Any,
     ) -> int:
         """Send a request built from ``fields`` through the codec (or ``body`` as it is: a raft
@@ -143,11 +144,13 @@ class AclNode:
         request = ApiRequest(api, version, body)
         if controller:
             self.inbound.append(
-                ControllerEnvelope(-1_000_000 - correlation_id, 1, correlation_id, request, principal)
+                ControllerEnvelope(-1_000_000 - correlation_id, 1, correlation_id, request, principal, host)
             )
         else:
             self.inbound.append(
-                ClientEnvelope(-2_000_000 - correlation_id, 1, correlation_id, LISTENER, request, principal)
+                ClientEnvelope(
+                    -2_000_000 - correlation_id, 1, correlation_id, LISTENER, request, principal, host
+                )
             )
         return correlation_id
 
@@ -171,7 +174,10 @@ class AclNode:
         controller: bool = False,
         api: Any = None,
         body: Any = None,
+        host: str = "",
         **fields: Any,
     ) -> Any:
-        cid = self.send(module, version, principal, controller=controller, api=api, body=body, **fields)
+        cid = self.send(
+            module, version, principal, controller=controller, api=api, body=body, host=host, **fields
+        )
         return self.answer(module, cid)

@@ -442,3 +442,18 @@ def test_the_controller_listener_checks_as_the_broker_does(node: AclNode) -> Non
     assert heartbeat.error_code == E.CLUSTER_AUTHORIZATION_FAILED  # CLUSTER_ACTION is the nodes' own
     created = node.call(create_topics, 7, ADMIN, controller=True, topics=[topic], timeout_ms=5000)
     assert created.topics[0].error_code == 0
+
+
+def test_an_acl_for_one_host_applies_to_requests_from_that_address_only(node: AclNode) -> None:
+    carol = KafkaPrincipal("User", "carol")
+    creation = acl("b", Op.DESCRIBE, carol)
+    creation.host = "10.0.0.7"
+    add_acls(node, creation)
+
+    def listed(host: str) -> dict[str, int]:
+        response = node.call(metadata, 12, carol, host=host, topics=None, allow_auto_topic_creation=False)
+        return {t.name: t.error_code for t in response.topics}
+
+    assert listed("10.0.0.7") == {"b": 0}
+    assert listed("10.0.0.8") == {}
+    assert listed("") == {}  # a request that does not say where it came from matches only host "*"
