@@ -217,3 +217,32 @@ def test_a_user_added_through_the_metadata_log_logs_in_next(node: Node) -> None:
         AdminClient(confluent(node, "carol", password="carol-secret")).list_topics(timeout=TIMEOUT_S).topics
         == {}
     )
+
+
+def _command_config(node: Node, user: str, password: str) -> str:
+    path = node.root / f"{user}-{password}.properties"
+    path.write_text(
+        "security.protocol=SASL_SSL\n"
+        "sasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{user}" password="{password}";\n'
+        "ssl.truststore.type=PEM\n"
+        f"ssl.truststore.location={node.pki.path('ca.pem')}\n"
+    )
+    return str(path)
+
+
+def test_krafts_own_tools_log_in_with_command_config(node: Node) -> None:
+    _grant_alice(node)  # idempotent: creating an existing ACL writes nothing
+    as_alice = ["--bootstrap-server", node.bootstrap, "--command-config"]
+    listed = run_kraft("topics", *as_alice, _command_config(node, "alice", USERS["alice"]), "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split() == ["a"]  # what alice may describe, as Metadata answers her
+    acls = run_kraft(
+        "acls", *as_alice, _command_config(node, "admin", USERS["admin"]), "--list", "--topic", "a"
+    )
+    assert acls.returncode == 0, acls.stderr
+    assert "User:alice" in acls.stdout and "READ" in acls.stdout and "WRITE" in acls.stdout
+    refused = run_kraft("topics", *as_alice, _command_config(node, "alice", "wrong"), "--list")
+    assert refused.returncode != 0
+    assert "Authentication failed" in refused.stderr, refused.stderr

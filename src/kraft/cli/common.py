@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from kraft.client.admin import AdminClient
     from kraft.client.broker_admin import BrokerAdminClient
+    from kraft.client.security import ClientSecurityConfig
 
 DEFAULT_TIMEOUT_MS = 30_000
 
@@ -111,6 +112,38 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, *, server_help: str) 
     )
 
 
+COMMAND_CONFIG_HELP = (
+    "Property file with Kafka's client settings for a secured listener: security.protocol, "
+    "sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), sasl.jaas.config, ssl.truststore.location "
+    "(ssl.truststore.type=PEM), ssl.keystore.location for a client certificate."
+)
+
+
+def add_command_config_option(parser: argparse.ArgumentParser) -> None:
+    """Kafka's ``--command-config`` (client properties), unless the tool defines its own."""
+    if not any("--command-config" in a.option_strings for a in parser._actions):
+        parser.add_argument("--command-config", metavar="FILE", help=COMMAND_CONFIG_HELP)
+
+
+def security_from_args(ns: argparse.Namespace) -> ClientSecurityConfig | None:
+    """The TLS and SASL settings of ``--command-config`` (None without it: PLAINTEXT).
+
+    Raises:
+        UsageError: the file cannot be read or its settings are wrong (the property is named).
+    """
+    from kraft.client.security import client_security
+    from kraft.common.config import load_properties
+    from kraft.common.errors import ConfigError
+
+    path = getattr(ns, "command_config", None)
+    if path is None:
+        return None
+    try:
+        return client_security(load_properties(path))
+    except (ConfigError, OSError) as e:
+        raise UsageError(f"--command-config {path}: {e}") from None
+
+
 def admin_client_from_args(ns: argparse.Namespace) -> AdminClient:
     """The client ``add_bootstrap_options`` and ``add_timeout_options`` ask for: to the controllers
     with ``--bootstrap-controller``, else through the brokers of ``--bootstrap-server``."""
@@ -121,6 +154,7 @@ def admin_client_from_args(ns: argparse.Namespace) -> AdminClient:
     bootstrap = parse_bootstrap(ns.bootstrap_controller if controller else ns.bootstrap_server)
     return AdminClient(
         bootstrap,
+        security=security_from_args(ns),
         timeout_ms=ns.timeout_ms,
         request_timeout_ms=ns.request_timeout_ms,
         controller_endpoints=controller,
@@ -138,6 +172,7 @@ def client_from_args(ns: argparse.Namespace) -> BrokerAdminClient:
 
     return BrokerAdminClient(
         parse_bootstrap(ns.bootstrap_server),
+        security=security_from_args(ns),
         timeout_ms=ns.timeout_ms,
         request_timeout_ms=ns.request_timeout_ms,
     )
@@ -185,7 +220,9 @@ class BrokerTool:
 
             return self.execute(ns, args, connect, out, err)
 
-        return run_tool(self.prog, self.build_parser(), args, out, err, run)
+        parser = self.build_parser()
+        add_command_config_option(parser)
+        return run_tool(self.prog, parser, args, out, err, run)
 
 
 def broker_tool(

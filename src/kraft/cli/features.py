@@ -21,7 +21,7 @@ feature (``<name> was upgraded to <level>.``, ``Could not upgrade <name> to <lev
 metadata.version and the other features to their defaults for that release (as ``kraft storage
 format`` would; an upgrade leaves out features whose default is 0, as Kafka does).
 
-Not here: Kafka's ``version-mapping`` and ``feature-dependencies`` commands, ``--command-config``.
+Not here: Kafka's ``version-mapping`` and ``feature-dependencies`` commands.
 
 Exit status: 0 success, 1 when a feature update failed or no node answered, 2 on bad arguments.
 """
@@ -37,6 +37,7 @@ from typing import Any, TextIO
 from kraft.cli.common import (
     UsageError,
     add_bootstrap_options,
+    add_command_config_option,
     add_json_option,
     add_timeout_options,
     admin_client_from_args,
@@ -63,6 +64,7 @@ class _Failed(Exception):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="This tool manages feature flags in Kafka.")
     add_bootstrap_options(parser, server_help="comma-separated host:port pairs of nodes to connect to")
+    add_command_config_option(parser)
     add_timeout_options(
         parser,
         request_timeout_ms_default=5_000,

@@ -329,7 +329,7 @@ class AdminClient(BootstrapClient):
 
     def _connect(self, address: Address, deadline: float) -> Connection:
         remaining = max(0.05, min(self._request_timeout_ms / 1000, deadline - self._clock()))
-        return Connection(address, remaining)
+        return Connection(address, remaining, security=self._security)
 
     def _candidates(self, preferred: int | None) -> list[Address]:
         order: list[Address] = []

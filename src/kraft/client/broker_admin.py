@@ -1043,7 +1043,12 @@ class BrokerAdminClient(BootstrapClient):
         if conn is not None:
             return conn
         try:
-            conn = Connection(address, (self._request_timeout_ms + 1_000) / 1000, client_id=self._client_id)
+            conn = Connection(
+                address,
+                (self._request_timeout_ms + 1_000) / 1000,
+                client_id=self._client_id,
+                security=self._security,
+            )
         except (AdminError, RemoteProtocolError) as e:  # unreachable, or ApiVersions refused
             raise _AttemptError({address: str(e)}) from None
         self._connections[address] = conn

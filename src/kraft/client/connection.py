@@ -18,17 +18,27 @@ or the server.
 
 from __future__ import annotations
 
+import secrets
 import socket
+import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from kraft.common.errors import KraftError, RemoteProtocolError
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.messages import api_versions as api_versions_msg
+from kraft.protocol.messages import sasl_authenticate as sasl_authenticate_msg
+from kraft.protocol.messages import sasl_handshake as sasl_handshake_msg
+from kraft.security.plain import client_token as plain_client_token
+from kraft.security.sasl import SaslAuthenticationError
+from kraft.security.scram import ScramSaslClient
+
+if TYPE_CHECKING:
+    from kraft.client.security import ClientSecurityConfig
 
 T = TypeVar("T")
 
@@ -121,7 +131,13 @@ class Connection:
     closed and must not be reused.
     """
 
-    def __init__(self, address: Address, timeout_s: float, client_id: str = "kraft-admin") -> None:
+    def __init__(
+        self,
+        address: Address,
+        timeout_s: float,
+        client_id: str = "kraft-admin",
+        security: ClientSecurityConfig | None = None,
+    ) -> None:
         self.address = address
         self._timeout_s = timeout_s
         self._client_id = client_id
@@ -136,7 +152,11 @@ class Connection:
         self.versions: dict[int, tuple[int, int]] = {}
         self.features: FeatureMetadata | None = None  # set when ApiVersions v3+ answered
         try:
+            if security is not None and security.ssl_context is not None:
+                self._sock = _tls(self._sock, security.ssl_context, address)
             self._negotiate()
+            if security is not None and security.mechanism is not None:
+                self._login(security)
         except BaseException:
             self.close()
             raise
@@ -175,6 +195,45 @@ class Connection:
         if response.error_code != ErrorCode.NONE:
             raise AdminError(f"{self.address} refused ApiVersions: {error_name(response.error_code)}")
         self.versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+
+    def _login(self, security: ClientSecurityConfig) -> None:
+        """SaslHandshake v1, then SaslAuthenticate v1+ tokens until the mechanism completes (KIP-152).
+
+        Raises:
+            AdminError: the listener does not enable the mechanism, or refused the credentials
+                (its message, as Kafka's clients report it).
+        """
+        mechanism, username, password = security.mechanism, security.username, security.password
+        assert mechanism is not None and username is not None and password is not None
+        handshake = self.send(sasl_handshake_msg.API, 1, sasl_handshake_msg.API.request(mechanism=mechanism))
+        if handshake.error_code != ErrorCode.NONE:
+            raise AdminError(
+                f"{self.address} does not enable SASL mechanism {mechanism} "
+                f"(it enables {', '.join(handshake.mechanisms) or 'none'})"
+            )
+        api = sasl_authenticate_msg.API
+        version = self.version_or_raise(api, 2)
+        scram: ScramSaslClient | None = None
+        if mechanism == "PLAIN":
+            token = plain_client_token(username, password)
+        else:
+            scram = ScramSaslClient(mechanism, username, password, secrets.token_hex(16))
+            token = scram.first()
+        while True:
+            answer = self.send(api, version, api.request(auth_bytes=token))
+            if answer.error_code != ErrorCode.NONE:
+                raise AdminError(
+                    f"{self.address} refused the login of {username!r}: "
+                    f"{answer.error_message or error_name(answer.error_code)}"
+                )
+            if scram is None:
+                return
+            try:
+                token = scram.evaluate(bytes(answer.auth_bytes))
+            except SaslAuthenticationError as e:
+                raise AdminError(f"{self.address}: {e}") from None
+            if scram.complete:
+                return
 
     def version_for(self, api: Api, highest: int | None = None) -> int | None:
         """The highest version both sides speak (at most ``highest``), or None if none."""
@@ -259,9 +318,21 @@ def timeout_message(what: str, timeout_ms: int, outcomes: Mapping[Address, str])
     return "\n".join(lines)
 
 
+def _tls(sock: socket.socket, context: ssl.SSLContext, address: Address) -> socket.socket:
+    try:
+        return context.wrap_socket(sock, server_hostname=address.host)
+    except ssl.SSLError as e:
+        sock.close()
+        raise AdminError(f"{address}: TLS handshake failed: {e.reason or e}") from None
+    except OSError as e:
+        sock.close()
+        raise RetriableError(f"TLS handshake failed: {e.strerror or e}") from None
+
+
 class ClientOptions(TypedDict, total=False):
     """The keyword arguments every ``BootstrapClient`` takes (see its docstring)."""
 
+    security: ClientSecurityConfig | None
     timeout_ms: int
     request_timeout_ms: int
     retry_backoff_ms: int
@@ -281,6 +352,7 @@ class BootstrapClient:
             ``retry_backoff_ms * 2**n``, at most ``retry_backoff_max_ms`` (and never past the
             deadline).
         clock, sleep: seconds, for tests.
+        security: TLS and SASL of every connection (``kraft.client.security``; None: PLAINTEXT).
 
     Raises:
         AdminError: no bootstrap address given.
@@ -290,6 +362,7 @@ class BootstrapClient:
         self,
         bootstrap: Sequence[Address],
         *,
+        security: ClientSecurityConfig | None = None,
         timeout_ms: int = 30_000,
         request_timeout_ms: int = 5_000,
         retry_backoff_ms: int = 100,
@@ -299,6 +372,7 @@ class BootstrapClient:
     ) -> None:
         if not bootstrap:
             raise AdminError("no bootstrap address given")
+        self._security = security  # TLS and SASL for every connection (None: PLAINTEXT)
         self._bootstrap = list(bootstrap)
         self._timeout_ms = timeout_ms
         self._request_timeout_ms = request_timeout_ms

@@ -59,6 +59,7 @@ __all__ = [
     "SCRAM_MECHANISM_NAMES",
     "ScramCredential",
     "ScramMechanism",
+    "ScramSaslClient",
     "ScramSaslServer",
     "client_key",
     "credential_from_password",
@@ -425,3 +426,83 @@ def scram_server_factory(
         return ScramSaslServer(mechanism, lookup, nonce, fake_salt_key=secret)
 
     return create
+
+
+class ScramSaslClient:
+    """The client side of SCRAM (RFC 5802 section 3), as Kafka's ``ScramSaslClient``: no channel
+    binding (``n,,``), no extensions. ``first()`` is the client-first message; ``evaluate`` takes the
+    server-first message and returns the client-final one, then takes the server-final message and
+    checks the server's signature (a server that cannot prove it holds the credential is refused).
+    Pure: the nonce comes from the caller."""
+
+    def __init__(self, mechanism: str, username: str, password: str, nonce: str) -> None:
+        m = ScramMechanism.from_name(mechanism)
+        if m is None:
+            raise KraftError(
+                f"{mechanism!r} is not a SCRAM mechanism (known: {', '.join(SCRAM_MECHANISM_NAMES)})"
+            )
+        if not _PRINTABLE.fullmatch(nonce):
+            raise KraftError("the SCRAM client nonce must be printable ASCII without commas")
+        self.mechanism = mechanism
+        self._scram = m
+        self._password = password
+        name = username.replace("=", "=3D").replace(",", "=2C")
+        self._client_first_bare = f"n={name},r={nonce}"
+        self._nonce = nonce
+        self._auth_message: bytes | None = None
+        self._salted: bytes | None = None
+        self.complete = False
+
+    def first(self) -> bytes:
+        return f"n,,{self._client_first_bare}".encode()
+
+    def evaluate(self, challenge: bytes) -> bytes:
+        """The answer to the server's message: the client-final message, then b"" once verified.
+
+        Raises:
+            SaslAuthenticationError: a malformed server message, a nonce that does not extend ours,
+                too few iterations, or a server signature that does not verify.
+        """
+        if self._auth_message is None:
+            return self._client_final(challenge)
+        if self.complete:
+            raise SaslAuthenticationError(f"{self.mechanism}: unexpected message after the exchange")
+        text = challenge.decode("ascii", errors="replace")
+        if text.startswith("e="):
+            raise SaslAuthenticationError(f"{self.mechanism}: the server refused: {text[2:]}")
+        if not text.startswith("v="):
+            raise SaslAuthenticationError(f"{self.mechanism}: malformed server final message")
+        assert self._salted is not None
+        expected = _hmac(self._scram, server_key(self._scram, self._salted), self._auth_message)
+        try:
+            claimed = base64.b64decode(text[2:], validate=True)
+        except ValueError:
+            raise SaslAuthenticationError(f"{self.mechanism}: malformed server final message") from None
+        if not hmac.compare_digest(claimed, expected):
+            raise SaslAuthenticationError(f"{self.mechanism}: the server's signature does not verify")
+        self.complete = True
+        return b""
+
+    def _client_final(self, challenge: bytes) -> bytes:
+        text = challenge.decode("ascii", errors="replace")
+        fields = dict(part.split("=", 1) for part in text.split(",") if "=" in part)
+        nonce, salt_text, iterations_text = fields.get("r"), fields.get("s"), fields.get("i")
+        if nonce is None or salt_text is None or iterations_text is None or not iterations_text.isdigit():
+            raise SaslAuthenticationError(f"{self.mechanism}: malformed server first message")
+        if not nonce.startswith(self._nonce) or len(nonce) == len(self._nonce):
+            raise SaslAuthenticationError(f"{self.mechanism}: the server nonce does not extend the client's")
+        iterations = int(iterations_text)
+        if iterations < MIN_ITERATIONS:
+            raise SaslAuthenticationError(f"{self.mechanism}: {iterations} iterations is too few")
+        try:
+            salt = base64.b64decode(salt_text, validate=True)
+        except ValueError:
+            raise SaslAuthenticationError(f"{self.mechanism}: malformed salt") from None
+        m = self._scram
+        self._salted = salted_password(m, self._password, salt, iterations)
+        without_proof = f"c=biws,r={nonce}"
+        self._auth_message = f"{self._client_first_bare},{text},{without_proof}".encode()
+        key = client_key(m, self._salted)
+        signature = _hmac(m, stored_key(m, key), self._auth_message)
+        proof = bytes(a ^ b for a, b in zip(key, signature, strict=True))
+        return f"{without_proof},p={base64.b64encode(proof).decode('ascii')}".encode()
