@@ -214,12 +214,31 @@ _LOWEST_PICKED_PORT = 20_000
 
 
 def _picked_port_range() -> range | None:
-    """Ports below the kernel's ephemeral range, or None where that range is unknown or too low."""
+    """Ports below the kernel's ephemeral range, or None where that range is unknown or too low.
+
+    Processes that pick ports at the same time (parallel test workers starting clusters) can pick
+    the same free port and race for it between the pick and the server's bind. ``KRAFT_PORT_RANGE``
+    (``LOW-HIGH``) narrows the picks; without it, a pytest-xdist worker (``PYTEST_XDIST_WORKER`` =
+    ``gwN`` of ``PYTEST_XDIST_WORKER_COUNT``, inherited by the nodes it starts) takes the N-th slice,
+    so no two workers ever pick the same port.
+    """
+    explicit = os.environ.get("KRAFT_PORT_RANGE")
+    if explicit:
+        lo_text, _, hi_text = explicit.partition("-")
+        return range(int(lo_text), int(hi_text) + 1)
     try:
         low = int(_EPHEMERAL_RANGE_FILE.read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None
-    return range(_LOWEST_PICKED_PORT, low) if low - _LOWEST_PICKED_PORT >= 1_000 else None
+    if low - _LOWEST_PICKED_PORT < 1_000:
+        return None
+    picked = range(_LOWEST_PICKED_PORT, low)
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if worker.startswith("gw") and worker[2:].isdigit() and count and count.isdigit() and int(count) > 1:
+        size = len(picked) // int(count)
+        start = picked.start + int(worker[2:]) % int(count) * size
+        return range(start, start + size)
+    return picked
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:

@@ -2,13 +2,14 @@
 
 A server under attack (or beside a misconfigured client that reconnects in a loop) must keep its
 log readable: 5,100 fuzzed connections used to write 3,824 WARNING lines. The first bad connection
-of a quiet period is logged in full, at once (a single misconfiguration shows straight away); the
-rest are counted by reason and peer host and summed up in one line when the window
-(``interval_s``, 10 s by default) closes.
+with a given detail in a window is logged in full, at once (a misconfiguration, or each distinct
+kind of bad request, shows straight away), up to ``DETAILED_PER_WINDOW`` of them; the rest are
+counted by reason and peer host and summed up in one line when the window (``interval_s``, 10 s by
+default) closes.
 
 Sans-IO: the caller passes the time and logs the lines returned; nothing here reads a clock.
-Invariant: at most one detailed line plus one summary line per window, whatever the number of bad
-connections.
+Invariant: at most ``DETAILED_PER_WINDOW`` detailed lines plus one summary line per window, whatever
+the number of bad connections.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import collections
 from dataclasses import dataclass, field
 
 DEFAULT_INTERVAL_S = 10.0
+# Distinct details logged in full per window; a repeat, or anything past these, is only counted.
+DETAILED_PER_WINDOW = 10
 # Peers named per reason in a summary line; the rest are counted as "others".
 _PEERS_PER_REASON = 5
 
@@ -36,6 +39,7 @@ class BadConnectionLog:
     counts: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
     examples: dict[str, str] = field(default_factory=dict)
     total: int = 0
+    detailed: set[str] = field(default_factory=set)  # details logged in full in this window
 
     def record(self, now_s: float, reason: str, peer: str, detail: str) -> list[str]:
         """A connection closed for ``reason`` (a short category); returns the lines to log now."""
@@ -43,6 +47,8 @@ class BadConnectionLog:
         if self.window_start is None:
             self.window_start = now_s
             self.total = 0
+        if detail not in self.detailed and len(self.detailed) < DETAILED_PER_WINDOW:
+            self.detailed.add(detail)
             lines.append(f"closing connection from {peer}: {reason}: {detail}")
             self.total += 1
             return lines
@@ -73,10 +79,11 @@ class BadConnectionLog:
                 f"closed {sum(self.counts.values())} more bad connection(s) in the last "
                 f"{now_s - self.window_start:.0f} s: " + "; ".join(parts)
             )
-            # A new window starts now: the next bad connection is counted, not logged in full.
+            # A new window starts now (its first distinct details are logged in full again).
             self.window_start = now_s
         else:
             self.window_start = None
         self.counts.clear()
         self.examples.clear()
+        self.detailed.clear()
         return lines

@@ -46,3 +46,20 @@ def test_a_candidate_in_use_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(processes, "_picked_port_range", lambda: range(taken, taken + 1))
         (port,) = processes.free_ports(1)
     assert port != taken
+
+
+def test_parallel_test_workers_pick_ports_from_disjoint_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kraft.cli import cluster_processes
+
+    monkeypatch.delenv("KRAFT_PORT_RANGE", raising=False)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    slices = []
+    for worker in ("gw0", "gw1"):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+        slices.append(cluster_processes._picked_port_range())
+    if slices[0] is None:
+        pytest.skip("the kernel's ephemeral range is unknown here")
+    assert slices[1] is not None and not set(slices[0]) & set(slices[1])
+    monkeypatch.setenv("KRAFT_PORT_RANGE", "40000-40009")
+    assert cluster_processes._picked_port_range() == range(40000, 40010)
+    assert set(cluster_processes.free_ports(3)) <= set(range(40000, 40010))

@@ -376,3 +376,18 @@ def test_a_thousand_failed_logins_write_a_handful_of_log_lines(caplog: pytest.Lo
     assert 1 <= len(lines) <= 5, lines
     assert "SASL authentication failed" in lines[0]
     assert any("999 more bad connection(s)" in line and "127.0.0.1 x999" in line for line in lines), lines
+
+
+def test_each_distinct_bad_request_is_logged_in_full_up_to_a_cap_per_window() -> None:
+    from kraft.net.bad_connections import DETAILED_PER_WINDOW, BadConnectionLog
+
+    log = BadConnectionLog(interval_s=10.0)
+    lines: list[str] = []
+    for i in range(3 * DETAILED_PER_WINDOW):
+        for _ in range(5):  # each kind five times: logged once in full, the repeats counted
+            lines += log.record(1.0, "unsupported request", "10.0.0.1:4000", f"unknown API key {1000 + i}")
+    assert [line.rsplit(": ", 1)[1] for line in lines] == [
+        f"unknown API key {1000 + i}" for i in range(DETAILED_PER_WINDOW)
+    ]
+    [summary] = log.flush(11.5)
+    assert f"closed {15 * DETAILED_PER_WINDOW - DETAILED_PER_WINDOW} more bad connection(s)" in summary
