@@ -36,7 +36,7 @@ def test_scenario_keeps_every_invariant(scenario: str, sim_seed: int, sim_run: S
 
 def test_same_seed_gives_the_same_trace_and_another_seed_does_not(sim_run: SimRun) -> None:
     first = sim_run("flaky-network", 7)  # a CI seed's run, then a second run here
-    second = run_seed("flaky-network", 11)
+    second = run_seed("flaky-network", 7)
     assert first["trace_hash"] == second["trace_hash"]
     assert first["events"] == second["events"]
     assert first["high_watermark"] == second["high_watermark"]
