@@ -143,7 +143,8 @@ def connection_rate(listener: str, port: int, ca: str, seconds: float) -> float:
 def produce_rate(listener: str, port: int, ca: str, records: int, size: int) -> float:
     topic = f"bench-{listener.lower()}"
     conf = _confluent(listener, port, ca)
-    AdminClient(conf).create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    admin = AdminClient(conf)  # kept referenced: a collected client cancels its futures
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
     producer = Producer({**conf, "acks": "all", "linger.ms": 5, "batch.size": 262_144})
     value = b"x" * size
     start = time.perf_counter()
