@@ -35,12 +35,12 @@ def test_scenario_keeps_every_invariant(scenario: str, sim_seed: int, sim_run: S
 
 
 def test_same_seed_gives_the_same_trace_and_another_seed_does_not(sim_run: SimRun) -> None:
-    first = sim_run("flaky-network", 7)  # a CI seed's run, then a second run here
-    second = run_seed("flaky-network", 7)
+    first = sim_run("flaky-network", 5)  # a CI seed's run, then a second run here
+    second = run_seed("flaky-network", 5)
     assert first["trace_hash"] == second["trace_hash"]
     assert first["events"] == second["events"]
     assert first["high_watermark"] == second["high_watermark"]
-    assert sim_run("flaky-network", 8)["trace_hash"] != first["trace_hash"]
+    assert sim_run("flaky-network", 6)["trace_hash"] != first["trace_hash"]
 
 
 def test_crash_restart_replays_identically(sim_run: SimRun) -> None:
