@@ -11,6 +11,14 @@ from dataclasses import dataclass
 
 import pytest
 from kafka.net.sasl.scram import ScramClient
+from rfc7677 import (
+    RFC_CLIENT_FINAL,
+    RFC_CLIENT_FIRST,
+    RFC_SALT,
+    RFC_SERVER_FINAL,
+    RFC_SERVER_FIRST,
+    RFC_SERVER_NONCE,
+)
 
 from kraft.common.errors import KraftError
 from kraft.common.principal import KafkaPrincipal
@@ -29,17 +37,6 @@ from kraft.security.scram import (
 SHA256 = ScramMechanism.SCRAM_SHA_256
 SHA512 = ScramMechanism.SCRAM_SHA_512
 MECHANISMS = [SHA256, SHA512]
-
-# RFC 7677 section 3: user "user", password "pencil".
-RFC_SALT = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
-RFC_CLIENT_FIRST = b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
-RFC_SERVER_NONCE = "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
-RFC_SERVER_FIRST = b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
-RFC_CLIENT_FINAL = (
-    b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
-    b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
-)
-RFC_SERVER_FINAL = b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
 
 
 def _random_bytes(n: int) -> bytes:

@@ -7,24 +7,16 @@ import base64
 import random
 
 import pytest
+from rfc7677 import RFC_CLIENT_FINAL, RFC_CLIENT_FIRST, RFC_CLIENT_NONCE, RFC_SERVER_FINAL, RFC_SERVER_FIRST
 
 from kraft.common.errors import KraftError
 from kraft.metadata.scram import ScramMechanism
 from kraft.security.sasl import SaslAuthenticationError
 from kraft.security.scram import ScramSaslClient, ScramSaslServer, credential_from_password
 
-# RFC 7677 section 3: user "user", password "pencil".
-RFC_CLIENT_FIRST = b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
-RFC_SERVER_FIRST = b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
-RFC_CLIENT_FINAL = (
-    b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
-    b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
-)
-RFC_SERVER_FINAL = b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
-
 
 def test_rfc7677_exchange_byte_for_byte() -> None:
-    client = ScramSaslClient("SCRAM-SHA-256", "user", "pencil", "rOprNGfwEbeRWgbNEkqO")
+    client = ScramSaslClient("SCRAM-SHA-256", "user", "pencil", RFC_CLIENT_NONCE)
     assert client.first() == RFC_CLIENT_FIRST
     assert client.evaluate(RFC_SERVER_FIRST) == RFC_CLIENT_FINAL
     assert not client.complete
@@ -52,7 +44,7 @@ def test_logs_in_to_krafts_server_and_a_wrong_password_does_not(mechanism: Scram
 
 
 def test_a_server_that_cannot_prove_the_credential_is_refused() -> None:
-    client = ScramSaslClient("SCRAM-SHA-256", "user", "pencil", "rOprNGfwEbeRWgbNEkqO")
+    client = ScramSaslClient("SCRAM-SHA-256", "user", "pencil", RFC_CLIENT_NONCE)
     client.evaluate(RFC_SERVER_FIRST)
     forged = b"v=" + base64.b64encode(bytes(32))
     with pytest.raises(SaslAuthenticationError, match="signature does not verify"):
@@ -71,7 +63,7 @@ def test_a_server_that_cannot_prove_the_credential_is_refused() -> None:
     ],
 )
 def test_a_bad_server_first_message_is_refused(server_first: bytes, reason: str) -> None:
-    client = ScramSaslClient("SCRAM-SHA-256", "user", "pencil", "rOprNGfwEbeRWgbNEkqO")
+    client = ScramSaslClient("SCRAM-SHA-256", "user", "pencil", RFC_CLIENT_NONCE)
     with pytest.raises(SaslAuthenticationError, match=reason):
         client.evaluate(server_first)
 
