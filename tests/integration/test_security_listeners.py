@@ -256,7 +256,7 @@ def test_bad_credentials_are_refused_with_the_servers_message(
     from kafka import KafkaAdminClient
     from kafka.errors import KafkaError as KpError
 
-    conf = _kafka_python(cluster, "CLIENTSASL", sasl_plain_password="wrong", bootstrap_timeout_ms=2000)
+    conf = _kafka_python(cluster, "CLIENTSASL", sasl_plain_password="wrong", bootstrap_timeout_ms=6000)
     with caplog.at_level(logging.WARNING, logger="kafka"), pytest.raises(KpError) as info:
         KafkaAdminClient(**conf)
     # kafka-python 3 retries refused bootstrap servers until its timeout, logging the server's reason.
