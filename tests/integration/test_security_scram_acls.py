@@ -243,6 +243,10 @@ def test_krafts_own_tools_log_in_with_command_config(node: Node) -> None:
     )
     assert acls.returncode == 0, acls.stderr
     assert "User:alice" in acls.stdout and "READ" in acls.stdout and "WRITE" in acls.stdout
+    # A refused login is final: the tool gives up at once instead of retrying until its
+    # --timeout-ms (30 s by default), as Kafka's tools do on a SaslAuthenticationException.
+    started = time.monotonic()
     refused = run_kraft("topics", *as_alice, _command_config(node, "alice", "wrong"), "--list")
+    assert time.monotonic() - started < 15, "the refused login was retried"
     assert refused.returncode != 0
     assert "Authentication failed" in refused.stderr, refused.stderr

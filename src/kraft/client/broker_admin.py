@@ -35,6 +35,7 @@ from typing import Any, TypeVar, Unpack
 from kraft.client.connection import (
     Address,
     AdminError,
+    AuthenticationError,
     BootstrapClient,
     ClientOptions,
     Connection,
@@ -1049,6 +1050,8 @@ class BrokerAdminClient(BootstrapClient):
                 client_id=self._client_id,
                 security=self._security,
             )
+        except AuthenticationError:
+            raise  # refused credentials or certificate: no retry can help
         except (AdminError, RemoteProtocolError) as e:  # unreachable, or ApiVersions refused
             raise _AttemptError({address: str(e)}) from None
         self._connections[address] = conn

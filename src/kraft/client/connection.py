@@ -59,6 +59,13 @@ class RetriableError(AdminError):
     """A condition that may clear by itself (no leader yet, node unreachable)."""
 
 
+class AuthenticationError(AdminError):
+    """The server refused this client's login or TLS handshake (wrong password, unknown user, a
+    mechanism it does not enable, a certificate one side does not trust). Retrying cannot help, so
+    callers give up at once, as Kafka's clients do on a SaslAuthenticationException or
+    SslAuthenticationException, instead of retrying until the call's timeout."""
+
+
 @dataclass(frozen=True, slots=True)
 class FeatureMetadata:
     """What ApiVersions v3+ says about features (Kafka's ``FeatureMetadata``)."""
@@ -200,14 +207,14 @@ class Connection:
         """SaslHandshake v1, then SaslAuthenticate v1+ tokens until the mechanism completes (KIP-152).
 
         Raises:
-            AdminError: the listener does not enable the mechanism, or refused the credentials
-                (its message, as Kafka's clients report it).
+            AuthenticationError: the listener does not enable the mechanism, or refused the
+                credentials (its message, as Kafka's clients report it).
         """
         mechanism, username, password = security.mechanism, security.username, security.password
         assert mechanism is not None and username is not None and password is not None
         handshake = self.send(sasl_handshake_msg.API, 1, sasl_handshake_msg.API.request(mechanism=mechanism))
         if handshake.error_code != ErrorCode.NONE:
-            raise AdminError(
+            raise AuthenticationError(
                 f"{self.address} does not enable SASL mechanism {mechanism} "
                 f"(it enables {', '.join(handshake.mechanisms) or 'none'})"
             )
@@ -222,7 +229,7 @@ class Connection:
         while True:
             answer = self.send(api, version, api.request(auth_bytes=token))
             if answer.error_code != ErrorCode.NONE:
-                raise AdminError(
+                raise AuthenticationError(
                     f"{self.address} refused the login of {username!r}: "
                     f"{answer.error_message or error_name(answer.error_code)}"
                 )
@@ -231,7 +238,7 @@ class Connection:
             try:
                 token = scram.evaluate(bytes(answer.auth_bytes))
             except SaslAuthenticationError as e:
-                raise AdminError(f"{self.address}: {e}") from None
+                raise AuthenticationError(f"{self.address}: {e}") from None
             if scram.complete:
                 return
 
@@ -323,7 +330,7 @@ def _tls(sock: socket.socket, context: ssl.SSLContext, address: Address) -> sock
         return context.wrap_socket(sock, server_hostname=address.host)
     except ssl.SSLError as e:
         sock.close()
-        raise AdminError(f"{address}: TLS handshake failed: {e.reason or e}") from None
+        raise AuthenticationError(f"{address}: TLS handshake failed: {e.reason or e}") from None
     except OSError as e:
         sock.close()
         raise RetriableError(f"TLS handshake failed: {e.strerror or e}") from None
@@ -409,6 +416,7 @@ class BootstrapClient:
 __all__ = [
     "Address",
     "AdminError",
+    "AuthenticationError",
     "BootstrapClient",
     "ClientOptions",
     "Connection",

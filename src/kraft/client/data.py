@@ -32,6 +32,7 @@ from kraft.client.broker_admin import ApiError
 from kraft.client.connection import (
     Address,
     AdminError,
+    AuthenticationError,
     BootstrapClient,
     ClientOptions,
     Connection,
@@ -368,6 +369,8 @@ class DataClient(BootstrapClient):
                 client_id=self._client_id,
                 security=self._security,
             )
+        except AuthenticationError:
+            raise  # refused credentials or certificate: no retry can help
         except (AdminError, RemoteProtocolError) as e:  # unreachable, or ApiVersions refused
             raise Unreachable({address: str(e)}) from None
         self._connections[address] = conn
