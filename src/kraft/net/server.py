@@ -97,6 +97,7 @@ class InboundRequest:
     peer: str
     listener: str
     principal: KafkaPrincipal = ANONYMOUS
+    host: str = ""  # the peer's host, as ACLs match it (``peer_host(peer)``, once per connection)
 
     @property
     def version(self) -> int:
@@ -169,6 +170,7 @@ class Connection:
 
     id: int
     peer: str
+    host: str  # ``peer_host(peer)``: what connection limits and ACL host patterns match
     listener: str
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
@@ -317,19 +319,26 @@ class KafkaServer:
                 writer.close()
                 return
         try:
-            await self._serve(listener, peer, reader, writer)
+            await self._serve(listener, peer, host, reader, writer)
         finally:
             if self._limiter is not None:
                 self._limiter.release(host)
 
     async def _serve(
-        self, listener: str, peer: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        listener: str,
+        peer: str,
+        host: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
     ) -> None:
         auth = self._auth.get(listener, PLAINTEXT_AUTH)
         principal = ANONYMOUS
         if auth.ssl_context is not None:
             principal = peer_principal(writer.get_extra_info("peercert"))
-        conn = Connection(id=next(self._ids), peer=peer, listener=listener, reader=reader, writer=writer)
+        conn = Connection(
+            id=next(self._ids), peer=peer, host=host, listener=listener, reader=reader, writer=writer
+        )
         conn.gate = auth.gate(principal)
         conn.written = asyncio.get_running_loop().create_future()
         self._connections[conn.id] = conn
@@ -475,6 +484,7 @@ class KafkaServer:
             peer=conn.peer,
             listener=conn.listener,
             principal=gate.principal,
+            host=conn.host,
         )
         slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
         conn.pending.append(slot)

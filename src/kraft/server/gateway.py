@@ -31,7 +31,6 @@ from typing import Any, Final
 
 from kraft.common import commit_trace
 from kraft.common.errors import RemoteProtocolError
-from kraft.net.bad_connections import peer_host
 from kraft.net.codecs import CODECS, Codec, ImmediateResponse
 from kraft.net.server import InboundRequest
 from kraft.node.listeners import RAFT_PEER_APIS
@@ -156,7 +155,7 @@ class ListenerHandler:
             body = decoded
         if self._broker:
             source = BROKER_CLIENT_BASE - request.connection_id
-            listener, principal, host = request.listener, request.principal, peer_host(request.peer)
+            listener, principal, host = request.listener, request.principal, request.host
             answer = await gateway.ask(
                 lambda cid: ClientEnvelope(
                     source, gateway.node_id, cid, listener, ApiRequest(api, version, body), principal, host
@@ -166,7 +165,7 @@ class ListenerHandler:
             answer = await self._raft_peer(api, body)
         else:
             source = CONTROLLER_CLIENT_BASE - request.connection_id
-            principal, host = request.principal, peer_host(request.peer)
+            principal, host = request.principal, request.host
             answer = await gateway.ask(
                 lambda cid: ControllerEnvelope(
                     source, gateway.node_id, cid, ApiRequest(api, version, body), principal, host
