@@ -22,7 +22,8 @@ from kraft.common.config import get_str
 from kraft.common.errors import ConfigError
 from kraft.net.channel import ClientSecurity
 from kraft.net.server import ListenerAuth
-from kraft.net.tls import DEFAULT_ENABLED_PROTOCOLS, TlsSettings, client_context, server_context
+from kraft.net.tls import TlsSettings, client_context, server_context
+from kraft.net.tls_properties import listener_prefix, lookup, tls_settings
 from kraft.security.jaas import JaasEntry, parse_jaas_config
 from kraft.security.plain import PlainServer, PlainUsers
 from kraft.security.sasl import (
@@ -46,19 +47,6 @@ CONTROLLER_MECHANISM_PROP = "sasl.mechanism.controller.protocol"
 INTER_BROKER_MECHANISM_PROP = "sasl.mechanism.inter.broker.protocol"
 
 
-def listener_prefix(listener: str) -> str:
-    return f"listener.name.{listener.lower()}."
-
-
-def _lookup(props: Mapping[str, str], listener: str, name: str) -> tuple[str, str | None]:
-    """(the property name that supplied the value, the value) for ``name`` on ``listener``."""
-    prefixed = listener_prefix(listener) + name
-    value = get_str(props, prefixed)
-    if value is not None:
-        return prefixed, value
-    return name, get_str(props, name)
-
-
 def _jaas(props: Mapping[str, str], listener: str, mechanism: str) -> tuple[str, JaasEntry | None]:
     prefixed = f"{listener_prefix(listener)}{mechanism.lower()}.sasl.jaas.config"
     for prop in (prefixed, "sasl.jaas.config"):
@@ -66,40 +54,6 @@ def _jaas(props: Mapping[str, str], listener: str, mechanism: str) -> tuple[str,
         if text is not None:
             return prop, parse_jaas_config(text, prop)
     return prefixed, None
-
-
-def tls_settings(props: Mapping[str, str], listener: str, *, sasl: bool = False) -> TlsSettings:
-    """``ssl.*`` for ``listener``, each from its listener-prefixed property if set."""
-
-    def get(name: str, default: str | None = None) -> str | None:
-        return _lookup(props, listener, name)[1] or default
-
-    prefixed_any = any(k.startswith(listener_prefix(listener) + "ssl.") for k in props)
-    protocols = _lookup(props, listener, "ssl.enabled.protocols")[1]
-    ciphers = _lookup(props, listener, "ssl.cipher.suites")[1]
-    client_auth = get("ssl.client.auth", "none")
-    if sasl:  # KIP-684: only a listener-prefixed ssl.client.auth applies to SASL_SSL
-        client_auth = get_str(props, listener_prefix(listener) + "ssl.client.auth", "none")
-    return TlsSettings(
-        prefix=listener_prefix(listener) if prefixed_any else "",
-        keystore_type=get("ssl.keystore.type", "PEM") or "PEM",
-        keystore_location=get("ssl.keystore.location"),
-        keystore_certificate_chain=get("ssl.keystore.certificate.chain"),
-        keystore_key=get("ssl.keystore.key"),
-        key_password=get("ssl.key.password"),
-        truststore_type=get("ssl.truststore.type", "PEM") or "PEM",
-        truststore_location=get("ssl.truststore.location"),
-        truststore_certificates=get("ssl.truststore.certificates"),
-        client_auth=(client_auth or "none").lower(),
-        enabled_protocols=tuple(p.strip() for p in protocols.split(",") if p.strip())
-        if protocols
-        else DEFAULT_ENABLED_PROTOCOLS,
-        cipher_suites=tuple(c.strip() for c in ciphers.split(",") if c.strip()) if ciphers else (),
-        endpoint_identification_algorithm=get_str(
-            props, listener_prefix(listener) + "ssl.endpoint.identification.algorithm"
-        )
-        or props.get("ssl.endpoint.identification.algorithm", "https").strip(),
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,7 +87,7 @@ def parse_listener_security(props: Mapping[str, str], listener: str, protocol: s
     if protocol not in SASL_PROTOCOLS:
         tls = tls_settings(props, listener) if protocol in TLS_PROTOCOLS else None
         return ListenerSecurityConfig(listener=listener, protocol=protocol, tls=tls)
-    prop, value = _lookup(props, listener, "sasl.enabled.mechanisms")
+    prop, value = lookup(props, listener, "sasl.enabled.mechanisms")
     mechanisms = tuple(m.strip() for m in (value or KAFKA_DEFAULT_MECHANISM).split(",") if m.strip())
     unsupported = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]
     if unsupported or not mechanisms:
