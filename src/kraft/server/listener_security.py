@@ -24,7 +24,7 @@ from kraft.net.channel import ClientSecurity
 from kraft.net.server import ListenerAuth
 from kraft.net.tls import TlsSettings, client_context, server_context
 from kraft.net.tls_properties import listener_prefix, lookup, tls_settings
-from kraft.security.jaas import JaasEntry, parse_jaas_config
+from kraft.security.jaas import SCRAM_LOGIN_MODULE, JaasEntry, parse_jaas_config
 from kraft.security.plain import PlainServer, PlainUsers
 from kraft.security.sasl import (
     PLAIN,
@@ -41,8 +41,10 @@ SASL_PROTOCOLS = frozenset({SASL_PLAINTEXT, SASL_SSL})
 # What kraft's listeners can serve; Kafka's default (sasl.enabled.mechanisms=GSSAPI) is not one.
 SUPPORTED_MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512)
 KAFKA_DEFAULT_MECHANISM = "GSSAPI"
-# Mechanisms the node can use on its own connections (the SCRAM client is not written yet).
-OUTBOUND_MECHANISMS = (PLAIN,)
+# Mechanisms the node logs in with on its own connections. Towards a controller listener PLAIN only,
+# as in Kafka: SCRAM credentials live in the metadata log, which the node has not read yet.
+CONTROLLER_OUTBOUND_MECHANISMS = (PLAIN,)
+INTER_BROKER_OUTBOUND_MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512)
 CONTROLLER_MECHANISM_PROP = "sasl.mechanism.controller.protocol"
 INTER_BROKER_MECHANISM_PROP = "sasl.mechanism.inter.broker.protocol"
 
@@ -126,14 +128,29 @@ def parse_outbound_security(
         return OutboundSecurityConfig(listener=listener, protocol=protocol, tls=tls)
     prop = CONTROLLER_MECHANISM_PROP if controller else INTER_BROKER_MECHANISM_PROP
     mechanism = get_str(props, prop, KAFKA_DEFAULT_MECHANISM) or KAFKA_DEFAULT_MECHANISM
-    if mechanism not in OUTBOUND_MECHANISMS:
+    usable = CONTROLLER_OUTBOUND_MECHANISMS if controller else INTER_BROKER_OUTBOUND_MECHANISMS
+    if mechanism not in usable:
+        why = (
+            " (SCRAM credentials live in the metadata log, which a node reads from the controllers)"
+            if controller and mechanism in SUPPORTED_MECHANISMS
+            else ""
+        )
         raise ConfigError(
             f"{prop}: this node connects to {protocol} listener {listener} with {mechanism}, which kraft "
-            f"cannot use for its own connections yet; set {prop}={PLAIN}"
+            f"cannot use for its own connections there{why}; set {prop} to {' or '.join(usable)}"
         )
     jaas_prop, entry = _jaas(props, listener, mechanism)
-    users = None if entry is None else PlainUsers.from_jaas(entry, jaas_prop)
-    if users is None or not users.username or users.password is None:
+    username, password = None, None
+    if entry is not None and mechanism == PLAIN:
+        users = PlainUsers.from_jaas(entry, jaas_prop)
+        username, password = users.username, users.password
+    elif entry is not None:
+        if entry.login_module != SCRAM_LOGIN_MODULE:
+            raise ConfigError(
+                f"{jaas_prop}: {mechanism} needs {SCRAM_LOGIN_MODULE}, not {entry.login_module}"
+            )
+        username, password = entry.option("username"), entry.option("password")
+    if not username or password is None:
         raise ConfigError(
             f'{jaas_prop}: the node\'s own username and password (username="..." password="...") are '
             f"needed for its connections to {protocol} listener {listener}"
@@ -143,8 +160,8 @@ def parse_outbound_security(
         protocol=protocol,
         tls=tls,
         mechanism=mechanism,
-        username=users.username,
-        password=users.password,
+        username=username,
+        password=password,
     )
 
 
