@@ -23,6 +23,23 @@ from kraft.security.jaas import parse_jaas_config
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# Every property ``client_security`` reads (a tool warns about the others it does not know).
+PROPERTIES = (
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.jaas.config",
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.certificate.chain",
+    "ssl.keystore.key",
+    "ssl.key.password",
+    "ssl.truststore.type",
+    "ssl.truststore.location",
+    "ssl.truststore.certificates",
+    "ssl.enabled.protocols",
+    "ssl.cipher.suites",
+    "ssl.endpoint.identification.algorithm",
+)
 
 
 @dataclass(frozen=True, slots=True)
