@@ -8,6 +8,8 @@ import io
 import ipaddress
 import ssl
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,9 +34,13 @@ def run(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def secure_cluster(root: Path, controllers: int = 1, brokers: int = 1) -> cluster.ClusterFile:
+def secure_cluster(
+    root: Path, controllers: int = 1, brokers: int = 1, base_port: int = 9093
+) -> cluster.ClusterFile:
     """A planned secure cluster with its files (as ``up --secure`` makes them before starting)."""
-    spec = cluster.plan_new_cluster(root, controllers, 9093, {}, CLUSTER_ID, brokers=brokers, secure=True)
+    spec = cluster.plan_new_cluster(
+        root, controllers, base_port, {}, CLUSTER_ID, brokers=brokers, secure=True
+    )
     root.mkdir(parents=True, exist_ok=True)
     cluster_security.create(root)
     for node in spec.nodes:
@@ -279,3 +285,39 @@ def test_cluster_commands_log_in_with_the_admins_client_properties(tmp_path: Pat
 def _saved(spec: cluster.ClusterFile, root: Path) -> Path:
     spec.save(root / cluster.CLUSTER_FILE)
     return root / cluster.CLUSTER_FILE
+
+
+def test_start_node_of_a_secure_cluster_writes_a_private_config_and_issues_a_missing_keystore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = secure_cluster(tmp_path, base_port=0)  # start-node checks that the ports are free
+    spec.save(tmp_path / cluster.CLUSTER_FILE)
+    broker = spec.node(2)
+    cluster.cluster_security.SecureLayout.keystore(broker.node_dir).unlink()  # as for a node added later
+    started: list[subprocess.Popen[bytes]] = []
+
+    def stand_in(config: Path, log: Path, lock: Path | None = None) -> subprocess.Popen[bytes]:
+        started.append(
+            subprocess.Popen(
+                [sys.executable, "-c", "import time; time.sleep(30)", "server-start", str(config)]
+            )
+        )
+        return started[-1]
+
+    monkeypatch.setattr(cluster.processes, "start_server", stand_in)
+    try:
+        code, out, err = run(["start-node", "--id", "2", "--data-dir", str(tmp_path)])
+        assert code == 0, err
+        assert f"Started node 2 as pid {started[0].pid}" in out
+    finally:
+        for p in started:
+            p.kill()
+            p.wait()
+    assert mode(broker.config_path) == 0o600
+    props = parse_properties(broker.config_path.read_text())
+    assert props["listeners"] == f"SASL_SSL://127.0.0.1:{broker.broker_port}"
+    keystore = cluster.cluster_security.SecureLayout.keystore(broker.node_dir)
+    assert mode(keystore) == 0o600 and props["ssl.keystore.location"] == str(keystore)
+    cert = x509.load_pem_x509_certificate(keystore.read_bytes())
+    cert.verify_directly_issued_by(x509.load_pem_x509_certificate(spec.layout.ca_certificate.read_bytes()))
+    assert Path(broker.data_dir, "meta.properties").exists()  # formatted on its first start
