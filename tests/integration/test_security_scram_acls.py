@@ -87,8 +87,8 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
         "node.id": "1",
         "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
         "controller.listener.names": "CONTROLLER",
-        # kraft's own connections log in with PLAIN only (no SCRAM client yet), so replication would
-        # take a listener of its own; with one node nothing replicates and INTERNAL stays idle.
+        # Replication gets a listener of its own (its login could be SCRAM too, through
+        # sasl.mechanism.inter.broker.protocol); with one node nothing replicates and INTERNAL stays idle.
         "listeners": f"CLIENT://127.0.0.1:{client_port},CONTROLLER://127.0.0.1:{controller_port},"
         f"INTERNAL://127.0.0.1:{internal_port}",
         "listener.security.protocol.map": "CLIENT:SASL_SSL,CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT",

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kraft.net.server import InboundRequest, KafkaServer
+from kraft.net.server import PLAINTEXT_AUTH, InboundRequest, KafkaServer, ListenerAuth
 from kraft.protocol.api import Api
 from kraft.protocol.envelope import NO_RESPONSE
 from kraft.protocol.error_codes import ErrorCode
@@ -90,8 +90,11 @@ class DataBroker:
 class DataCluster:
     """Brokers 1..n sharing topics; use as a context manager."""
 
-    def __init__(self, brokers: int = 3, served: dict[int, Versions] | None = None) -> None:
-        """``served``: per API key, a narrower served range (e.g. Fetch 4-12: topics by name)."""
+    def __init__(
+        self, brokers: int = 3, served: dict[int, Versions] | None = None, auth: ListenerAuth | None = None
+    ) -> None:
+        """``served``: per API key, a narrower served range (e.g. Fetch 4-12: topics by name);
+        ``auth``: the listeners' TLS and SASL (PLAINTEXT without)."""
         self.topics: dict[str, TopicState] = {}
         self.injected: dict[tuple[int, str, int], list[int]] = {}
         self._loop = asyncio.new_event_loop()
@@ -113,7 +116,7 @@ class DataCluster:
                         return b.handle(req)
 
                 b.server = KafkaServer(apis=apis, handler=Handler(), max_request_bytes=8 << 20)
-                b.port = await b.server.listen("PLAINTEXT", "127.0.0.1", 0)
+                b.port = await b.server.listen("PLAINTEXT", "127.0.0.1", 0, auth=auth or PLAINTEXT_AUTH)
 
             asyncio.run_coroutine_threadsafe(start(), self._loop).result(10)
 

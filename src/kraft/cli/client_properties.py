@@ -7,11 +7,16 @@ Every problem is a ``UsageError`` naming the property, so that a tool exits 2 be
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from kraft.cli.common import UsageError
 from kraft.common.config import load_properties
 from kraft.common.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kraft.client.security import ClientSecurityConfig
+
+COMMAND_CONFIG_OPTION = "--command-config"
 
 
 def parse_key_value_args(items: Iterable[str]) -> dict[str, str]:
@@ -77,3 +82,48 @@ def warn_unknown(props: Mapping[str, str], known: Iterable[str], err: TextIO) ->
     for name in sorted(props):
         if name not in known_names:
             print(f"WARN The configuration '{name}' was supplied but isn't a known config.", file=err)
+
+
+def config_file(
+    command_config: str | None, legacy: str | None, legacy_option: str, err: TextIO
+) -> str | None:
+    """The client properties file of a console tool: ``--command-config`` (Kafka 4.2, KIP-1147), or
+    the older ``legacy_option`` (``--producer.config``, ``--consumer.config``), which still works
+    and is warned about as deprecated, as Kafka does.
+
+    Raises:
+        UsageError: both are given.
+    """
+    if command_config is not None and legacy is not None:
+        raise UsageError(f"Options {legacy_option} and {COMMAND_CONFIG_OPTION} cannot be specified together.")
+    if legacy is not None:
+        print(
+            f"WARN Option {legacy_option} is deprecated and will be removed in a future version. "
+            f"Use {COMMAND_CONFIG_OPTION} instead.",
+            file=err,
+        )
+        return legacy
+    return command_config
+
+
+def security_of(props: Mapping[str, str]) -> ClientSecurityConfig | None:
+    """TLS and SASL from a tool's client properties (``security.protocol``, ``sasl.*``, ``ssl.*``:
+    ``kraft.client.security``); None for PLAINTEXT.
+
+    Raises:
+        UsageError: a setting is wrong or a PEM file does not load (the property is named).
+    """
+    from kraft.client.security import client_security
+
+    try:
+        security = client_security(props)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    return None if security.protocol == "PLAINTEXT" else security
+
+
+def known_properties(names: Iterable[str]) -> frozenset[str]:
+    """``names`` and the security properties every client reads."""
+    from kraft.client.security import PROPERTIES
+
+    return frozenset(names) | frozenset(PROPERTIES)

@@ -1,7 +1,8 @@
 """``kraft cluster``: run a local KRaft cluster of controller and broker processes on loopback.
 
-    kraft cluster up [--controllers N] [--brokers M] [--combined] [--dynamic-voters] [--data-dir DIR]
-                     [--base-port P] [--detach] [--override K=V]... [--create-topic NAME[:PARTITIONS[:RF]]]
+    kraft cluster up [--controllers N] [--brokers M] [--combined] [--dynamic-voters] [--secure]
+                     [--data-dir DIR] [--base-port P] [--detach] [--override K=V]...
+                     [--create-topic NAME[:PARTITIONS[:RF]]]
     kraft cluster down [--data-dir DIR]
     kraft cluster add-node [--port P] [--data-dir DIR]        (--dynamic-voters clusters)
     kraft cluster remove-node --id N [--data-dir DIR]          (--dynamic-voters clusters)
@@ -16,6 +17,8 @@ Layout under DIR (default ./data)::
     node-<id>/server.log          the node's stdout and stderr (appended)
     node-<id>/metadata/           its metadata log directory (``kraft storage format``-ed once)
     node-<id>/data/               a broker's log directory (partition data will live here)
+    (``--secure``) tls/, node-<id>/server.pem, credentials.json, client.properties, librdkafka.properties:
+                                  see ``kraft.cli.cluster_security``
 
 Nodes: controllers have ids 1..N, brokers N+1..N+M (Kafka's own examples number them so). With
 ``--combined`` the N nodes are both controller and broker (``process.roles=broker,controller``)
@@ -40,6 +43,13 @@ stops a detached cluster by the pids in cluster.json, after checking that each p
 server with that node's config file (a recycled pid is never signalled). Both stop the brokers
 first (their controlled shutdown needs the controllers), then the controller followers, and the
 leader last (see ``stop_leader_last``).
+
+``--secure``: every listener is SASL_SSL, with a throwaway CA, one certificate per node, SCRAM-SHA-512
+logins (the admin user's client properties in DIR/client.properties, mode 0600) and the
+StandardAuthorizer (``kraft.cli.cluster_security`` says how). Every command here then talks to the
+cluster as that admin, reading DIR/client.properties as ``--command-config`` would. A directory
+keeps what it was made: ``up --secure`` on a PLAINTEXT one, or ``up`` without it on a secure one, is
+refused and changes nothing; ``start-node``, ``stop-node`` and ``down`` need no flag.
 
 ``--dynamic-voters`` (KIP-853): the voters live in the metadata log instead of
 ``controller.quorum.voters``. Every node gets ``controller.quorum.bootstrap.servers`` (the
@@ -71,11 +81,14 @@ from types import FrameType
 from typing import Any, TextIO
 
 from kraft.cli import cluster_processes as processes
-from kraft.cli import supervisor_lock
+from kraft.cli import cluster_security, supervisor_lock
+from kraft.cli.cluster_security import Credentials, SecureLayout
 from kraft.cli.common import parse_args, streams
 from kraft.client.admin import AdminClient
 from kraft.client.connection import Address, AdminError, Connection
 from kraft.client.quorum_info import QuorumInfo, format_replication, format_status, to_json
+from kraft.client.security import ClientSecurityConfig
+from kraft.common.errors import ConfigError
 from kraft.common.uuids import uuid_to_base64
 from kraft.raft.types import Endpoint
 from kraft.storage.meta_properties import read_meta_properties
@@ -155,6 +168,74 @@ class ClusterFile:
     overrides: dict[str, str] = field(default_factory=dict)
     # KIP-853: voters in the metadata log (controller.quorum.bootstrap.servers), not static.
     dynamic_voters: bool = False
+    # ``up --secure``: SASL_SSL listeners, the files of kraft.cli.cluster_security under ``root``.
+    secure: bool = False
+    # Not in cluster.json: the cluster directory, and what a secure cluster's files hold, read once.
+    root: Path | None = field(default=None, compare=False, repr=False)
+    _credentials: Credentials | None = field(default=None, init=False, compare=False, repr=False)
+    _security: ClientSecurityConfig | None = field(default=None, init=False, compare=False, repr=False)
+
+    @property
+    def layout(self) -> SecureLayout:
+        assert self.root is not None, "a cluster planned or loaded knows its directory"
+        return SecureLayout(self.root)
+
+    @property
+    def broker_listener(self) -> str:
+        return cluster_security.BROKER_LISTENER if self.secure else BROKER_LISTENER
+
+    def credentials(self) -> Credentials:
+        """The users of a secure cluster (DIR/credentials.json).
+
+        Raises:
+            ClusterError: the file is missing or damaged.
+        """
+        if self._credentials is None:
+            try:
+                self._credentials = cluster_security.load_credentials(self.layout.root)
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise ClusterError(
+                    f"{self.layout.credentials} cannot be read ({e}): the secure cluster in "
+                    f"{self.layout.root} lost its credentials; start afresh in another --data-dir"
+                ) from None
+        return self._credentials
+
+    def admin_security(self) -> ClientSecurityConfig | None:
+        """How kraft's own clients reach the cluster: the admin's TLS and SASL from DIR/client.properties
+        for a secure cluster, None (PLAINTEXT) otherwise.
+
+        Raises:
+            ClusterError: client.properties is missing or wrong.
+        """
+        if not self.secure:
+            return None
+        if self._security is None:
+            try:
+                self._security = cluster_security.admin_security(self.layout.root)
+            except ConfigError as e:
+                raise ClusterError(f"{self.layout.client_properties}: {e}") from None
+        return self._security
+
+    def admin(
+        self,
+        bootstrap: Sequence[Address] | None = None,
+        *,
+        timeout_ms: int,
+        request_timeout_ms: int = 5_000,
+        retry_backoff_ms: int = 100,
+    ) -> AdminClient:
+        """An admin client to ``bootstrap`` (default: the controllers) with the cluster's security.
+
+        Raises:
+            ClusterError: a secure cluster's client.properties is missing or wrong.
+        """
+        return AdminClient(
+            self.bootstrap() if bootstrap is None else bootstrap,
+            security=self.admin_security(),
+            timeout_ms=timeout_ms,
+            request_timeout_ms=request_timeout_ms,
+            retry_backoff_ms=retry_backoff_ms,
+        )
 
     def node(self, node_id: int) -> NodeEntry:
         for n in self.nodes:
@@ -203,6 +284,7 @@ class ClusterFile:
             ],
             "overrides": dict(self.overrides),
             "dynamic_voters": self.dynamic_voters,
+            "secure": self.secure,
         }
 
     @staticmethod
@@ -228,6 +310,8 @@ class ClusterFile:
                 host=str(data.get("host", DEFAULT_HOST)),
                 overrides={str(k): str(v) for k, v in data.get("overrides", {}).items()},
                 dynamic_voters=bool(data.get("dynamic_voters", False)),
+                secure=bool(data.get("secure", False)),
+                root=path.parent,
             )
         except FileNotFoundError:
             raise ClusterError(f"{path} does not exist: no cluster was started in {path.parent}") from None
@@ -245,12 +329,13 @@ class ClusterFile:
 
 def node_properties(cluster: ClusterFile, node: NodeEntry) -> str:
     """A Kafka-style config for one node (controller, broker or both): static voters, or with
-    ``dynamic_voters`` the controllers as bootstrap servers (KIP-853)."""
+    ``dynamic_voters`` the controllers as bootstrap servers (KIP-853); a secure cluster's nodes get
+    SASL_SSL listeners (``kraft.cli.cluster_security``)."""
     listeners = []
     if node.is_controller:
         listeners.append(f"{LISTENER}://{cluster.host}:{node.port}")
     if node.is_broker:
-        listeners.append(f"{BROKER_LISTENER}://{cluster.host}:{node.broker_port}")
+        listeners.append(f"{cluster.broker_listener}://{cluster.host}:{node.broker_port}")
     lines = [
         "# Written by `kraft cluster up`; regenerated on every start (put changes in --override).",
         f"process.roles={node.role_text}",
@@ -263,6 +348,15 @@ def node_properties(cluster: ClusterFile, node: NodeEntry) -> str:
         f"log.dirs={node.data_dir if node.is_broker else node.log_dir}",
         f"metadata.log.dir={node.log_dir}",
     ]
+    if cluster.secure:
+        lines += cluster_security.node_properties(
+            cluster.layout,
+            cluster.credentials(),
+            node.node_dir,
+            controller_listener=LISTENER,
+            is_controller=node.is_controller,
+            is_broker=node.is_broker,
+        )
     lines += [f"{k}={v}" for k, v in cluster.overrides.items()]
     return "\n".join(lines) + "\n"
 
@@ -296,19 +390,30 @@ def format_flags(cluster: ClusterFile, node: NodeEntry, *, standalone: bool = Fa
 
 
 def format_node(cluster: ClusterFile, node: NodeEntry, *, standalone: bool = False) -> None:
-    _run_kraft(
-        [
-            "storage",
-            "format",
-            "--cluster-id",
-            cluster.cluster_id,
-            "--config",
-            str(node.config_path),
-            "--ignore-formatted",
-            *format_flags(cluster, node, standalone=standalone),
-        ],
-        f"kraft storage format of node {node.id}",
-    )
+    args = [
+        "storage",
+        "format",
+        "--cluster-id",
+        cluster.cluster_id,
+        "--config",
+        str(node.config_path),
+        "--ignore-formatted",
+        *format_flags(cluster, node, standalone=standalone),
+    ]
+    what = f"kraft storage format of node {node.id}"
+    if not (cluster.secure and node.is_controller):
+        _run_kraft(args, what)
+        return
+    # The users' SCRAM credentials go into the bootstrap metadata (--add-scram). Their passwords
+    # must not appear on a child process's command line (ps shows it to every user): in-process.
+    import io
+
+    from kraft.cli import storage
+
+    out, err = io.StringIO(), io.StringIO()
+    scram = cluster_security.scram_format_arguments(cluster.credentials())
+    if storage.main([*args[1:], *scram], out=out, err=err) != 0:
+        raise ClusterError(f"{what} failed: {(err.getvalue() or out.getvalue()).strip()}")
 
 
 def _is_formatted(node: NodeEntry) -> bool:
@@ -325,6 +430,7 @@ def plan_new_cluster(
     *,
     brokers: int = 0,
     combined: bool = False,
+    secure: bool = False,
 ) -> ClusterFile:
     """Controllers 1..N, brokers N+1..N+M (or N combined nodes), ports from BASE in that order (or
     free ones for BASE 0). The caller sets the cluster id once the ports are known to be free, so a
@@ -366,7 +472,9 @@ def plan_new_cluster(
                 broker_port=broker_ports.pop(0) if is_broker else None,
             )
         )
-    return ClusterFile(cluster_id=cluster_id, nodes=nodes, overrides=overrides)
+    return ClusterFile(
+        cluster_id=cluster_id, nodes=nodes, overrides=overrides, root=data_dir.resolve(), secure=secure
+    )
 
 
 def running_nodes(cluster: ClusterFile) -> list[NodeEntry]:
@@ -390,7 +498,12 @@ def start_node(
     """Write the node's config, format it if it is not (``standalone``: as the only initial voter
     of a new dynamic quorum) and start it."""
     node.config_path.parent.mkdir(parents=True, exist_ok=True)
-    node.config_path.write_text(node_properties(cluster, node))
+    if cluster.secure:
+        cluster_security.ensure_keystore(cluster.layout, node.id, node.node_dir, cluster.host)
+        # It holds the node's password (JAAS): its owner's only.
+        cluster_security.write_private(node.config_path, node_properties(cluster, node))
+    else:
+        node.config_path.write_text(node_properties(cluster, node))
     if not _is_formatted(node):
         format_node(cluster, node, standalone=standalone)
     with open(node.server_log, "ab") as log:
@@ -433,8 +546,7 @@ def wait_for_leader(
             raise ClusterError(
                 f"no leader was elected within {timeout_s:.0f} s ({last_error}); see the server.log files"
             )
-        client = AdminClient(
-            cluster.bootstrap(),
+        client = cluster.admin(
             timeout_ms=min(1_000, remaining_ms),
             request_timeout_ms=1_000,
             retry_backoff_ms=50,
@@ -462,7 +574,7 @@ def add_missing_voters(cluster: ClusterFile, timeout_s: float, out: TextIO | Non
     (AddRaftVoter; the leader answers once the new set is committed, and a new controller must
     have caught up as an observer first, which the admin client waits for). Returns the final
     DescribeQuorum view."""
-    client = AdminClient(cluster.bootstrap(), timeout_ms=int(timeout_s * 1000), request_timeout_ms=5_000)
+    client = cluster.admin(timeout_ms=int(timeout_s * 1000), request_timeout_ms=5_000)
     info = client.describe_quorum()
     voters = {v.replica_id for v in info.voters}
     for node in sorted(cluster.controllers, key=lambda n: n.id):
@@ -482,11 +594,13 @@ def add_missing_voters(cluster: ClusterFile, timeout_s: float, out: TextIO | Non
     return info
 
 
-def unfenced_brokers(address: Address, timeout_s: float) -> set[int]:
+def unfenced_brokers(
+    address: Address, timeout_s: float, security: ClientSecurityConfig | None = None
+) -> set[int]:
     """The broker ids a broker's Metadata lists (Metadata lists only registered, unfenced brokers)."""
     from kraft.protocol.messages import metadata
 
-    conn = Connection(address, timeout_s)
+    conn = Connection(address, timeout_s, security=security)
     try:
         version = min(12, conn.versions.get(metadata.API.key, (0, 12))[1])
         response = conn.send(metadata.API, version, metadata.REQUEST.cls(topics=[]))
@@ -512,7 +626,7 @@ def wait_for_brokers(
         _check_still_running(cluster.brokers, children)
         for node in cluster.brokers:
             with contextlib.suppress(AdminError, OSError):
-                seen = unfenced_brokers(node.broker_address, 1.0)
+                seen = unfenced_brokers(node.broker_address, 1.0, cluster.admin_security())
                 if expected <= seen:
                     return
         if time.monotonic() >= deadline:
@@ -544,6 +658,8 @@ def create_demo_topic(cluster: ClusterFile, spec: str) -> str:
         raise ClusterError(f"--create-topic expects NAME[:PARTITIONS[:RF]], got '{spec}'")
     bootstrap = ",".join(str(a) for a in cluster.bootstrap_servers())
     base = ["--bootstrap-server", bootstrap, "--topic", name]
+    if cluster.secure:
+        base += ["--command-config", str(cluster.layout.client_properties)]
     out, err = io.StringIO(), io.StringIO()
     create = [*base, "--create", "--if-not-exists", "--partitions", str(partitions)]
     if topics.main([*create, "--replication-factor", str(rf)], out, err=err) != 0:
@@ -579,10 +695,14 @@ def _kraft_command() -> str:
 
 def data_tools_hint(cluster: ClusterFile, topic: str) -> str:
     """How to produce to and consume from ``topic``: kraft's console tools and kcat, with the
-    brokers' addresses."""
+    brokers' addresses (and, for a secure cluster, the admin's client files)."""
     bootstrap = ",".join(str(a) for a in cluster.bootstrap_servers())
     kraft = _kraft_command()
     server = f"--bootstrap-server {bootstrap} --topic {topic}"
+    kcat = f"kcat -b {bootstrap}"
+    if cluster.secure:
+        server += f" --command-config {cluster.layout.client_properties}"
+        kcat += f" -F {cluster.layout.librdkafka_properties}"
     return "\n".join(
         [
             f"Produce to and consume from {topic} (one record per line; Ctrl-D ends the producer, Ctrl-C "
@@ -591,10 +711,55 @@ def data_tools_hint(cluster: ClusterFile, topic: str) -> str:
             f"  {kraft} console-consumer {server} --from-beginning",
             f"  {kraft} get-offsets {server}",
             "or with kcat:",
-            f"  kcat -b {bootstrap} -t {topic} -P",
-            f"  kcat -b {bootstrap} -t {topic} -C -o beginning",
+            f"  {kcat} -t {topic} -P",
+            f"  {kcat} -t {topic} -C -o beginning",
         ]
     )
+
+
+def secure_usage_text(cluster: ClusterFile) -> str:
+    """How to reach a secure cluster with kraft's tools, kafka-python, confluent-kafka and kcat. The
+    admin's password is never printed: it is in the 0600 client files named here."""
+    layout = cluster.layout
+    credentials = cluster.credentials()
+    user, ca = credentials.admin_user, layout.ca_certificate
+    kraft = _kraft_command()
+    servers = ",".join(str(a) for a in cluster.bootstrap_servers())
+    controllers = ",".join(str(a) for a in cluster.bootstrap())
+    config = f"--command-config {layout.client_properties}"
+    lines = [
+        f"Secured: every listener is SASL_SSL (TLS; the CA is {ca}). Clients log in with "
+        f"{cluster_security.MECHANISM} as {user} (a super user; the StandardAuthorizer is on).",
+        f"{user}'s password (PASSWORD below) is only in {layout.client_properties} (Kafka's client "
+        f"properties) and {layout.librdkafka_properties} (librdkafka's), both mode 0600.",
+        "  kraft's tools (as Kafka's: --command-config):",
+        f"    {kraft} metadata-quorum --bootstrap-controller {controllers} {config} describe --status",
+    ]
+    if cluster.brokers:
+        lines += [
+            f"    {kraft} topics --bootstrap-server {servers} {config} --list",
+            f"    {kraft} console-producer --bootstrap-server {servers} --topic TOPIC {config}",
+            f"    {kraft} console-consumer --bootstrap-server {servers} --topic TOPIC --from-beginning "
+            f"{config}",
+            "  kafka-python:",
+            f'    KafkaProducer(bootstrap_servers="{servers}", security_protocol="SASL_SSL", '
+            f'ssl_cafile="{ca}",',
+            f'                  sasl_mechanism="{cluster_security.MECHANISM}", '
+            f'sasl_plain_username="{user}", sasl_plain_password=PASSWORD)',
+            "  confluent-kafka:",
+            f'    Producer({{"bootstrap.servers": "{servers}", "security.protocol": "SASL_SSL", '
+            f'"ssl.ca.location": "{ca}",',
+            f'              "sasl.mechanism": "{cluster_security.MECHANISM}", "sasl.username": "{user}", '
+            '"sasl.password": PASSWORD})',
+            "  kcat (SCRAM needs librdkafka 2.6.1 or later: older ones repeat the client nonce, which "
+            "Kafka 4.x and kraft refuse):",
+            f"    kcat -b {servers} -X security.protocol=SASL_SSL "
+            f"-X sasl.mechanisms={cluster_security.MECHANISM} -X sasl.username={user} "
+            f"-X sasl.password=PASSWORD -X ssl.ca.location={ca} -L",
+            f"    kcat -b {servers} -F {layout.librdkafka_properties} -L   "
+            "(the same -X settings, from the file)",
+        ]
+    return "\n".join(lines)
 
 
 def _settled(info: QuorumInfo) -> bool:
@@ -610,14 +775,12 @@ def wait_until_settled(cluster: ClusterFile, info: QuorumInfo, timeout_s: float)
     while not _settled(info) and time.monotonic() < deadline:
         time.sleep(0.05)
         with contextlib.suppress(AdminError):
-            info = AdminClient(
-                cluster.bootstrap(), timeout_ms=1_000, request_timeout_ms=1_000
-            ).describe_quorum()
+            info = cluster.admin(timeout_ms=1_000, request_timeout_ms=1_000).describe_quorum()
     return info
 
 
 def quorum_status_text(cluster: ClusterFile, info: QuorumInfo | None = None) -> str:
-    client = AdminClient(cluster.bootstrap(), timeout_ms=10_000)
+    client = cluster.admin(timeout_ms=10_000)
     if info is None:
         info = client.describe_quorum()
     try:
@@ -638,7 +801,7 @@ def _endpoints_text(cluster: ClusterFile) -> str:
         if n.is_controller:
             listeners.append(f"{LISTENER}://{cluster.host}:{n.port}")
         if n.is_broker:
-            listeners.append(f"{BROKER_LISTENER}://{cluster.host}:{n.broker_port}")
+            listeners.append(f"{cluster.broker_listener}://{cluster.host}:{n.broker_port}")
         lines.append(f"  node {n.id} ({n.role_text}): {' '.join(listeners)}  pid {n.pid}  log {n.server_log}")
     lines.append(f"Bootstrap: --bootstrap-controller {','.join(str(a) for a in cluster.bootstrap())}")
     if cluster.brokers:
@@ -684,6 +847,17 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         combined = any(n.is_broker and n.is_controller for n in cluster.nodes)
         if ns.combined and not combined:
             raise ClusterError(f"{path} describes separate controllers and brokers; --combined conflicts")
+        if ns.secure and not cluster.secure:
+            raise ClusterError(
+                f"{path} describes a PLAINTEXT cluster (started without --secure); --secure conflicts: "
+                "use another --data-dir for a secure cluster"
+            )
+        if cluster.secure and not ns.secure:
+            raise ClusterError(
+                f"{path} describes a secure cluster (SASL_SSL listeners); restart it with "
+                f"'kraft cluster up --secure --data-dir {ns.data_dir}', or use another --data-dir for a "
+                "PLAINTEXT one"
+            )
         first_port = cluster.controllers[0].port
         if ns.base_port is not None and ns.base_port not in (0, first_port):
             raise ClusterError(f"{path} uses ports from {first_port}; --base-port {ns.base_port} conflicts")
@@ -713,6 +887,7 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             overrides,
             brokers=ns.brokers if ns.brokers is not None else (controllers if ns.combined else 0),
             combined=ns.combined,
+            secure=ns.secure,
         )
         cluster.dynamic_voters = ns.dynamic_voters
     # A new dynamic quorum starts from its first controller alone (kraft storage format --standalone).
@@ -721,6 +896,10 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not cluster.cluster_id:
         cluster.cluster_id = random_cluster_id()
     data_dir.mkdir(parents=True, exist_ok=True)
+    if cluster.secure and new_cluster:
+        cluster_security.create(data_dir)  # the CA, the users' passwords, the admin's client files
+    elif cluster.secure:
+        cluster_security.ensure_client_files(cluster.layout, cluster.credentials())
 
     children: dict[int, subprocess.Popen[bytes]] = {}
     stop_requested = threading.Event()
@@ -750,11 +929,14 @@ def cmd_up(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if cluster.brokers:
             wait_for_brokers(cluster, children, ns.wait_timeout_s)
             with contextlib.suppress(AdminError):  # a view that lists the brokers as observers
-                info = AdminClient(cluster.bootstrap(), timeout_ms=5_000).describe_quorum()
+                info = cluster.admin(timeout_ms=5_000).describe_quorum()
         info = wait_until_settled(cluster, info, timeout_s=10.0)
         print(_endpoints_text(cluster), file=out)
         print("", file=out)
         print(quorum_status_text(cluster, info), file=out)
+        if cluster.secure:
+            print("", file=out)
+            print(secure_usage_text(cluster), file=out)
         if ns.create_topic:
             print("", file=out)
             print(create_demo_topic(cluster, ns.create_topic), file=out)
@@ -830,12 +1012,8 @@ def _watch(
 def _current_leader(cluster: ClusterFile) -> int | None:
     """The leader's id, if a quick DescribeQuorum finds one (stopping must not hang on it)."""
     try:
-        return (
-            AdminClient(cluster.bootstrap(), timeout_ms=1_000, request_timeout_ms=500)
-            .describe_quorum()
-            .leader_id
-        )
-    except (AdminError, OSError):
+        return cluster.admin(timeout_ms=1_000, request_timeout_ms=500).describe_quorum().leader_id
+    except (AdminError, OSError, ClusterError):
         return None
 
 
@@ -928,7 +1106,7 @@ def cmd_down(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_status(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cluster = ClusterFile.load(Path(ns.data_dir).resolve() / CLUSTER_FILE)
-    client = AdminClient(cluster.bootstrap(), timeout_ms=ns.timeout_ms)
+    client = cluster.admin(timeout_ms=ns.timeout_ms)
     info = client.describe_quorum()
     if ns.json:
         try:
@@ -1039,7 +1217,7 @@ def cmd_remove_node(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise ClusterError(f"node {node.id} is the only controller; a quorum needs at least one voter")
     directory_id = directory_id_of(node)
     others = [Address(cluster.host, n.port) for n in cluster.controllers if n.id != node.id and n.port]
-    client = AdminClient(others, timeout_ms=int(ns.wait_timeout_s * 1000), request_timeout_ms=5_000)
+    client = cluster.admin(others, timeout_ms=int(ns.wait_timeout_s * 1000), request_timeout_ms=5_000)
     client.remove_raft_voter(node.id, directory_id)
     print(f"Removed  KRaft controller {node.id} with directory id {uuid_to_base64(directory_id)}", file=out)
     if node.pid is not None and processes.is_our_server(node.pid, node.config_path):
@@ -1083,6 +1261,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="KIP-853: voters in the metadata log (controller.quorum.bootstrap.servers); the first "
         "controller starts alone (--standalone) and the others are added as voters",
+    )
+    up.add_argument(
+        "--secure",
+        action="store_true",
+        help="secure every listener the way Kafka runs in production: SASL_SSL with a throwaway CA and "
+        "one certificate per node (under DIR/tls), SCRAM-SHA-512 logins (an admin user, whose client "
+        "properties go to DIR/client.properties, mode 0600, for --command-config) and ACLs "
+        "(StandardAuthorizer, the admin a super user)",
     )
     up.add_argument(
         "--create-topic",

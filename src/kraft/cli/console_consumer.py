@@ -3,7 +3,7 @@
     kraft console-consumer --bootstrap-server HOST:PORT (--topic TOPIC [--partition N
         [--offset earliest|latest|N]] | --include REGEX) [--from-beginning] [--max-messages N]
         [--timeout-ms MS] [--property print.key=true ...] [--formatter-config FILE]
-        [--consumer-property KEY=VALUE ...] [--consumer.config FILE] [--isolation-level LEVEL]
+        [--consumer-property KEY=VALUE ...] [--command-config FILE] [--isolation-level LEVEL]
 
 No consumer groups yet (kraft has no group coordinator): without ``--partition`` the tool reads
 every partition of the topic (or of each topic ``--include`` matches) by assignment, from the end,
@@ -12,7 +12,10 @@ are printed by Kafka's ``DefaultMessageFormatter`` rules (``print.timestamp``, `
 ``print.offset``, ``print.headers``, ``print.key``, ``print.value``, ``key.separator``,
 ``line.separator``, ``headers.separator``, ``null.literal``), as raw bytes. At the end the tool
 prints ``Processed a total of N messages`` to stderr, as Kafka's does; ``--timeout-ms`` ends it when
-no record came for that long (exit 0, as in Kafka), ``--max-messages`` after N records.
+no record came for that long (exit 0, as in Kafka), ``--max-messages`` after N records. The
+consumer properties (``--command-config`` FILE, KIP-1147, or the older ``--consumer.config``,
+warned about as deprecated; ``--consumer-property`` wins) may hold ``security.protocol``, ``sasl.*``
+and ``ssl.*`` to reach a secured listener (``kraft.client.security``).
 
 Departures from Kafka: ``--property`` and ``--formatter-property`` are the same option (Kafka 4.2
 deprecates the first); custom formatters and deserializers do not exist; a topic that does not
@@ -32,13 +35,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TextIO
 
-from kraft.cli.client_properties import bool_property, int_property, merged_properties, warn_unknown
+from kraft.cli.client_properties import (
+    bool_property,
+    config_file,
+    int_property,
+    known_properties,
+    merged_properties,
+    security_of,
+    warn_unknown,
+)
 from kraft.cli.common import UsageError, one_line, run_tool
 from kraft.cli.topics import include_pattern
 
 if TYPE_CHECKING:
     from kraft.client.consumer import Consumer, ConsumerRecord
     from kraft.client.data import TopicPartition
+    from kraft.client.security import ClientSecurityConfig
 
 PROG = "kraft console-consumer"
 DEFAULT_API_TIMEOUT_MS: Final = 60_000
@@ -211,11 +223,17 @@ def build_parser() -> argparse.ArgumentParser:
         "default.api.timeout.ms, retry.backoff.ms, client.id.",
     )
     parser.add_argument(
-        "--consumer.config",
         "--command-config",
+        metavar="FILE",
+        help="Consumer properties file (--consumer-property wins), with the settings of a secured "
+        "listener: security.protocol, sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), "
+        "sasl.jaas.config, ssl.truststore.location (ssl.truststore.type=PEM), ssl.keystore.location.",
+    )
+    parser.add_argument(
+        "--consumer.config",
         dest="consumer_config",
         metavar="FILE",
-        help="Consumer properties file (--consumer-property wins).",
+        help="DEPRECATED (use --command-config): the same file.",
     )
     parser.add_argument(
         "--isolation-level",
@@ -255,6 +273,7 @@ class ConsumeSettings:
     max_partition_fetch_bytes: int
     isolation_level: int
     client_id: str
+    security: ClientSecurityConfig | None = None  # None: PLAINTEXT
 
 
 def _parse_offset(text: str) -> int | None:
@@ -295,10 +314,11 @@ def settings_from_args(ns: argparse.Namespace, err: TextIO) -> ConsumeSettings:
         raise UsageError("The partition is required when offset is specified.")
     if ns.max_messages is not None and ns.max_messages < 0:
         raise UsageError(f"--max-messages must be >= 0, got {ns.max_messages}")
-    props = merged_properties(ns.consumer_config, ns.consumer_property)
+    path = config_file(ns.command_config, ns.consumer_config, "--consumer.config", err)
+    props = merged_properties(path, ns.consumer_property)
     if ns.group is not None or "group.id" in props:
         raise UsageError(_NO_GROUPS)
-    warn_unknown(props, CONSUMER_PROPERTIES, err)
+    warn_unknown(props, known_properties(CONSUMER_PROPERTIES), err)
     reset = props.get("auto.offset.reset", "").strip().lower()
     if reset and ns.from_beginning and reset != "earliest":
         raise UsageError(
@@ -339,6 +359,7 @@ def settings_from_args(ns: argparse.Namespace, err: TextIO) -> ConsumeSettings:
         max_partition_fetch_bytes=int_property(props, "max.partition.fetch.bytes", 1_048_576, minimum=0),
         isolation_level=1 if isolation == "read_committed" else 0,
         client_id=props.get("client.id", "console-consumer"),
+        security=security_of(props),
     )
 
 
@@ -409,6 +430,7 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         timeout_ms=settings.api_timeout_ms,
         request_timeout_ms=settings.request_timeout_ms,
         retry_backoff_ms=settings.retry_backoff_ms,
+        security=settings.security,
     )
     output = _Output(out)
     progress = _Progress()

@@ -1,7 +1,7 @@
 """``kraft console-producer``: Kafka's ``kafka-console-producer.sh``, lines from stdin to a topic.
 
     kraft console-producer --bootstrap-server HOST:PORT --topic TOPIC
-        [--producer-property acks=all ...] [--producer.config FILE]
+        [--producer-property acks=all ...] [--command-config FILE]
         [--property parse.key=true --property key.separator=: ...] [--reader-config FILE]
         [--compression-codec [gzip|lz4|zstd|none]] [--sync] [--request-required-acks ACKS]
         [--batch-size BYTES] [--timeout LINGER_MS] [--request-timeout-ms MS]
@@ -15,8 +15,11 @@ that arrive within ``--timeout`` ms of the first unsent one go together (Kafka's
 one at a time with ``--sync``. When stdin and stdout are terminals, ``>`` prompts for each line.
 
 Options and their precedence follow Kafka 4.x's ``ConsoleProducer``: an option given on the command
-line beats the same setting in ``--producer-property``, which beats ``--producer.config``; an option
-left out does not override a property. Departures: ``--compression-codec`` left out keeps a
+line beats the same setting in ``--producer-property``, which beats ``--command-config`` (KIP-1147;
+the older ``--producer.config`` still works, warned about as deprecated, and not with it); an option
+left out does not override a property. The properties' ``security.protocol``, ``sasl.*`` and
+``ssl.*`` reach a secured listener (``kraft.client.security``: TLS with a PEM truststore, SASL PLAIN
+or SCRAM-SHA-256/512). Departures: ``--compression-codec`` left out keeps a
 ``compression.type`` property (Kafka overrides it with none); snappy cannot be written (no codec
 installed) and is refused; ``enable.idempotence=true`` is refused (no InitProducerId here yet);
 ``--line-reader``, ``--metadata-expiry-ms``, ``--max-memory-bytes``,
@@ -40,11 +43,22 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
-from kraft.cli.client_properties import bool_property, int_property, merged_properties, warn_unknown
+from kraft.cli.client_properties import (
+    bool_property,
+    config_file,
+    int_property,
+    known_properties,
+    merged_properties,
+    security_of,
+    warn_unknown,
+)
 from kraft.cli.common import UsageError, one_line, run_tool
 from kraft.records.batch import WRITABLE_COMPRESSION, Compression, Header
+
+if TYPE_CHECKING:
+    from kraft.client.security import ClientSecurityConfig
 
 PROG = "kraft console-producer"
 # Kafka's ConsoleProducer defaults (they differ from the Java producer's own).
@@ -314,10 +328,17 @@ def build_parser() -> argparse.ArgumentParser:
         "enable.idempotence (false only).",
     )
     parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="Producer properties file (--producer-property wins), with the settings of a secured "
+        "listener: security.protocol, sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), "
+        "sasl.jaas.config, ssl.truststore.location (ssl.truststore.type=PEM), ssl.keystore.location.",
+    )
+    parser.add_argument(
         "--producer.config",
         dest="producer_config",
         metavar="FILE",
-        help="Producer properties file (--producer-property wins).",
+        help="DEPRECATED (use --command-config): the same file.",
     )
     return parser
 
@@ -336,6 +357,7 @@ class ProducerSettings:
     delivery_timeout_ms: int
     max_block_ms: int
     client_id: str
+    security: ClientSecurityConfig | None = None  # None: PLAINTEXT
 
 
 def _codec(name: str) -> int:
@@ -350,10 +372,12 @@ def _codec(name: str) -> int:
 
 def producer_settings(ns: argparse.Namespace, err: TextIO) -> ProducerSettings:
     """Raises:
-    UsageError: a value out of range or of the wrong type, snappy, or enable.idempotence=true.
+    UsageError: a value out of range or of the wrong type, snappy, enable.idempotence=true, or
+        security settings that are wrong (the property is named).
     """
-    props = merged_properties(ns.producer_config, ns.producer_property)
-    warn_unknown(props, PRODUCER_PROPERTIES, err)
+    path = config_file(ns.command_config, ns.producer_config, "--producer.config", err)
+    props = merged_properties(path, ns.producer_property)
+    warn_unknown(props, known_properties(PRODUCER_PROPERTIES), err)
     # Kafka's maybeMergeOptions: an option on the command line beats the property.
     overrides = {
         "acks": ns.request_required_acks,
@@ -388,6 +412,7 @@ def producer_settings(ns: argparse.Namespace, err: TextIO) -> ProducerSettings:
         ),
         max_block_ms=int_property(props, "max.block.ms", DEFAULT_MAX_BLOCK_MS, minimum=1),
         client_id=props.get("client.id", "console-producer"),
+        security=security_of(props),
     )
     return settings
 
@@ -457,6 +482,7 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int
         timeout_ms=settings.max_block_ms,
         request_timeout_ms=settings.request_timeout_ms,
         retry_backoff_ms=settings.retry_backoff_ms,
+        security=settings.security,
     )
     pending: list[ProducerRecord] = []
     pending_bytes = 0

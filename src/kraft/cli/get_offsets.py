@@ -2,7 +2,7 @@
 
     kraft get-offsets --bootstrap-server HOST:PORT [--topic REGEX] [--partitions 0,1]
         [--topic-partitions 'REGEX:N,REGEX:A-B,...'] [--time latest|earliest|max-timestamp|-1|-2|-3|TS]
-        [--exclude-internal-topics] [--json]
+        [--exclude-internal-topics] [--json] [--command-config FILE]
 
 Prints ``topic:partition:offset`` for each partition the filters select, from ListOffsets sent to
 each partition's leader: ``--time`` -1/latest is the high watermark (the next offset to be written),
@@ -15,7 +15,8 @@ skipped with ``Skip getting offsets for topic-partition T-P due to error: ...`` 
 
 Departures from Kafka: lines are sorted by topic, then partition number (Kafka sorts the text
 ``topic-partition``, so 10 before 2); ``--json`` prints one object instead; errors go to stderr with
-exit 1 as Kafka's do, misuse exits 2 (Kafka: 1); no ``--command-config``; -6
+exit 1 as Kafka's do, misuse exits 2 (Kafka: 1); ``--command-config`` takes the security
+properties only (``security.protocol``, ``sasl.*``, ``ssl.*``; others are ignored); -6
 (earliest-pending-upload, ListOffsets v11) is refused.
 
 Exit status: 0 success, 1 no partition matched or the cluster could not be reached, 2 on misuse.
@@ -33,11 +34,13 @@ from typing import Final, TextIO
 
 from kraft.cli.common import (
     UsageError,
+    add_command_config_option,
     add_json_option,
     add_timeout_options,
     check_timeouts,
     one_line,
     run_tool,
+    security_from_args,
 )
 from kraft.cli.topics import include_pattern
 
@@ -138,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_json_option(parser)
     add_timeout_options(parser, request_timeout_ms_default=10_000)
+    add_command_config_option(parser)
     return parser
 
 
@@ -174,6 +178,7 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(one_line(e)) from None
     client = DataClient(
         bootstrap,
+        security=security_from_args(ns),
         client_id="GetOffsetShell",
         timeout_ms=ns.timeout_ms,
         request_timeout_ms=ns.request_timeout_ms,

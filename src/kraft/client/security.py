@@ -2,8 +2,10 @@
 
 The properties are Kafka's own (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``,
 ``ssl.truststore.location``/``ssl.truststore.type=PEM``, ``ssl.keystore.location`` for a client
-certificate, ``ssl.endpoint.identification.algorithm``), so one ``client.properties`` serves
-``kafka-topics.sh --command-config`` and ``kraft topics --command-config`` alike. Mechanisms:
+certificate, ``ssl.endpoint.identification.algorithm``, ``ssl.enabled.protocols``,
+``ssl.cipher.suites``; the ``ssl.*`` ones read by ``kraft.net.tls_properties``, as a listener's
+are), so one ``client.properties`` serves ``kafka-topics.sh --command-config`` and
+``kraft topics --command-config`` alike. Mechanisms:
 PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (the credentials come from the JAAS config's ``username``
 and ``password``).
 """
@@ -15,11 +17,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kraft.common.errors import ConfigError
-from kraft.net.tls import TlsSettings, client_context
+from kraft.net.tls import client_context
+from kraft.net.tls_properties import tls_settings
 from kraft.security.jaas import parse_jaas_config
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# Every property ``client_security`` reads (a tool warns about the others it does not know).
+PROPERTIES = (
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.jaas.config",
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.certificate.chain",
+    "ssl.keystore.key",
+    "ssl.key.password",
+    "ssl.truststore.type",
+    "ssl.truststore.location",
+    "ssl.truststore.certificates",
+    "ssl.enabled.protocols",
+    "ssl.cipher.suites",
+    "ssl.endpoint.identification.algorithm",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,20 +65,7 @@ def client_security(props: Mapping[str, str]) -> ClientSecurityConfig:
         raise ConfigError(f"security.protocol: {protocol!r} is not one of {', '.join(PROTOCOLS)}")
     context = None
     if protocol in ("SSL", "SASL_SSL"):
-        settings = TlsSettings(
-            keystore_type=props.get("ssl.keystore.type", "PEM").strip(),
-            keystore_location=props.get("ssl.keystore.location"),
-            keystore_certificate_chain=props.get("ssl.keystore.certificate.chain"),
-            keystore_key=props.get("ssl.keystore.key"),
-            key_password=props.get("ssl.key.password"),
-            truststore_type=props.get("ssl.truststore.type", "PEM").strip(),
-            truststore_location=props.get("ssl.truststore.location"),
-            truststore_certificates=props.get("ssl.truststore.certificates"),
-            endpoint_identification_algorithm=props.get(
-                "ssl.endpoint.identification.algorithm", "https"
-            ).strip(),
-        )
-        context = client_context(settings)
+        context = client_context(tls_settings(props))
     if not protocol.startswith("SASL"):
         return ClientSecurityConfig(protocol, context)
     mechanism = props.get("sasl.mechanism", "GSSAPI").strip().upper()

@@ -18,7 +18,8 @@ request the shell knows is lost.
 Security (``ClientSecurity``, per target listener): the connection is wrapped in TLS when the
 listener is SSL or SASL_SSL (hostname checked as ``ssl.endpoint.identification.algorithm``
 says), and on a SASL listener the node authenticates with its own credentials right after
-ApiVersions (SaslHandshake v1, then SaslAuthenticate, KIP-152) before any other request goes out.
+ApiVersions (SaslHandshake v1, then SaslAuthenticate, KIP-152; PLAIN, or SCRAM-SHA-256/512 whose
+server signature is checked) before any other request goes out.
 A refused login fails the connection like any other error, with the server's message logged once
 per 10 s: a node without valid credentials cannot talk to a secured listener.
 """
@@ -31,6 +32,7 @@ import contextlib
 import itertools
 import logging
 import random
+import secrets
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -48,7 +50,8 @@ from kraft.protocol.messages import api_versions, sasl_authenticate, sasl_handsh
 from kraft.raft.messages import Envelope, FetchRequest, FetchResponse, RaftRequest, RaftResponse
 from kraft.raft.rpc import api_key_of, error_response_for
 from kraft.security.plain import client_token
-from kraft.security.sasl import PLAIN
+from kraft.security.sasl import PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, SaslAuthenticationError
+from kraft.security.scram import ScramSaslClient
 
 log = logging.getLogger("kraft.net.channel")
 
@@ -56,6 +59,8 @@ log = logging.getLogger("kraft.net.channel")
 RECONNECT_BACKOFF_MS = 50
 RECONNECT_BACKOFF_MAX_MS = 1000
 DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024
+# What the node logs in with (kraft.server.listener_security decides which applies where).
+OUTBOUND_MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512)
 
 
 class ChannelError(Exception):
@@ -346,7 +351,8 @@ class PeerConnection:
     async def _authenticate(self, security: ClientSecurity, deadline: float) -> None:
         """SASL with the node's own credentials, before anything else is sent (KIP-152)."""
         mechanism = security.sasl_mechanism
-        if mechanism != PLAIN or security.username is None or security.password is None:
+        username, password = security.username, security.password
+        if mechanism not in OUTBOUND_MECHANISMS or username is None or password is None:
             self._fail("no usable SASL credentials")
             raise AuthenticationFailedError(f"no usable {mechanism} credentials for {self.name}")
         hs_api, auth_api = sasl_handshake.API, sasl_authenticate.API
@@ -369,15 +375,33 @@ class PeerConnection:
             )
             raise AuthenticationFailedError(f"{self.name} refused mechanism {mechanism}")
         auth_version = self.negotiated_version(auth_api)
-        body = auth_api.request.cls(auth_bytes=client_token(security.username, security.password))
-        answer = await self._exchange(auth_api, auth_version, body, deadline)
-        if answer.error_code != Code.NONE:
-            self._fail(f"SaslAuthenticate answered {code_name(answer.error_code)}")
-            self._warn_auth(
-                f"{self.name} at {self.address} refused our {mechanism} credentials "
-                f"(user {security.username!r}): {answer.error_message}"
-            )
-            raise AuthenticationFailedError(f"{self.name} refused our credentials: {answer.error_message}")
+        # PLAIN is one token; SCRAM (RFC 5802) two rounds, the server's signature checked at the end.
+        scram = None
+        if mechanism != PLAIN:
+            scram = ScramSaslClient(mechanism, username, password, secrets.token_hex(16))
+        token = client_token(username, password) if scram is None else scram.first()
+        while True:
+            body = auth_api.request.cls(auth_bytes=token)
+            answer = await self._exchange(auth_api, auth_version, body, deadline)
+            if answer.error_code != Code.NONE:
+                self._fail(f"SaslAuthenticate answered {code_name(answer.error_code)}")
+                self._warn_auth(
+                    f"{self.name} at {self.address} refused our {mechanism} credentials "
+                    f"(user {username!r}): {answer.error_message}"
+                )
+                raise AuthenticationFailedError(
+                    f"{self.name} refused our credentials: {answer.error_message}"
+                )
+            if scram is None:
+                return
+            try:
+                token = scram.evaluate(bytes(answer.auth_bytes))
+            except SaslAuthenticationError as e:
+                self._fail(f"SCRAM exchange failed: {e}")
+                self._warn_auth(f"{self.name} at {self.address}: {e}")
+                raise AuthenticationFailedError(f"{self.name}: {e}") from None
+            if scram.complete:
+                return
 
     def _warn_auth(self, message: str) -> None:
         """At most one line per 10 s per connection: a refused node retries every second."""

@@ -22,8 +22,9 @@ from kraft.common.config import get_str
 from kraft.common.errors import ConfigError
 from kraft.net.channel import ClientSecurity
 from kraft.net.server import ListenerAuth
-from kraft.net.tls import DEFAULT_ENABLED_PROTOCOLS, TlsSettings, client_context, server_context
-from kraft.security.jaas import JaasEntry, parse_jaas_config
+from kraft.net.tls import TlsSettings, client_context, server_context
+from kraft.net.tls_properties import listener_prefix, lookup, tls_settings
+from kraft.security.jaas import SCRAM_LOGIN_MODULE, JaasEntry, parse_jaas_config
 from kraft.security.plain import PlainServer, PlainUsers
 from kraft.security.sasl import (
     PLAIN,
@@ -40,23 +41,12 @@ SASL_PROTOCOLS = frozenset({SASL_PLAINTEXT, SASL_SSL})
 # What kraft's listeners can serve; Kafka's default (sasl.enabled.mechanisms=GSSAPI) is not one.
 SUPPORTED_MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512)
 KAFKA_DEFAULT_MECHANISM = "GSSAPI"
-# Mechanisms the node can use on its own connections (the SCRAM client is not written yet).
-OUTBOUND_MECHANISMS = (PLAIN,)
+# Mechanisms the node logs in with on its own connections. Towards a controller listener PLAIN only,
+# as in Kafka: SCRAM credentials live in the metadata log, which the node has not read yet.
+CONTROLLER_OUTBOUND_MECHANISMS = (PLAIN,)
+INTER_BROKER_OUTBOUND_MECHANISMS = (PLAIN, SCRAM_SHA_256, SCRAM_SHA_512)
 CONTROLLER_MECHANISM_PROP = "sasl.mechanism.controller.protocol"
 INTER_BROKER_MECHANISM_PROP = "sasl.mechanism.inter.broker.protocol"
-
-
-def listener_prefix(listener: str) -> str:
-    return f"listener.name.{listener.lower()}."
-
-
-def _lookup(props: Mapping[str, str], listener: str, name: str) -> tuple[str, str | None]:
-    """(the property name that supplied the value, the value) for ``name`` on ``listener``."""
-    prefixed = listener_prefix(listener) + name
-    value = get_str(props, prefixed)
-    if value is not None:
-        return prefixed, value
-    return name, get_str(props, name)
 
 
 def _jaas(props: Mapping[str, str], listener: str, mechanism: str) -> tuple[str, JaasEntry | None]:
@@ -66,40 +56,6 @@ def _jaas(props: Mapping[str, str], listener: str, mechanism: str) -> tuple[str,
         if text is not None:
             return prop, parse_jaas_config(text, prop)
     return prefixed, None
-
-
-def tls_settings(props: Mapping[str, str], listener: str, *, sasl: bool = False) -> TlsSettings:
-    """``ssl.*`` for ``listener``, each from its listener-prefixed property if set."""
-
-    def get(name: str, default: str | None = None) -> str | None:
-        return _lookup(props, listener, name)[1] or default
-
-    prefixed_any = any(k.startswith(listener_prefix(listener) + "ssl.") for k in props)
-    protocols = _lookup(props, listener, "ssl.enabled.protocols")[1]
-    ciphers = _lookup(props, listener, "ssl.cipher.suites")[1]
-    client_auth = get("ssl.client.auth", "none")
-    if sasl:  # KIP-684: only a listener-prefixed ssl.client.auth applies to SASL_SSL
-        client_auth = get_str(props, listener_prefix(listener) + "ssl.client.auth", "none")
-    return TlsSettings(
-        prefix=listener_prefix(listener) if prefixed_any else "",
-        keystore_type=get("ssl.keystore.type", "PEM") or "PEM",
-        keystore_location=get("ssl.keystore.location"),
-        keystore_certificate_chain=get("ssl.keystore.certificate.chain"),
-        keystore_key=get("ssl.keystore.key"),
-        key_password=get("ssl.key.password"),
-        truststore_type=get("ssl.truststore.type", "PEM") or "PEM",
-        truststore_location=get("ssl.truststore.location"),
-        truststore_certificates=get("ssl.truststore.certificates"),
-        client_auth=(client_auth or "none").lower(),
-        enabled_protocols=tuple(p.strip() for p in protocols.split(",") if p.strip())
-        if protocols
-        else DEFAULT_ENABLED_PROTOCOLS,
-        cipher_suites=tuple(c.strip() for c in ciphers.split(",") if c.strip()) if ciphers else (),
-        endpoint_identification_algorithm=get_str(
-            props, listener_prefix(listener) + "ssl.endpoint.identification.algorithm"
-        )
-        or props.get("ssl.endpoint.identification.algorithm", "https").strip(),
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,7 +89,7 @@ def parse_listener_security(props: Mapping[str, str], listener: str, protocol: s
     if protocol not in SASL_PROTOCOLS:
         tls = tls_settings(props, listener) if protocol in TLS_PROTOCOLS else None
         return ListenerSecurityConfig(listener=listener, protocol=protocol, tls=tls)
-    prop, value = _lookup(props, listener, "sasl.enabled.mechanisms")
+    prop, value = lookup(props, listener, "sasl.enabled.mechanisms")
     mechanisms = tuple(m.strip() for m in (value or KAFKA_DEFAULT_MECHANISM).split(",") if m.strip())
     unsupported = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]
     if unsupported or not mechanisms:
@@ -172,14 +128,29 @@ def parse_outbound_security(
         return OutboundSecurityConfig(listener=listener, protocol=protocol, tls=tls)
     prop = CONTROLLER_MECHANISM_PROP if controller else INTER_BROKER_MECHANISM_PROP
     mechanism = get_str(props, prop, KAFKA_DEFAULT_MECHANISM) or KAFKA_DEFAULT_MECHANISM
-    if mechanism not in OUTBOUND_MECHANISMS:
+    usable = CONTROLLER_OUTBOUND_MECHANISMS if controller else INTER_BROKER_OUTBOUND_MECHANISMS
+    if mechanism not in usable:
+        why = (
+            " (SCRAM credentials live in the metadata log, which a node reads from the controllers)"
+            if controller and mechanism in SUPPORTED_MECHANISMS
+            else ""
+        )
         raise ConfigError(
             f"{prop}: this node connects to {protocol} listener {listener} with {mechanism}, which kraft "
-            f"cannot use for its own connections yet; set {prop}={PLAIN}"
+            f"cannot use for its own connections there{why}; set {prop} to {' or '.join(usable)}"
         )
     jaas_prop, entry = _jaas(props, listener, mechanism)
-    users = None if entry is None else PlainUsers.from_jaas(entry, jaas_prop)
-    if users is None or not users.username or users.password is None:
+    username, password = None, None
+    if entry is not None and mechanism == PLAIN:
+        users = PlainUsers.from_jaas(entry, jaas_prop)
+        username, password = users.username, users.password
+    elif entry is not None:
+        if entry.login_module != SCRAM_LOGIN_MODULE:
+            raise ConfigError(
+                f"{jaas_prop}: {mechanism} needs {SCRAM_LOGIN_MODULE}, not {entry.login_module}"
+            )
+        username, password = entry.option("username"), entry.option("password")
+    if not username or password is None:
         raise ConfigError(
             f'{jaas_prop}: the node\'s own username and password (username="..." password="...") are '
             f"needed for its connections to {protocol} listener {listener}"
@@ -189,8 +160,8 @@ def parse_outbound_security(
         protocol=protocol,
         tls=tls,
         mechanism=mechanism,
-        username=users.username,
-        password=users.password,
+        username=username,
+        password=password,
     )
 
 

@@ -57,3 +57,22 @@ def test_plaintext_by_default_and_sasl_ssl_with_scram() -> None:
 def test_bad_settings_are_refused_naming_the_property(props: dict[str, str], names: str) -> None:
     with pytest.raises(ConfigError, match=names.replace(".", r"\.")):
         client_security(props)
+
+
+def test_tls_protocols_and_cipher_suites_are_read_as_a_listener_reads_them() -> None:
+    ca = session_pki().path("ca.pem")
+    base = {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": ca}
+    only_13 = client_security({**base, "ssl.enabled.protocols": "TLSv1.3"}).ssl_context
+    assert only_13 is not None
+    assert (only_13.minimum_version, only_13.maximum_version) == (ssl.TLSVersion.TLSv1_3,) * 2
+    one_suite = client_security({**base, "ssl.cipher.suites": "ECDHE-ECDSA-AES128-GCM-SHA256"}).ssl_context
+    assert one_suite is not None
+    tls12 = [c["name"] for c in one_suite.get_ciphers() if c["protocol"] == "TLSv1.2"]
+    assert tls12 == ["ECDHE-ECDSA-AES128-GCM-SHA256"]
+    with pytest.raises(ConfigError, match=r"^ssl\.enabled\.protocols: TLSv1\.1 is refused"):
+        client_security({**base, "ssl.enabled.protocols": "TLSv1.1,TLSv1.2"})
+    with pytest.raises(ConfigError, match=r"^ssl\.cipher\.suites: no usable cipher suite"):
+        client_security({**base, "ssl.cipher.suites": "NO-SUCH-CIPHER"})
+    # A listener's prefix means nothing to a client: only the plain names are read.
+    prefixed = client_security({**base, "listener.name.x.ssl.enabled.protocols": "TLSv1.3"}).ssl_context
+    assert prefixed is not None and prefixed.minimum_version == ssl.TLSVersion.TLSv1_2

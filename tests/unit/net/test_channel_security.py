@@ -1,10 +1,11 @@
-"""The node's own outbound connections to secured listeners: TLS and SASL/PLAIN with its
-credentials before any request; refused credentials or an untrusted server fail the connection."""
+"""The node's own outbound connections to secured listeners: TLS and SASL (PLAIN, SCRAM-SHA-512) with
+its credentials before any request; refused credentials or an untrusted server fail the connection."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import ssl
 from typing import Any
 
@@ -12,6 +13,8 @@ import pytest
 from tls_certs import session_pki
 
 from kraft.common.principal import KafkaPrincipal
+from kraft.metadata.image import MetadataImage
+from kraft.metadata.scram import ScramImage, ScramMechanism
 from kraft.net.channel import AuthenticationFailedError, ClientSecurity, PeerAddress, PeerConnection
 from kraft.net.server import InboundRequest, KafkaServer, ListenerAuth
 from kraft.net.tls import TlsSettings, client_context, server_context
@@ -19,6 +22,9 @@ from kraft.node.listeners import BROKER_LISTENER_APIS
 from kraft.protocol.messages import metadata
 from kraft.security.plain import PlainServer
 from kraft.security.sasl import PLAIN, mechanism_factory
+from kraft.security.scram import credential_from_password, scram_server_factory
+
+SCRAM_SHA_512 = ScramMechanism.SCRAM_SHA_512
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -108,3 +114,35 @@ def test_node_refuses_a_server_certificate_it_does_not_trust() -> None:
     client_ctx = client_context(TlsSettings(truststore_location=pki.path("ca.pem")))
     principals, error, _ = run(ListenerAuth(ssl_context=rogue), ClientSecurity(ssl_context=client_ctx))
     assert isinstance(error, AuthenticationFailedError) and principals == []
+
+
+def scram_listener(ctx: ssl.SSLContext | None = None) -> ListenerAuth:
+    """A SCRAM-SHA-512 listener whose image holds user ``broker`` (password ``broker-secret``)."""
+    credential = credential_from_password(
+        SCRAM_SHA_512, "broker-secret", random_bytes=random.Random(3).randbytes
+    )
+    image = MetadataImage(scram=ScramImage({SCRAM_SHA_512: {"broker": credential}}))
+    factory = scram_server_factory(lambda: image, ["SCRAM-SHA-512"], random.Random(4))
+    return ListenerAuth(
+        ssl_context=ctx, sasl=True, enabled_mechanisms=("SCRAM-SHA-512",), sasl_factory=factory
+    )
+
+
+def test_node_logs_in_with_scram_sha_512_over_tls_before_its_first_request() -> None:
+    pki = session_pki()
+    server_ctx = server_context(TlsSettings(keystore_location=pki.path("server.pem")))
+    client_ctx = client_context(TlsSettings(truststore_location=pki.path("ca.pem")))
+    security = ClientSecurity(
+        ssl_context=client_ctx, sasl_mechanism="SCRAM-SHA-512", username="broker", password="broker-secret"
+    )
+    principals, error, _ = run(scram_listener(server_ctx), security)
+    assert error is None and principals == [KafkaPrincipal("User", "broker")]
+
+
+def test_node_with_a_wrong_scram_password_is_refused_and_says_why(caplog: pytest.LogCaptureFixture) -> None:
+    security = ClientSecurity(sasl_mechanism="SCRAM-SHA-512", username="broker", password="guess")
+    with caplog.at_level(logging.ERROR, logger="kraft.net.channel"):
+        principals, error, server = run(scram_listener(), security)
+    assert isinstance(error, AuthenticationFailedError)
+    assert principals == [] and server.stats.authentications_failed == 1
+    assert any("refused our SCRAM-SHA-512 credentials" in r.getMessage() for r in caplog.records)

@@ -67,6 +67,30 @@ def test_parses_each_listener_protocol_mechanisms_and_the_node_credentials() -> 
     assert out["INTERNAL"].tls is not None and out["INTERNAL"].password == "broker-secret"
 
 
+SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="node" password="pw";'
+
+
+def test_the_inter_broker_login_may_be_scram_but_the_controller_login_stays_plain() -> None:
+    scram = {
+        **BASE,
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+        "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
+        "listener.name.internal.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
+    }
+    out = parse_server_config(scram).outbound_security
+    assert (out["INTERNAL"].mechanism, out["INTERNAL"].username, out["INTERNAL"].password) == (
+        "SCRAM-SHA-512",
+        "node",
+        "pw",
+    )
+    assert out["CONTROLLER"].mechanism == "PLAIN"
+    with pytest.raises(ConfigError, match=r"^sasl\.mechanism\.controller\.protocol: .*metadata log"):
+        parse_server_config({**scram, "sasl.mechanism.controller.protocol": "SCRAM-SHA-512"})
+    plain_module = {**scram, "listener.name.internal.scram-sha-512.sasl.jaas.config": PLAIN_JAAS}
+    with pytest.raises(ConfigError, match=r"^listener\.name\.internal\.scram-sha-512\.sasl\.jaas\.config: "):
+        parse_server_config(plain_module)
+
+
 def test_kip_684_ssl_client_auth_applies_to_sasl_ssl_only_with_the_listener_prefix() -> None:
     cfg = parse_server_config({**BASE, "ssl.client.auth": "required"})
     internal, external = cfg.listener_security["INTERNAL"].tls, cfg.listener_security["EXTERNAL"].tls
