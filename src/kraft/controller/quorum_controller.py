@@ -12,7 +12,8 @@ owns the write path:
 3. the response is released only when the committed offset reaches the batch's last offset;
 4. on leadership loss, the latest image reverts to the committed one and every pending request
    is answered NOT_CONTROLLER. Standbys replay continuously, so a new active controller needs no
-   reload; heartbeat sessions (soft state) start fresh on activation (spec 2.4).
+   reload; heartbeat sessions and unclean recovery's log reports (soft state) start fresh on
+   activation (spec 2.4; ``kraft.controller.unclean_recovery``).
 
 With an authorizer (``ControllerConfig.authorizer``), a request from a client connection is first
 checked by ``kraft.security.request_authz`` against the committed ACLs (Kafka's ``ControllerApis``):
