@@ -148,6 +148,10 @@ class ServerConfig:
     broker_request_timeout_ms: int = 30_000
     max_request_partition_size_limit: int = 2000  # DescribeTopicPartitions cap (spec 6.3)
     segment_bytes: int = DEFAULT_SEGMENT_BYTES
+    # The data partitions' .index/.timeindex: an entry every log.index.interval.bytes, files of at
+    # most log.index.size.max.bytes (Kafka's defaults 4096 and 10 MiB).
+    log_index_interval_bytes: int = 4096
+    log_index_size_max_bytes: int = 10 * 1024 * 1024
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
     metrics_port: int = 0
@@ -330,6 +334,10 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         socket_request_max_bytes=get_int(
             props, "socket.request.max.bytes", DEFAULT_MAX_FRAME_BYTES, minimum=1
         ),
+        # Kafka's bounds: at least 0, and at least 4 (one time index entry is 12 bytes, one offset
+        # entry 8; the storage rounds the size down to whole entries).
+        log_index_interval_bytes=get_int(props, "log.index.interval.bytes", 4096, minimum=0),
+        log_index_size_max_bytes=get_int(props, "log.index.size.max.bytes", 10 * 1024 * 1024, minimum=4),
         connections_max_idle_ms=get_int(
             props, "connections.max.idle.ms", DEFAULT_CONNECTIONS_MAX_IDLE_MS, minimum=0
         ),

@@ -263,13 +263,18 @@ class KraftServer:
             directory_ids = await loop.run_in_executor(None, self._check_log_dirs, meta)
             if with_controller:
                 from kraft.storage.log_manager import LogManager
+                from kraft.storage.segment_index import IndexConfig
 
                 # log.segment.bytes (Kafka's default 1 GiB), not the metadata log's own setting: the
                 # size a log opens with; the replica manager then applies its topic's segment.bytes
                 # and segment.ms (which fall back to log.segment.bytes and log.roll.ms).
                 segment_bytes = int(config.properties.get("log.segment.bytes") or 1 << 30)
+                index = IndexConfig(
+                    interval_bytes=config.log_index_interval_bytes,
+                    max_bytes=config.log_index_size_max_bytes,
+                )
                 self._partition_logs = await loop.run_in_executor(
-                    None, lambda: LogManager(config.log_dirs, segment_bytes=segment_bytes)
+                    None, lambda: LogManager(config.log_dirs, segment_bytes=segment_bytes, index=index)
                 )
         partition_dir = metadata_partition_dir(config.metadata_log_dir)
         self._log = await loop.run_in_executor(

@@ -248,12 +248,24 @@ class SegmentIndexes:
 
     # ------------------------------------------------------------------ maintenance
 
+    def is_full(self) -> bool:
+        """Whether either index holds as many entries as ``max_bytes`` has room for (Kafka's
+        ``isFull``): the segment log then rolls before its next append."""
+        max_bytes = self.config.max_bytes
+        return (
+            len(self.offsets) >= max_bytes // OFFSET_ENTRY_SIZE
+            or len(self.timestamps) >= max_bytes // TIME_ENTRY_SIZE
+        )
+
     def on_batch(self, position: int, last_offset: int, max_timestamp: int, size: int) -> None:
-        """Account for the batch written at ``position`` (see the module docstring for the rule)."""
+        """Account for the batch written at ``position`` (see the module docstring for the rule).
+
+        A full index takes no entry (the segment log rolls before the next append; the batches of
+        the append that filled it are found by walking forward from the last entry)."""
         if max_timestamp > self.max_timestamp:
             self.max_timestamp = max_timestamp
             self.offset_of_max_timestamp = last_offset
-        if self.bytes_since_entry > self.config.interval_bytes:
+        if self.bytes_since_entry > self.config.interval_bytes and not self.is_full():
             self.offsets.append(last_offset)
             self.positions.append(position)
             if self._offset_fd >= 0:

@@ -789,7 +789,8 @@ class SegmentLog:
         return first
 
     def _write_batches(self, batches: list[tuple[bytes, int, int]]) -> None:
-        """Write (bytes, base offset, last offset delta) runs, rolling segments by size.
+        """Write (bytes, base offset, last offset delta) runs, rolling segments by size, or when
+        the active segment's offset or time index is full (``log.index.size.max.bytes``).
 
         The index is updated only after the bytes are written; a failed write is a ``FatalError``.
         """
@@ -798,7 +799,9 @@ class SegmentLog:
         group_size = 0
         for item in batches:
             used = segment.size + group_size
-            if used > 0 and used + len(item[0]) > self._segment_bytes:
+            if used > 0 and (
+                used + len(item[0]) > self._segment_bytes or (not group and segment.indexes.is_full())
+            ):
                 if group:
                     self._commit(segment, group)
                     group, group_size = [], 0

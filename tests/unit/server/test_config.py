@@ -45,6 +45,12 @@ def test_a_valid_file_parses_with_kafka_defaults(tmp_path: Path) -> None:
     assert cfg.quorum.pre_vote_enabled and cfg.metrics_port == 0
     assert cfg.socket_request_max_bytes == 104_857_600 and cfg.connections_max_idle_ms == 600_000
     assert cfg.raft_driver == "loop"
+    assert (cfg.log_index_interval_bytes, cfg.log_index_size_max_bytes) == (4096, 10 * 1024 * 1024)
+
+
+def test_log_index_properties_reach_the_config() -> None:
+    cfg = parse_server_config(config(log__index__interval__bytes="0", log__index__size__max__bytes="4096"))
+    assert (cfg.log_index_interval_bytes, cfg.log_index_size_max_bytes) == (0, 4096)
 
 
 def test_raft_driver_chooses_where_the_core_runs() -> None:
@@ -88,6 +94,8 @@ def test_metadata_log_dir_wins_over_log_dirs() -> None:
         ({"raft__driver": "fiber"}, "raft.driver"),
         ({"socket__request__max__bytes": "0"}, "socket.request.max.bytes"),
         ({"metadata__log__segment__bytes": "10"}, "metadata.log.segment.bytes"),
+        ({"log__index__interval__bytes": "-1"}, "log.index.interval.bytes"),
+        ({"log__index__size__max__bytes": "3"}, "log.index.size.max.bytes"),
     ],
 )
 def test_each_error_names_the_property(changes: dict[str, str | None], property_name: str) -> None:

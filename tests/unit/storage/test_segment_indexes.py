@@ -77,6 +77,21 @@ def test_a_roll_seals_the_finished_segments_indexes(tmp_path: Path) -> None:
     assert len(_files(log, 3)[0]) == 1024  # the new active segment's, preallocated
 
 
+def test_a_full_index_rolls_the_segment_before_the_next_append(tmp_path: Path) -> None:
+    # log.index.size.max.bytes 40: room for 5 offset entries (8 bytes) and 3 time entries (12 bytes).
+    # An entry before every batch but the first (interval 0); increasing timestamps, so each entry
+    # is in both indexes and the time index (3 entries) fills first.
+    log = _open(tmp_path, index=IndexConfig(interval_bytes=0, max_bytes=40))
+    _fill(log, list(range(1, 11)))
+    # Segment 0 takes batches 0..3 (entries before 1, 2 and 3: the time index is full), then rolls.
+    assert log.segment_base_offsets() == [0, 4, 8]
+    offsets, times = _files(log, 0)
+    # Sealed: trimmed to the 3 entries (the forced final time entry (4, 3) is already the last one).
+    assert len(offsets) == 3 * 8 and len(times) == 3 * 12
+    assert [r[0] for r in contents(log)] == list(range(10))  # every offset still found
+    assert [r[0] for r in contents(log, 6)] == list(range(6, 10))
+
+
 def test_the_metadata_logs_segment_log_writes_no_index_files(tmp_path: Path) -> None:
     with SegmentLog(tmp_path) as log:
         log.append_as_leader(produce(b"a"), 1)
