@@ -204,6 +204,10 @@ class KafkaServer:
         limiter: ``max.connections`` / ``max.connections.per.ip``, shared by the node's servers
             (applied at accept; on a TLS listener, once the handshake is done).
         tls_handshake_timeout_s: a TLS client that has not finished its handshake by then is closed.
+        failed_authentication_delay_ms: ``connection.failed.authentication.delay.ms``: a refused
+            login's answer (and the close after it) waits this long, so that a client guessing
+            passwords gets one answer per delay per connection (Kafka's default 100; 0 here, which
+            the node overrides with the configured value).
     """
 
     def __init__(
@@ -217,6 +221,7 @@ class KafkaServer:
         features: Callable[[], FeatureInfo] | None = None,
         limiter: ConnectionLimiter | None = None,
         tls_handshake_timeout_s: float = DEFAULT_TLS_HANDSHAKE_TIMEOUT_S,
+        failed_authentication_delay_ms: int = 0,
     ) -> None:
         if API_VERSIONS_KEY not in apis:
             raise ValueError("the served APIs must include ApiVersions")
@@ -224,6 +229,7 @@ class KafkaServer:
         self._handler = handler
         self._max_request_bytes = max_request_bytes
         self._max_idle_ms = max_idle_ms
+        self._failed_auth_delay_s = failed_authentication_delay_ms / 1000
         self._prefix = log_prefix
         self._servers: list[asyncio.Server] = []
         self._connections: dict[int, Connection] = {}
@@ -430,11 +436,14 @@ class KafkaServer:
         else:
             reply = gate.authenticate(header.api_version, body)
             what = f"SaslAuthenticate ({gate.mechanism})"
-        if reply.body is not None:
-            self._answer_now(conn, api, header, reply.body)
         if reply.close:
+            if reply.body is not None:
+                encoded = encode_response(api, header.api_version, header.correlation_id, reply.body)
+                self._queue_refusal(conn, frame(encoded))
             self._refused(conn, reply, what)
             return False
+        if reply.body is not None:
+            self._answer_now(conn, api, header, reply.body)
         return True
 
     def _dispatch(self, conn: Connection, payload: bytes) -> bool:
@@ -493,6 +502,24 @@ class KafkaServer:
         conn.tasks.add(task)
         task.add_done_callback(conn.tasks.discard)
         return True
+
+    def _queue_refusal(self, conn: Connection, data: bytes) -> None:
+        """A refused login's answer, held for ``connection.failed.authentication.delay.ms`` (Kafka's
+        ``delayCloseOnAuthenticationFailure``); the close queued after it waits with it."""
+        if self._failed_auth_delay_s <= 0:
+            self._queue_ready(conn, data)
+            return
+        loop = asyncio.get_running_loop()
+        slot: asyncio.Future[bytes | None] = loop.create_future()
+        conn.in_flight += 1
+        conn.pending.append(slot)
+
+        def release() -> None:
+            if not slot.done():
+                slot.set_result(data)
+            self._pump(conn)
+
+        loop.call_later(self._failed_auth_delay_s, release)
 
     def _queue_ready(self, conn: Connection, data: bytes) -> None:
         slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()

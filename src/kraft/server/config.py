@@ -154,6 +154,8 @@ class ServerConfig:
     log_index_size_max_bytes: int = 10 * 1024 * 1024
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
+    # connection.failed.authentication.delay.ms: a refused login is answered (and closed) this late.
+    failed_authentication_delay_ms: int = 100
     metrics_port: int = 0
     metrics_host: str = "127.0.0.1"
     # Where RaftNode.poll runs: "loop" (on the event loop thread, no hand-off per message) or
@@ -341,6 +343,7 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         connections_max_idle_ms=get_int(
             props, "connections.max.idle.ms", DEFAULT_CONNECTIONS_MAX_IDLE_MS, minimum=0
         ),
+        failed_authentication_delay_ms=_failed_authentication_delay_ms(props),
         metrics_port=get_int(props, "metrics.port", 0, minimum=0, maximum=65535),
         metrics_host=get_str(props, "metrics.host", "127.0.0.1") or "127.0.0.1",
         raft_driver=_raft_driver(props),
@@ -442,6 +445,19 @@ _STATIC_CONFIG_KEYS = (
     "log.segment.bytes",
     "message.max.bytes",
 )
+
+
+def _failed_authentication_delay_ms(props: Mapping[str, str]) -> int:
+    """``connection.failed.authentication.delay.ms`` (Kafka: at least 0, default 100, and below
+    ``connections.max.idle.ms`` so that the idle reaper does not close the connection first)."""
+    delay = get_int(props, "connection.failed.authentication.delay.ms", 100, minimum=0)
+    idle = get_int(props, "connections.max.idle.ms", DEFAULT_CONNECTIONS_MAX_IDLE_MS, minimum=0)
+    if idle > 0 and delay >= idle:
+        raise ConfigError(
+            f"connection.failed.authentication.delay.ms: {delay} must be less than "
+            f"connections.max.idle.ms ({idle})"
+        )
+    return delay
 
 
 def parse_controller_config(props: Mapping[str, str]) -> ControllerConfig:

@@ -230,6 +230,7 @@ class KraftServer:
         common = {
             "max_request_bytes": config.socket_request_max_bytes,
             "max_idle_ms": config.connections_max_idle_ms,
+            "failed_authentication_delay_ms": config.failed_authentication_delay_ms,
             "log_prefix": self.prefix,
             "features": self._feature_info,
             "limiter": limiter,

@@ -279,6 +279,27 @@ def test_wrong_mechanism_gets_the_enabled_list_and_bad_password_sasl_authenticat
     serving(sasl_auth(), test)
 
 
+def test_a_refused_login_is_answered_after_the_failed_authentication_delay() -> None:
+    # connection.failed.authentication.delay.ms: the refusal (and the close) wait; a good login and
+    # the other connections are not held up meanwhile.
+    async def test(handler: Recorder, server: KafkaServer, port: int) -> None:
+        loop = asyncio.get_running_loop()
+        bad = await connect(port)
+        started = loop.time()
+        pending = asyncio.ensure_future(login(bad, "alice", "wrong"))
+        good = await connect(port)
+        assert (await login(good, "alice", "alice-secret")).error_code == ErrorCode.NONE
+        assert not pending.done(), "the refusal went out before the delay"
+        answer = await pending
+        assert answer.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        assert loop.time() - started >= 0.3
+        assert await bad.closed_by_server()
+        await good.call(metadata.API, METADATA_V, metadata_request())
+        assert server.stats.authentications_failed == 1
+
+    serving(sasl_auth(), test, failed_authentication_delay_ms=300)
+
+
 def test_sasl_handshake_v0_takes_a_raw_token() -> None:
     async def test(handler: Recorder, server: KafkaServer, port: int) -> None:
         c = await connect(port)
