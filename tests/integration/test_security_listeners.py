@@ -89,7 +89,9 @@ def _properties(node: int, ports: dict[int, dict[str, int]], root: Path, pki: Pk
         "sasl.mechanism.inter.broker.protocol": "PLAIN",
         "sasl.jaas.config": JAAS.replace('password="node-secret"', f'password="{password}"'),
         "ssl.keystore.type": "PEM",
-        "ssl.keystore.location": pki.path("server.pem"),
+        # The cluster's own copy (the session PKI's files are shared), renewed by a test below.
+        "ssl.keystore.location": str(root / "server.pem"),
+        "ssl.keystore.reload.interval.ms": "200",
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": pki.path("ca.pem"),
         "listener.name.clientssl.ssl.client.auth": "required",
@@ -158,6 +160,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         n: dict(zip(LISTENERS, ports_flat[(n - 1) * len(LISTENERS) : n * len(LISTENERS)])) for n in (1, 2, 3)
     }
     cluster_id = run_kraft("storage", "random-uuid").stdout.strip()
+    (root / "server.pem").write_bytes(Path(pki.path("server.pem")).read_bytes())
     c = Cluster(root, pki, ports, {}, cluster_id)
     try:
         for node in (1, 2):
@@ -324,3 +327,30 @@ def test_a_node_with_a_wrong_password_is_refused_by_the_controllers(cluster: Clu
     admin = AdminClient(_confluent(cluster, "CLIENTSASL"))
     assert 3 not in admin.list_topics(timeout=TIMEOUT_S).brokers
     cluster.procs.pop(3).kill()
+
+
+def test_a_renewed_certificate_is_served_without_a_restart(cluster: Cluster) -> None:
+    def served() -> bytes:
+        ctx = ssl.create_default_context(cafile=cluster.pki.path("ca.pem"))
+        raw = socket.create_connection(("127.0.0.1", cluster.port("CLIENTSASLSSL")), timeout=5)
+        with ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+            der = tls.getpeercert(binary_form=True)
+        assert der is not None
+        return der
+
+    def der(pem_file: str) -> bytes:
+        return ssl.PEM_cert_to_DER_cert(
+            "-----BEGIN CERTIFICATE-----" + Path(pem_file).read_text().split("-----BEGIN CERTIFICATE-----")[1]
+        )
+
+    assert served() == der(cluster.pki.path("server.pem"))
+    renewed = cluster.root / "server.pem.new"
+    renewed.write_bytes(Path(cluster.pki.path("server-renewed.pem")).read_bytes())
+    renewed.replace(cluster.root / "server.pem")  # as certbot and cert-manager do: a rename
+    deadline = time.monotonic() + 15
+    while served() != der(cluster.pki.path("server-renewed.pem")):
+        assert time.monotonic() < deadline, (
+            "the renewed certificate was not picked up\n" + cluster.log(1)[-2000:]
+        )
+        time.sleep(0.1)
+    assert "reloaded its key and certificate" in cluster.log(1)

@@ -8,7 +8,8 @@
 * ``rogue-ca.pem`` and ``rogue-client.{key,crt}``: another CA and a client it signs (untrusted);
 * ``rogue-server.pem``: a server key + chain signed by the rogue CA (a client must refuse it);
 * ``mismatch.pem``: a certificate with somebody else's key (a listener must refuse to start);
-* ``server-encrypted.pem``: the server key encrypted with the password ``keypass``.
+* ``server-encrypted.pem``: the server key encrypted with the password ``keypass``;
+* ``server-renewed.pem``: another key and certificate for the same names from the same CA (a renewal).
 """
 
 from __future__ import annotations
@@ -129,6 +130,9 @@ def make_pki(directory: Path) -> Pki:
             files["server-encrypted.pem"] = _pem_key(server_key, KEY_PASSWORD) + _pem_cert(server)
             files["server.key"] = _pem_key(server_key)
             files["server.crt"] = _pem_cert(server) + _pem_cert(ca)
+            renewed_key = _key()
+            renewed = _cert(_name(CN="localhost", O="kraft"), renewed_key, ca_name, ca_key, server=True)
+            files["server-renewed.pem"] = _pem_key(renewed_key) + _pem_cert(renewed) + _pem_cert(ca)
     for name, data in files.items():
         (directory / name).write_bytes(data)
     return Pki(directory)

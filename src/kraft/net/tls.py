@@ -211,6 +211,57 @@ def server_context(s: TlsSettings) -> ssl.SSLContext:
     return ctx
 
 
+class KeystoreReloader:
+    """Applies a renewed key and certificate to a live listener, without a restart.
+
+    ``check()`` (called on a timer by the node: ``ssl.keystore.reload.interval.ms``) looks at the
+    keystore and truststore files (modification time and size). When they changed, it first builds
+    a complete new server context from them (every check of start-up: a key that does not match its
+    certificate, a half-written file or a wrong password is refused and the listener keeps serving
+    the old certificate), then loads the key and chain into the listener's own context, which the
+    next handshakes use; open connections keep their session. CAs added to the truststore are
+    trusted from then on; a CA removed from it stays trusted until a restart (OpenSSL adds to a
+    context's store, it never removes). Inline PEM properties cannot change, so they are not
+    watched.
+    """
+
+    def __init__(self, settings: TlsSettings, context: ssl.SSLContext) -> None:
+        self.settings = settings
+        self.context = context
+        self._stamp = self._read_stamp()
+
+    @property
+    def watched(self) -> list[str]:
+        return [p for p in (self.settings.keystore_location, self.settings.truststore_location) if p]
+
+    def _read_stamp(self) -> tuple[tuple[str, int, int], ...]:
+        stamp = []
+        for path in self.watched:
+            try:
+                st = os.stat(path)
+            except OSError:
+                stamp.append((path, -1, -1))
+            else:
+                stamp.append((path, st.st_mtime_ns, st.st_size))
+        return tuple(stamp)
+
+    def check(self) -> bool:
+        """Reload if the files changed since the last check; True when a reload was applied.
+
+        Raises:
+            ConfigError: the files changed but do not make a valid keystore (nothing applied; the
+                same files are not tried again until they change once more).
+        """
+        stamp = self._read_stamp()
+        if stamp == self._stamp:
+            return False
+        self._stamp = stamp
+        server_context(self.settings)  # every start-up check, on a scratch context
+        _load_keystore(self.context, self.settings, required=True)
+        _load_truststore(self.context, self.settings)
+        return True
+
+
 def client_context(s: TlsSettings) -> ssl.SSLContext:
     """The context of the node's own connections to a TLS listener: the truststore (the system's
     CAs when none is given), our key and chain if we have one (for ``ssl.client.auth``), and

@@ -156,6 +156,9 @@ class ServerConfig:
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
     # connection.failed.authentication.delay.ms: a refused login is answered (and closed) this late.
     failed_authentication_delay_ms: int = 100
+    # kraft-specific: how often TLS listeners look for a renewed keystore (0: never; Kafka reloads
+    # only through a dynamic config change).
+    ssl_keystore_reload_interval_ms: int = 60_000
     metrics_port: int = 0
     metrics_host: str = "127.0.0.1"
     # Where RaftNode.poll runs: "loop" (on the event loop thread, no hand-off per message) or
@@ -344,6 +347,7 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
             props, "connections.max.idle.ms", DEFAULT_CONNECTIONS_MAX_IDLE_MS, minimum=0
         ),
         failed_authentication_delay_ms=_failed_authentication_delay_ms(props),
+        ssl_keystore_reload_interval_ms=get_int(props, "ssl.keystore.reload.interval.ms", 60_000, minimum=0),
         metrics_port=get_int(props, "metrics.port", 0, minimum=0, maximum=65535),
         metrics_host=get_str(props, "metrics.host", "127.0.0.1") or "127.0.0.1",
         raft_driver=_raft_driver(props),

@@ -48,6 +48,7 @@ from kraft.net.channel import ChannelError, PeerAddress, PeerChannel
 from kraft.net.codecs import CODECS
 from kraft.net.limits import ConnectionLimiter
 from kraft.net.server import FeatureInfo, KafkaServer, ListenerAuth
+from kraft.net.tls import KeystoreReloader
 from kraft.node.build import BrokerConfig, NodeConfig, NodeStorage, build_node
 from kraft.node.listeners import BROKER_LISTENER_APIS, CONTROLLER_LISTENER_APIS
 from kraft.node.node import Node, NodeEnvelope
@@ -220,6 +221,7 @@ class KraftServer:
             for name, security in config.listener_security.items()
         }
         outbound = {name: build_client_security(o) for name, o in config.outbound_security.items()}
+        self._watch_keystores(config, auth)
         limiter = ConnectionLimiter.of(
             max_connections=config.max_connections,
             max_per_ip=config.max_connections_per_ip,
@@ -711,6 +713,39 @@ class KraftServer:
         for voter in voters:
             channel.probe(voter)
         return all(channel.refused_since(voter, since) for voter in voters)
+
+    def _watch_keystores(self, config: ServerConfig, auth: Mapping[str, ListenerAuth]) -> None:
+        """Renewed certificates apply without a restart: every ``ssl.keystore.reload.interval.ms``
+        each TLS listener's PEM files are looked at and, when they changed and are valid, loaded
+        into its live context (``KeystoreReloader``); invalid ones are logged and not applied."""
+        interval_ms = config.ssl_keystore_reload_interval_ms
+        reloaders = [
+            (name, KeystoreReloader(security.tls, context))
+            for name, security in config.listener_security.items()
+            if security.tls is not None and (context := auth[name].ssl_context) is not None
+        ]
+        reloaders = [(name, r) for name, r in reloaders if r.watched]
+        if interval_ms <= 0 or not reloaders:
+            return
+
+        async def watch() -> None:
+            while True:
+                await asyncio.sleep(interval_ms / 1000)
+                for name, reloader in reloaders:
+                    try:
+                        if reloader.check():
+                            log.info("%slistener %s: reloaded its key and certificate", self.prefix, name)
+                    except ConfigError as e:
+                        log.error(
+                            "%slistener %s: the renewed keystore is not applied, the old one serves on: %s",
+                            self.prefix,
+                            name,
+                            e,
+                        )
+
+        task = asyncio.get_running_loop().create_task(watch())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _close_resources(self) -> None:
         if self._gateway is not None:

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import ssl
+import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tls_certs import CLIENT_DN, Pki, session_pki
 
+from kraft.common.errors import ConfigError
 from kraft.common.principal import ANONYMOUS, KafkaPrincipal
 from kraft.net.limits import ConnectionLimiter
 from kraft.net.server import InboundRequest, KafkaServer, ListenerAuth
-from kraft.net.tls import TlsSettings, server_context
+from kraft.net.tls import KeystoreReloader, TlsSettings, server_context
 from kraft.node.listeners import BROKER_LISTENER_APIS
 from kraft.protocol.api import Api, decode_response, encode_request
 from kraft.protocol.error_codes import ErrorCode
@@ -412,3 +416,36 @@ def test_each_distinct_bad_request_is_logged_in_full_up_to_a_cap_per_window() ->
     ]
     [summary] = log.flush(11.5)
     assert f"closed {15 * DETAILED_PER_WINDOW - DETAILED_PER_WINDOW} more bad connection(s)" in summary
+
+
+def test_a_renewed_keystore_is_served_to_new_connections_and_a_broken_one_is_not(tmp_path: Path) -> None:
+    pki = session_pki()
+    keystore = tmp_path / "server.pem"
+    keystore.write_bytes(Path(pki.path("server.pem")).read_bytes())
+    settings = TlsSettings(keystore_location=str(keystore), truststore_location=pki.path("ca.pem"))
+    ctx = server_context(settings)
+    reloader = KeystoreReloader(settings, ctx)
+
+    async def test(handler: Recorder, server: KafkaServer, port: int) -> None:
+        before = await connect(port, tls_client(pki))
+        assert await before.call(api_versions.API, 3, av())
+        assert not reloader.check()  # nothing changed
+        # Renewed (here: by another CA's certificate, so that the client can tell them apart).
+        keystore.write_bytes(Path(pki.path("rogue-server.pem")).read_bytes())
+        os.utime(keystore, ns=(time.time_ns(), time.time_ns() + 1_000_000_000))
+        assert reloader.check()
+        renewed = await connect(port, tls_client(pki, ca="rogue-ca.pem"))
+        assert await renewed.call(api_versions.API, 3, av())
+        with pytest.raises(ssl.SSLCertVerificationError):
+            await connect(port, tls_client(pki))
+        assert await before.call(api_versions.API, 3, av())  # the open connection keeps its session
+        # A key that does not match its certificate is refused; the renewed certificate serves on.
+        keystore.write_bytes(Path(pki.path("mismatch.pem")).read_bytes())
+        os.utime(keystore, ns=(time.time_ns(), time.time_ns() + 2_000_000_000))
+        with pytest.raises(ConfigError, match="does not match"):
+            reloader.check()
+        assert not reloader.check()  # the same broken files are not tried again
+        again = await connect(port, tls_client(pki, ca="rogue-ca.pem"))
+        assert await again.call(api_versions.API, 3, av())
+
+    serving(ListenerAuth(ssl_context=ctx), test)

@@ -46,7 +46,7 @@ def test_a_valid_file_parses_with_kafka_defaults(tmp_path: Path) -> None:
     assert cfg.socket_request_max_bytes == 104_857_600 and cfg.connections_max_idle_ms == 600_000
     assert cfg.raft_driver == "loop"
     assert (cfg.log_index_interval_bytes, cfg.log_index_size_max_bytes) == (4096, 10 * 1024 * 1024)
-    assert cfg.failed_authentication_delay_ms == 100
+    assert cfg.failed_authentication_delay_ms == 100 and cfg.ssl_keystore_reload_interval_ms == 60_000
 
 
 def test_log_index_properties_reach_the_config() -> None:
@@ -97,6 +97,7 @@ def test_metadata_log_dir_wins_over_log_dirs() -> None:
         ({"metadata__log__segment__bytes": "10"}, "metadata.log.segment.bytes"),
         ({"log__index__interval__bytes": "-1"}, "log.index.interval.bytes"),
         ({"log__index__size__max__bytes": "3"}, "log.index.size.max.bytes"),
+        ({"ssl__keystore__reload__interval__ms": "-1"}, "ssl.keystore.reload.interval.ms"),
         (
             {"connection__failed__authentication__delay__ms": "-1"},
             "connection.failed.authentication.delay.ms",
