@@ -269,13 +269,14 @@ def test_bad_credentials_are_refused_with_the_servers_message(
     AdminClient(_confluent(cluster, "CLIENTSASL")).list_topics(timeout=TIMEOUT_S)
 
 
-def test_untrusted_client_certificate_is_refused(cluster: Cluster) -> None:
+@pytest.mark.parametrize("cert", ["rogue-client", "expired-client"])  # untrusted CA; trusted CA, expired
+def test_untrusted_or_expired_client_certificate_is_refused(cluster: Cluster, cert: str) -> None:
     conf = _confluent(
         cluster,
         "CLIENTSSL",
         **{
-            "ssl.certificate.location": cluster.pki.path("rogue-client.crt"),
-            "ssl.key.location": cluster.pki.path("rogue-client.key"),
+            "ssl.certificate.location": cluster.pki.path(f"{cert}.crt"),
+            "ssl.key.location": cluster.pki.path(f"{cert}.key"),
         },
     )
     error = _confluent_error(conf)

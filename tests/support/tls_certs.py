@@ -9,7 +9,8 @@
 * ``rogue-server.pem``: a server key + chain signed by the rogue CA (a client must refuse it);
 * ``mismatch.pem``: a certificate with somebody else's key (a listener must refuse to start);
 * ``server-encrypted.pem``: the server key encrypted with the password ``keypass``;
-* ``server-renewed.pem``: another key and certificate for the same names from the same CA (a renewal).
+* ``server-renewed.pem``: another key and certificate for the same names from the same CA (a renewal);
+* ``expired-server.pem`` and ``expired-client.{key,crt}``: signed by the trusted CA, expired ten days ago.
 """
 
 from __future__ import annotations
@@ -54,16 +55,20 @@ def _cert(
     *,
     ca: bool = False,
     server: bool = False,
+    expired: bool = False,
 ) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
+    # An expired certificate: valid for a day, ten days ago.
+    start = now - datetime.timedelta(days=11 if expired else 1)
+    end = now - datetime.timedelta(days=10) if expired else now + datetime.timedelta(days=30)
     builder = (
         x509.CertificateBuilder()
         .subject_name(subject)
         .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=30))
+        .not_valid_before(start)
+        .not_valid_after(end)
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
     )
     if ca:
@@ -133,6 +138,15 @@ def make_pki(directory: Path) -> Pki:
             renewed_key = _key()
             renewed = _cert(_name(CN="localhost", O="kraft"), renewed_key, ca_name, ca_key, server=True)
             files["server-renewed.pem"] = _pem_key(renewed_key) + _pem_cert(renewed) + _pem_cert(ca)
+            old_server = _cert(
+                _name(CN="localhost", O="kraft"), server_key, ca_name, ca_key, server=True, expired=True
+            )
+            files["expired-server.pem"] = _pem_key(server_key) + _pem_cert(old_server) + _pem_cert(ca)
+            old_client = _cert(
+                _name(CN="client", OU="eng", O="kraft"), client_key, ca_name, ca_key, expired=True
+            )
+            files["expired-client.key"] = _pem_key(client_key)
+            files["expired-client.crt"] = _pem_cert(old_client)
     for name, data in files.items():
         (directory / name).write_bytes(data)
     return Pki(directory)
