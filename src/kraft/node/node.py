@@ -49,6 +49,7 @@ from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.error_responses import error_response
 from kraft.raft.messages import Envelope
 from kraft.raft.node import RaftNode
+from kraft.raft.rpc import error_response_for
 from kraft.raft.types import LeaderAndEpoch
 from kraft.security.request_authz import UNKNOWN_HOST, Refuse
 
@@ -82,6 +83,7 @@ class Node:
             raft.register(controller)
         self._plain = controller is None and quorum_apis is None and broker is None
         self._refusals: list[ControllerEnvelope] = []  # answers to requests no part here serves
+        self._raft_refusals: list[Envelope] = []  # raft RPCs refused CLUSTER_ACTION, answered here
         self._voter_set = raft.voter_set  # what the broker's DescribeCluster lists as controllers
 
     # -- observation -------------------------------------------------------------------------------
@@ -163,6 +165,9 @@ class Node:
         elif wake is not None:
             wake_at_ms = min(wake_at_ms, wake)
         raft_out.extend(out)
+        if self._raft_refusals:
+            raft_out.extend(self._raft_refusals)
+            self._raft_refusals = []
         return NodePollResult(raft_out, wake_at_ms)
 
     # -- routing -----------------------------------------------------------------------------------
@@ -170,7 +175,11 @@ class Node:
     def _route_in(self, envelope: NodeEnvelope, raft_in: list[Envelope], now_ms: int) -> None:
         match envelope:
             case Envelope():
-                raft_in.append(envelope)
+                refusal = None if envelope.principal is None else self._raft_refusal(envelope, now_ms)
+                if refusal is None:
+                    raft_in.append(envelope)
+                else:
+                    self._raft_refusals.append(refusal)
             case ControllerEnvelope():
                 if type(envelope.body) is ApiRequest:
                     self._to_controller_side(envelope, now_ms)
@@ -225,6 +234,23 @@ class Node:
             self._refusals.append(
                 envelope.reply(error_response(request.api.key, request.version, request.body, code))
             )
+
+    def _raft_refusal(self, envelope: Envelope, now_ms: int) -> Envelope | None:
+        """The answer refusing a raft RPC from a listener whose principal may not CLUSTER_ACTION
+        (Kafka's ``ControllerApis`` checks every raft RPC so), or None. Without an authorizer, or
+        on a node without a controller part, everything passes."""
+        controller = self.controller
+        authz = None if controller is None else controller.authz
+        if controller is None or authz is None or envelope.principal is None or not envelope.is_request:
+            return None
+        body = envelope.body
+        name = type(body).__name__.removesuffix("Request")
+        if authz.allows_cluster_action(
+            controller.image, envelope.principal, envelope.host or UNKNOWN_HOST, name, now_ms
+        ):
+            return None
+        answer = error_response_for(body, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)  # type: ignore[arg-type]
+        return Envelope(envelope.destination, envelope.source, envelope.correlation_id, answer)
 
     def _quorum_refusal(
         self, envelope: ControllerEnvelope, request: ApiRequest, now_ms: int

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from kraft.common.fast_init import speed_up_inits
+from kraft.common.principal import KafkaPrincipal
 from kraft.common.uuids import ZERO_UUID
 from kraft.raft.types import Endpoint, OffsetAndEpoch, ReplicaKey
 
@@ -263,6 +264,11 @@ class Envelope:
     destination: int
     correlation_id: int
     body: RaftRpc
+    # Who sent a request that came in on a listener, as its connection authenticated it (None:
+    # from inside the node or the simulator, trusted). The node checks CLUSTER_ACTION with it
+    # before the core sees the request; the core never reads it. Not part of the message's value.
+    principal: KafkaPrincipal | None = field(default=None, repr=False, compare=False)
+    host: str = field(default="", repr=False, compare=False)
 
     @property
     def is_request(self) -> bool:

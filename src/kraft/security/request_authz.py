@@ -263,6 +263,15 @@ class RequestAuthorizer:
     ) -> Access:
         return Access(self._cache.get(acls), principal, host, api_name, self.audit, now_ms)
 
+    def allows_cluster_action(
+        self, image: MetadataImage, principal: KafkaPrincipal, host: str, api_name: str, now_ms: int
+    ) -> bool:
+        """Whether ``principal`` may send the raft RPCs (Vote, BeginQuorumEpoch, EndQuorumEpoch,
+        Fetch, FetchSnapshot, UpdateRaftVoter): CLUSTER_ACTION on the cluster, as Kafka's
+        ``ControllerApis`` checks them. A refusal is logged like any other."""
+        access = self.access(image.acls, principal, host, api_name, now_ms)
+        return access.allows_cluster(Op.CLUSTER_ACTION)
+
     def check(
         self,
         image: MetadataImage,

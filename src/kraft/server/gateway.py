@@ -162,7 +162,7 @@ class ListenerHandler:
                 )
             )
         elif key in RAFT_PEER_APIS:
-            answer = await self._raft_peer(api, body)
+            answer = await self._raft_peer(api, body, request)
         else:
             source = CONTROLLER_CLIENT_BASE - request.connection_id
             principal, host = request.principal, request.host
@@ -177,7 +177,7 @@ class ListenerHandler:
             return codec.encode_response(answer, version, gateway.raft_listener_name)
         return answer
 
-    async def _raft_peer(self, api: Api, request: Any) -> Any:
+    async def _raft_peer(self, api: Api, request: Any, inbound: InboundRequest) -> Any:
         gateway = self._gateway
         trace = commit_trace.TRACE
         replica = -1
@@ -185,7 +185,10 @@ class ListenerHandler:
             replica = request.replica_key.id
             trace.note(commit_trace.FETCH_REQ_RECEIVED, replica, request.fetch_offset)
         source = request_source(request)
-        response = await gateway.ask(lambda cid: Envelope(source, gateway.node_id, cid, request))
+        principal, host = inbound.principal, inbound.host
+        response = await gateway.ask(
+            lambda cid: Envelope(source, gateway.node_id, cid, request, principal, host)
+        )
         if trace is not None and isinstance(response, FetchResponse) and response.records:
             trace.note(
                 commit_trace.FETCH_RESP_READY, replica, commit_trace.records_base_offset(response.records)

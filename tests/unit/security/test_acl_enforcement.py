@@ -40,7 +40,8 @@ from kraft.protocol.messages import (
     metadata,
     produce,
 )
-from kraft.raft.messages import DescribeQuorumRequest
+from kraft.raft.messages import DescribeQuorumRequest, Envelope, VoteRequest, VoteResponse
+from kraft.raft.types import ReplicaKey
 from kraft.records.batch import build_value_batch, iter_batches
 from kraft.security.acls import AclOperation, AclPermissionType, PatternType, ResourceType
 
@@ -457,3 +458,36 @@ def test_an_acl_for_one_host_applies_to_requests_from_that_address_only(node: Ac
     assert listed("10.0.0.7") == {"b": 0}
     assert listed("10.0.0.8") == {}
     assert listed("") == {}  # a request that does not say where it came from matches only host "*"
+
+
+def test_raft_rpcs_from_a_listener_need_cluster_action(node: AclNode) -> None:
+    # Kafka's ControllerApis checks CLUSTER_ACTION on every raft RPC: a user who may log in to the
+    # controller listener must not be able to vote or depose the leader.
+    def vote(principal: KafkaPrincipal | None, correlation_id: int) -> VoteResponse | None:
+        request = VoteRequest(
+            cluster_id=None,
+            candidate_epoch=10**6,
+            candidate_key=ReplicaKey(2, None),
+            voter_key=ReplicaKey(1, None),
+            last_offset_epoch=10**6,
+            last_offset=10**6,
+            pre_vote=True,
+        )
+        envelope = Envelope(2, 1, correlation_id, request, principal, "127.0.0.1")
+        node.now_ms += 5
+        for out in node.node.poll(node.now_ms, [envelope]).outbound:
+            if isinstance(out, Envelope) and out.correlation_id == correlation_id and not out.is_request:
+                assert isinstance(out.body, VoteResponse)
+                return out.body
+        return None
+
+    refused = vote(BOB, 1)
+    assert refused is not None and refused.error_code == E.CLUSTER_AUTHORIZATION_FAILED
+    # The super user (a node's own principal) and a request from inside (no principal) reach the
+    # core, which answers them itself (a pre-vote it does not grant: its own leader is live).
+    for principal, cid in ((ADMIN, 2), (None, 3)):
+        answered = vote(principal, cid)
+        assert answered is not None and answered.error_code == 0, answered
+    add_acls(node, acl("kafka-cluster", Op.CLUSTER_ACTION, BOB, rt=ResourceType.CLUSTER))
+    allowed = vote(BOB, 4)
+    assert allowed is not None and allowed.error_code == 0
