@@ -40,12 +40,15 @@ from typing import Any, Final, Protocol
 from kraft.broker.fetch_sessions import (
     DEFAULT_CACHE_SLOTS,
     DEFAULT_EVICTION_MS,
+    INITIAL_EPOCH,
+    INVALID_SESSION_ID,
     ContextKind,
     FetchContext,
     FetchSessionCache,
     PartitionAnswer,
     PartitionFetch,
     PartitionKey,
+    next_epoch,
 )
 from kraft.broker.partition import Partition, PartitionLogLike
 from kraft.broker.purgatory import Purgatory
@@ -186,6 +189,28 @@ class _Fetcher:
     sent: dict[TopicIdPartition, int] = field(default_factory=dict)  # fetch offset asked per partition
     deadline_ms: int = 0
     not_before_ms: int = 0
+    # Its fetch session with the leader (KIP-227, Kafka's FetchSessionHandler): the next request's
+    # SessionId and SessionEpoch (epoch 0: a full fetch that asks for a new session, closing
+    # ``session_id`` if not 0) and each partition's request as the leader's session has it.
+    session_id: int = INVALID_SESSION_ID
+    session_epoch: int = INITIAL_EPOCH
+    session: dict[TopicIdPartition, PartitionFetch] = field(default_factory=dict)
+
+    def session_failed(self, code: int | None = None) -> None:
+        """A session error (or no answer): a full fetch next, a new session asked for (Kafka's
+        ``handleError``/``handleResponse``: the id is dropped when the leader no longer knows it)."""
+        if code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND:
+            self.session_id = INVALID_SESSION_ID
+        self.session_epoch = INITIAL_EPOCH
+
+    def session_answered(self, session_id: int) -> None:
+        """An answer without a top-level error: the session is opened, continued or gone."""
+        if session_id == INVALID_SESSION_ID:
+            self.session_id, self.session_epoch = INVALID_SESSION_ID, INITIAL_EPOCH
+        elif self.session_epoch == INITIAL_EPOCH:
+            self.session_id, self.session_epoch = session_id, next_epoch(INITIAL_EPOCH)
+        else:
+            self.session_epoch = next_epoch(self.session_epoch)
 
 
 class ReplicaManager:
@@ -945,6 +970,7 @@ class ReplicaManager:
                 if now_ms >= fetcher.deadline_ms:  # no answer in time: give up on it and back off
                     self._fetcher_of.pop(fetcher.in_flight, None)
                     fetcher.in_flight = None
+                    fetcher.session_failed()
                     fetcher.not_before_ms = now_ms + self.config.fetch_backoff_ms
                 else:
                     wake = _earliest(wake, fetcher.deadline_ms)
@@ -957,33 +983,55 @@ class ReplicaManager:
         return wake
 
     def _send_fetch(self, fetcher: _Fetcher, partitions: list[Partition], now_ms: int) -> None:
+        """One Fetch to a leader: a full one (every partition) when the fetch session is new or
+        failed, else an incremental one listing only the partitions whose request changed (added
+        or moved on) and forgetting those no longer followed (Kafka's ``FetchSessionHandler``)."""
         cls: Any = fetch.REQUEST.cls
         topic_cls = cls.FetchTopic
-        by_topic: dict[uuid.UUID, list[Any]] = {}
-        fetcher.sent = {}
+        wanted: dict[TopicIdPartition, PartitionFetch] = {}
         for partition in sorted(partitions, key=lambda p: (p.topic, p.index)):
             log_ = partition.log
-            by_topic.setdefault(partition.topic_id, []).append(
+            wanted[partition.tp] = PartitionFetch(
+                fetch_offset=log_.log_end_offset,
+                max_bytes=self.config.fetch_max_bytes,
+                current_leader_epoch=partition.leader_epoch,
+                last_fetched_epoch=-1 if log_.latest_epoch is None else log_.latest_epoch,
+                log_start_offset=log_.log_start_offset,
+            )
+        full = fetcher.session_epoch == INITIAL_EPOCH
+        previous = fetcher.session
+        send = wanted if full else {tp: r for tp, r in wanted.items() if previous.get(tp) != r}
+        forgotten: dict[uuid.UUID, list[int]] = {}
+        if not full:
+            for tp in previous:
+                if tp not in wanted:
+                    forgotten.setdefault(tp.topic_id, []).append(tp.partition_id)
+        fetcher.session = wanted
+        fetcher.sent = {tp: r.fetch_offset for tp, r in wanted.items()}
+        by_topic: dict[uuid.UUID, list[Any]] = {}
+        for tp, r in send.items():
+            by_topic.setdefault(tp.topic_id, []).append(
                 topic_cls.FetchPartition(
-                    partition=partition.index,
-                    current_leader_epoch=partition.leader_epoch,
-                    fetch_offset=log_.log_end_offset,
-                    last_fetched_epoch=-1 if log_.latest_epoch is None else log_.latest_epoch,
-                    log_start_offset=log_.log_start_offset,
-                    partition_max_bytes=self.config.fetch_max_bytes,
+                    partition=tp.partition_id,
+                    current_leader_epoch=r.current_leader_epoch,
+                    fetch_offset=r.fetch_offset,
+                    last_fetched_epoch=r.last_fetched_epoch,
+                    log_start_offset=r.log_start_offset,
+                    partition_max_bytes=r.max_bytes,
                 )
             )
-            fetcher.sent[partition.tp] = log_.log_end_offset
         body = cls(
             replica_state=cls.ReplicaState(replica_id=self.node_id, replica_epoch=self.broker_epoch),
             max_wait_ms=self.config.fetch_wait_max_ms,
             min_bytes=self.config.fetch_min_bytes,
             max_bytes=self.config.fetch_response_max_bytes,
             isolation_level=0,
-            session_id=0,
-            session_epoch=-1,
+            session_id=fetcher.session_id,
+            session_epoch=fetcher.session_epoch,
             topics=[topic_cls(topic_id=t, partitions=ps) for t, ps in by_topic.items()],
-            forgotten_topics_data=[],
+            forgotten_topics_data=[
+                cls.ForgottenTopic(topic_id=t, partitions=ps) for t, ps in forgotten.items()
+            ],
             rack_id="",
         )
         correlation_id = self._next_correlation_id()
@@ -1011,8 +1059,10 @@ class ReplicaManager:
         assert isinstance(answer, ApiResponse)
         response: Any = answer.body
         if response is None or response.error_code != ErrorCode.NONE:
+            fetcher.session_failed(None if response is None else response.error_code)
             fetcher.not_before_ms = now_ms + self.config.fetch_backoff_ms
             return True
+        fetcher.session_answered(response.session_id)
         backoff = False
         for t in response.responses:
             for row in t.partitions:

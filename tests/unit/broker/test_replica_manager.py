@@ -770,21 +770,23 @@ def _rows(answer: Any) -> dict[int, tuple[int, int, list[bytes]]]:
 def test_an_incremental_fetch_answers_only_the_partitions_that_changed_on_the_wire() -> None:
     c = _two_partitions()
     sessions = c.managers[1].fetch_sessions
+    followers = len(sessions)  # the two followers' replica fetchers have theirs
     full = c.answer(_session_fetch(c, {0: 0, 1: 0}, session_id=0, epoch=0))
-    assert full.session_id == 1 and len(sessions) == 1 and sessions.num_partitions == 2
+    sid = full.session_id
+    assert sid != 0 and len(sessions) == followers + 1 and len(sessions.sessions[sid].partitions) == 2
     assert _rows(full) == {0: (E.NONE, 3, [b"a", b"b", b"c"]), 1: (E.NONE, 0, [])}
     # Partition 0 listed at its new offset, nothing new anywhere: an empty answer, still in the session.
-    empty = c.answer(_session_fetch(c, {0: 3}, session_id=1, epoch=1))
-    assert (empty.error_code, empty.session_id, empty.responses) == (E.NONE, 1, [])
+    empty = c.answer(_session_fetch(c, {0: 3}, session_id=sid, epoch=1))
+    assert (empty.error_code, empty.session_id, empty.responses) == (E.NONE, sid, [])
     # Partition 0 moves on (listed with its new offset); partition 1 has not changed and is left out.
     c.produce([b"d"])
     c.run(300)
-    cid = _session_fetch(c, {}, session_id=1, epoch=2)
+    cid = _session_fetch(c, {}, session_id=sid, epoch=2)
     log = c.log(1)
     records = log.read(3, 1 << 20, max_offset=4)
     # FetchResponse v13 (flexible), field by field: no partition 1 in it.
     expected = (
-        struct.pack(">ihi", 0, 0, 1)  # ThrottleTimeMs, ErrorCode, SessionId
+        struct.pack(">ihi", 0, 0, sid)  # ThrottleTimeMs, ErrorCode, SessionId
         + b"\x02"  # Responses: one topic
         + TOPIC_ID.bytes
         + b"\x02"  # Partitions: one
@@ -801,44 +803,47 @@ def test_an_incremental_fetch_answers_only_the_partitions_that_changed_on_the_wi
     # nothing new and the same high watermark).
     c.produce_to(1, [b"x"])
     c.run(300)
-    assert _rows(c.answer(_session_fetch(c, {0: 4}, session_id=1, epoch=3))) == {1: (E.NONE, 1, [b"x"])}
+    assert _rows(c.answer(_session_fetch(c, {0: 4}, session_id=sid, epoch=3))) == {1: (E.NONE, 1, [b"x"])}
     # Forgetting a partition drops it from the session; forgetting both closes the session.
-    assert c.answer(_session_fetch(c, {}, session_id=1, epoch=4, forgotten=(0,))).session_id == 1
-    assert sessions.num_partitions == 1
-    closed = c.answer(_session_fetch(c, {}, session_id=1, epoch=5, forgotten=(1,)))
-    assert (closed.session_id, len(sessions)) == (0, 0)
+    assert c.answer(_session_fetch(c, {}, session_id=sid, epoch=4, forgotten=(0,))).session_id == sid
+    assert list(sessions.sessions[sid].partitions) == [(TOPIC_ID, 1)]
+    closed = c.answer(_session_fetch(c, {}, session_id=sid, epoch=5, forgotten=(1,)))
+    assert (closed.session_id, len(sessions)) == (0, followers)
 
 
 def test_a_parked_incremental_fetch_is_answered_by_the_session_rule() -> None:
     c = _two_partitions()
-    assert c.answer(_session_fetch(c, {0: 3, 1: 0}, session_id=0, epoch=0)).session_id == 1
-    cid = _session_fetch(c, {}, session_id=1, epoch=1, max_wait_ms=5_000)
+    sid = c.answer(_session_fetch(c, {0: 3, 1: 0}, session_id=0, epoch=0)).session_id
+    assert sid != 0
+    cid = _session_fetch(c, {}, session_id=sid, epoch=1, max_wait_ms=5_000)
     assert c.answer(cid) is None  # nothing to read: it waits
     c.produce([b"d"])
     c.run(300)
     answer = c.answer(cid)
-    assert answer.session_id == 1 and _rows(answer) == {0: (E.NONE, 4, [b"d"])}
+    assert answer.session_id == sid and _rows(answer) == {0: (E.NONE, 4, [b"d"])}
     # Waiting until max_wait_ms with nothing new answers the session with no partitions.
-    cid = _session_fetch(c, {0: 4}, session_id=1, epoch=2, max_wait_ms=200)
+    cid = _session_fetch(c, {0: 4}, session_id=sid, epoch=2, max_wait_ms=200)
     c.run(300)
-    assert (c.answer(cid).session_id, c.answer(cid).responses) == (1, [])
+    assert (c.answer(cid).session_id, c.answer(cid).responses) == (sid, [])
 
 
 @pytest.mark.parametrize(
     ("session_id", "epoch", "version", "error"),
     [
         (77, 1, 13, E.FETCH_SESSION_ID_NOT_FOUND),
-        (1, 3, 13, E.INVALID_FETCH_SESSION_EPOCH),
-        (1, 1, 12, E.FETCH_SESSION_TOPIC_ID_ERROR),  # the session was opened with topic ids (v13)
+        (None, 3, 13, E.INVALID_FETCH_SESSION_EPOCH),  # None: the session opened
+        (None, 1, 12, E.FETCH_SESSION_TOPIC_ID_ERROR),  # the session was opened with topic ids (v13)
     ],
 )
 def test_fetch_session_errors_are_answered_at_once(
-    session_id: int, epoch: int, version: int, error: E
+    session_id: int | None, epoch: int, version: int, error: E
 ) -> None:
     c = _two_partitions()
-    assert c.answer(_session_fetch(c, {0: 0, 1: 0}, session_id=0, epoch=0)).session_id == 1
+    sid = c.answer(_session_fetch(c, {0: 0, 1: 0}, session_id=0, epoch=0)).session_id
+    assert sid != 0
+    named = sid if session_id is None else session_id
     answer = c.answer(
-        _session_fetch(c, {0: 0}, session_id=session_id, epoch=epoch, version=version, max_wait_ms=500)
+        _session_fetch(c, {0: 0}, session_id=named, epoch=epoch, version=version, max_wait_ms=500)
     )
     assert (answer.error_code, answer.session_id, answer.responses) == (error, 0, [])
 
@@ -849,7 +854,53 @@ def test_sessionless_fetches_open_no_session() -> None:
     for _ in range(3):
         answer = c.answer(_session_fetch(c, {0: 3, 1: 0}, session_id=0, epoch=-1))
         assert answer.session_id == 0 and _rows(answer) == {0: (E.NONE, 3, []), 1: (E.NONE, 0, [])}
-    assert len(c.managers[1].fetch_sessions) == 0
+    assert all(s.privileged for s in c.managers[1].fetch_sessions.sessions.values())  # followers' only
     # A v12 (topic names) session works the same way.
-    assert c.answer(_session_fetch(c, {0: 3, 1: 0}, session_id=0, epoch=0, version=12)).session_id == 1
-    assert _rows(c.answer(_session_fetch(c, {}, session_id=1, epoch=1, version=12))) == {}
+    sid = c.answer(_session_fetch(c, {0: 3, 1: 0}, session_id=0, epoch=0, version=12)).session_id
+    assert not c.managers[1].fetch_sessions.sessions[sid].uses_topic_ids
+    assert _rows(c.answer(_session_fetch(c, {}, session_id=sid, epoch=1, version=12))) == {}
+
+
+def test_the_replica_fetcher_uses_a_fetch_session() -> None:
+    c = _two_partitions()
+    leader = c.managers[1]
+    seen: list[tuple[int, int, int, list[int]]] = []  # broker 2's fetches: (id, epoch, version, partitions)
+    handle = leader.handle
+
+    def recording(env: ClientEnvelope, now_ms: int) -> None:
+        request = env.body
+        assert isinstance(request, ApiRequest)
+        if request.api.key == fetch.API.key and env.source == 2:
+            b = request.body
+            seen.append(
+                (
+                    b.session_id,
+                    b.session_epoch,
+                    request.version,
+                    [p.partition for t in b.topics for p in t.partitions],
+                )
+            )
+        handle(env, now_ms)
+
+    leader.handle = recording  # type: ignore[method-assign]
+    follower = {s.id: s for s in leader.fetch_sessions.sessions.values() if s.privileged}
+    assert len(follower) == 2 and all(len(s.partitions) == 2 for s in follower.values())
+    c.produce([b"d", b"e"])
+    c.run(300)
+    assert c.values(2) == c.values(1) == [b"a", b"b", b"c", b"d", b"e"] and c.log(2).high_watermark == 5
+    # Incremental fetches of the session: partition 0, which moved, is listed once; partition 1 never.
+    sid = seen[0][0]
+    assert sid in follower and all(s == sid and e > 0 for s, e, _, _ in seen)
+    assert [e for _, e, _, _ in seen] == list(range(seen[0][1], seen[0][1] + len(seen)))
+    assert [0] in [ps for *_, ps in seen] and all(1 not in ps for *_, ps in seen)
+    # The leader forgets the session (as after a restart): the fetch waiting there is answered
+    # INVALID_FETCH_SESSION_EPOCH, the next one FETCH_SESSION_ID_NOT_FOUND or a full fetch opens a
+    # new session, and replication goes on.
+    leader.fetch_sessions.remove(sid)
+    seen.clear()
+    c.produce_to(1, [b"x"])
+    c.run(500)
+    assert c.values(2) == c.values(1) and c.logs[2].logs[("t", 1)].log_end_offset == 1
+    full = [(s, e, ps) for s, e, _, ps in seen if e == 0]
+    assert full and sorted(full[0][2]) == [0, 1]  # a full fetch lists every partition
+    assert any(s.privileged and s.id != sid for s in leader.fetch_sessions.sessions.values())
