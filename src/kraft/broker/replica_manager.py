@@ -12,11 +12,13 @@ as the metadata deltas set them, and the data APIs on a broker listener:
 * **Fetch** from consumers (up to the high watermark) and followers (up to the log end; a follower's
   fetch offset is its log end, which moves the high watermark), with Kafka's long poll (answer when
   ``min_bytes`` are there or ``max_wait_ms`` passed), KIP-74 (at least one whole batch), leader-epoch
-  fencing and ``DivergingEpoch`` for a fetcher whose ``LastFetchedEpoch`` is not on the leader's log.
+  fencing and ``DivergingEpoch`` for a fetcher whose ``LastFetchedEpoch`` is not on the leader's log;
+  incremental fetch sessions (KIP-227) through ``kraft.broker.fetch_sessions``, long polls included.
 * **ListOffsets** and **OffsetForLeaderEpoch** from the log and its epoch cache.
 * **The replica fetcher**: for each leader this broker follows partitions of, one Fetch at a time
-  (v17 with ``ReplicaState``: this broker's id and epoch), appending what comes back, truncating on
-  ``DivergingEpoch``, taking ``min(leader high watermark, own log end)`` as its high watermark.
+  (v17 with ``ReplicaState``: this broker's id and epoch; in a fetch session: a full fetch, then
+  incremental ones listing only the partitions whose request changed), appending what comes back,
+  truncating on ``DivergingEpoch``, taking ``min(leader high watermark, own log end)`` as its high watermark.
 * **ISR proposals** for the ISR manager (``isr_proposals``): shrink by ``replica.lag.time.max.ms``,
   expand when caught up, from the followers' fetches.
 * **Log reports for unclean recovery** (``leaderless_log_info``): the last written epoch and log end
