@@ -113,26 +113,46 @@ def test_compressed_batches_round_trip(cluster: LocalCluster, codec: str) -> Non
 
 
 def test_kafka_python_producer_and_consumer(cluster: LocalCluster) -> None:
+    """kafka-python 3 opens a fetch session (KIP-227) with each leader when offered one and then sends
+    incremental fetches: records produced in rounds, to some partitions only, are all read back in
+    order across many incremental fetches of sessions that stay open (no session error resets them)."""
     kafka = pytest.importorskip("kafka")
-    create_topic(cluster, "kp")
+    partitions = 6
+    create_topic(cluster, "kp", partitions=partitions)
     producer = kafka.KafkaProducer(
         bootstrap_servers=cluster.bootstrap_servers(), acks="all", enable_idempotence=False
     )
-    futures = [producer.send("kp", key=b"k", value=f"v{i}".encode()) for i in range(100)]
-    producer.flush(TIMEOUT_S)
-    assert [f.get(TIMEOUT_S).offset for f in futures] == list(range(100))
+    consumer = kafka.KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap_servers(), enable_auto_commit=False, fetch_max_wait_ms=100
+    )
+    tps = [kafka.TopicPartition("kp", p) for p in range(partitions)]
+    consumer.assign(tps)
+    consumer.seek_to_beginning(*tps)
+    sent: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
+    got: dict[int, list[bytes]] = {p: [] for p in range(partitions)}
+    for round_ in range(8):
+        # Each round writes to two partitions: the others stay unchanged in the sessions.
+        futures = []
+        for i in range(40):
+            p = (round_ + 3 * (i % 2)) % partitions
+            value = f"r{round_}-{i}".encode()
+            sent[p].append(value)
+            futures.append(producer.send("kp", key=b"k", value=value, partition=p))
+        producer.flush(TIMEOUT_S)
+        for f in futures:
+            f.get(TIMEOUT_S)
+        deadline = time.monotonic() + TIMEOUT_S
+        while sum(map(len, got.values())) < sum(map(len, sent.values())) and time.monotonic() < deadline:
+            for tp, batch in consumer.poll(timeout_ms=200).items():
+                got[tp.partition].extend(r.value for r in batch)
+    for _ in range(5):  # a few fetches with nothing new: answered empty, sessions kept
+        assert consumer.poll(timeout_ms=200) == {}
+    handlers = consumer._fetcher._session_handlers  # kafka-python's FetchSessionHandler per broker
+    sessions = {node: h.next_metadata for node, h in handlers.items()}
     producer.close()
-    consumer = kafka.KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers(), enable_auto_commit=False)
-    tp = kafka.TopicPartition("kp", 0)
-    consumer.assign([tp])
-    consumer.seek_to_beginning(tp)
-    values: list[bytes] = []
-    deadline = time.monotonic() + TIMEOUT_S
-    while len(values) < 100 and time.monotonic() < deadline:
-        for batch in consumer.poll(timeout_ms=500).values():
-            values.extend(r.value for r in batch)
     consumer.close()
-    assert values == [f"v{i}".encode() for i in range(100)]
+    assert got == sent
+    assert sessions and all(m.session_id != 0 and m.epoch > 10 for m in sessions.values()), sessions
 
 
 def test_kafka_python_describe_log_dirs_reports_every_replica_with_its_size(cluster: LocalCluster) -> None:

@@ -33,6 +33,9 @@ PROMETHEUS_NAMES: Mapping[str, tuple[str, str]] = {
     "at_min_isr_partitions": ("ReplicaManager", "AtMinIsrPartitionCount"),
     "isr_expands": ("ReplicaManager", "IsrExpandsPerSec"),  # a counter: take rate()
     "alter_partition_requests": ("ReplicaManager", "AlterPartitionRequests"),  # kraft
+    "fetch_sessions": ("FetchSessionCache", "NumIncrementalFetchSessions"),
+    "fetch_session_partitions": ("FetchSessionCache", "NumIncrementalFetchPartitionsCached"),
+    "fetch_session_evictions": ("FetchSessionCache", "IncrementalFetchSessionEvictionsPerSec"),  # a counter
 }
 
 
@@ -55,6 +58,11 @@ class BrokerMetrics:
             "isr_expands": float(node.isr.partitions_expanded),
             "alter_partition_requests": float(node.isr.requests_sent),
         }
+        if node.replicas is not None:
+            sessions = node.replicas.fetch_sessions
+            out["fetch_sessions"] = float(len(sessions))
+            out["fetch_session_partitions"] = float(sessions.num_partitions)
+            out["fetch_session_evictions"] = float(sessions.evictions)
         listener = node.metadata
         if listener is not None:
             out["metadata_apply_errors"] = float(listener.metadata_errors)

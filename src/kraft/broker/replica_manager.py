@@ -12,11 +12,13 @@ as the metadata deltas set them, and the data APIs on a broker listener:
 * **Fetch** from consumers (up to the high watermark) and followers (up to the log end; a follower's
   fetch offset is its log end, which moves the high watermark), with Kafka's long poll (answer when
   ``min_bytes`` are there or ``max_wait_ms`` passed), KIP-74 (at least one whole batch), leader-epoch
-  fencing and ``DivergingEpoch`` for a fetcher whose ``LastFetchedEpoch`` is not on the leader's log.
+  fencing and ``DivergingEpoch`` for a fetcher whose ``LastFetchedEpoch`` is not on the leader's log;
+  incremental fetch sessions (KIP-227) through ``kraft.broker.fetch_sessions``, long polls included.
 * **ListOffsets** and **OffsetForLeaderEpoch** from the log and its epoch cache.
 * **The replica fetcher**: for each leader this broker follows partitions of, one Fetch at a time
-  (v17 with ``ReplicaState``: this broker's id and epoch), appending what comes back, truncating on
-  ``DivergingEpoch``, taking ``min(leader high watermark, own log end)`` as its high watermark.
+  (v17 with ``ReplicaState``: this broker's id and epoch; in a fetch session: a full fetch, then
+  incremental ones listing only the partitions whose request changed), appending what comes back,
+  truncating on ``DivergingEpoch``, taking ``min(leader high watermark, own log end)`` as its high watermark.
 * **ISR proposals** for the ISR manager (``isr_proposals``): shrink by ``replica.lag.time.max.ms``,
   expand when caught up, from the followers' fetches.
 * **Log reports for unclean recovery** (``leaderless_log_info``): the last written epoch and log end
@@ -30,12 +32,26 @@ Everything happens on the node's thread, in the node's order: the simulator driv
 
 from __future__ import annotations
 
+import itertools
 import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from kraft.broker.fetch_sessions import (
+    DEFAULT_CACHE_SLOTS,
+    DEFAULT_EVICTION_MS,
+    INITIAL_EPOCH,
+    INVALID_SESSION_ID,
+    ContextKind,
+    FetchContext,
+    FetchSessionCache,
+    PartitionAnswer,
+    PartitionFetch,
+    PartitionKey,
+    next_epoch,
+)
 from kraft.broker.partition import Partition, PartitionLogLike
 from kraft.broker.purgatory import Purgatory
 from kraft.metadata.configs import TOPIC, ConfigResolver, effective_min_isr
@@ -106,6 +122,8 @@ class ReplicaConfig:
     retention_check_interval_ms: int = 300_000  # log.retention.check.interval.ms
     request_timeout_ms: int = 30_000  # how long a fetcher waits for its leader's answer
     inter_broker_listener: str = "PLAINTEXT"  # inter.broker.listener.name
+    fetch_session_cache_slots: int = DEFAULT_CACHE_SLOTS  # max.incremental.fetch.session.cache.slots
+    fetch_session_eviction_ms: int = DEFAULT_EVICTION_MS  # min.incremental.fetch.session.eviction.ms
 
 
 _NEVER: Final = 9223372036854775807  # Long.MAX_VALUE: Kafka's "never" for flush.messages and flush.ms
@@ -161,6 +179,7 @@ class _DelayedFetch:
     body: Any
     deadline_ms: int
     partitions: frozenset[TopicIdPartition]  # what it reads: re-read only when one of them moved
+    context: FetchContext  # its fetch session's part (KIP-227): how the answer is cut down
 
 
 @dataclass(slots=True)
@@ -172,6 +191,28 @@ class _Fetcher:
     sent: dict[TopicIdPartition, int] = field(default_factory=dict)  # fetch offset asked per partition
     deadline_ms: int = 0
     not_before_ms: int = 0
+    # Its fetch session with the leader (KIP-227, Kafka's FetchSessionHandler): the next request's
+    # SessionId and SessionEpoch (epoch 0: a full fetch that asks for a new session, closing
+    # ``session_id`` if not 0) and each partition's request as the leader's session has it.
+    session_id: int = INVALID_SESSION_ID
+    session_epoch: int = INITIAL_EPOCH
+    session: dict[TopicIdPartition, PartitionFetch] = field(default_factory=dict)
+
+    def session_failed(self, code: int | None = None) -> None:
+        """A session error (or no answer): a full fetch next, a new session asked for (Kafka's
+        ``handleError``/``handleResponse``: the id is dropped when the leader no longer knows it)."""
+        if code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND:
+            self.session_id = INVALID_SESSION_ID
+        self.session_epoch = INITIAL_EPOCH
+
+    def session_answered(self, session_id: int) -> None:
+        """An answer without a top-level error: the session is opened, continued or gone."""
+        if session_id == INVALID_SESSION_ID:
+            self.session_id, self.session_epoch = INVALID_SESSION_ID, INITIAL_EPOCH
+        elif self.session_epoch == INITIAL_EPOCH:
+            self.session_id, self.session_epoch = session_id, next_epoch(INITIAL_EPOCH)
+        else:
+            self.session_epoch = next_epoch(self.session_epoch)
 
 
 class ReplicaManager:
@@ -183,6 +224,8 @@ class ReplicaManager:
         resolver: resolves topic configs (``min.insync.replicas``, ``max.message.bytes``,
             ``message.timestamp.type``) against the image and this broker's static properties.
         next_correlation_id: ids of this broker's requests (shared with its other parts).
+        new_session_id: ids of new fetch sessions (KIP-227; any int: the cache retries until it
+            gets a positive one not in use). Default: a counter from 1.
     """
 
     def __init__(
@@ -193,6 +236,7 @@ class ReplicaManager:
         resolver: ConfigResolver,
         config: ReplicaConfig | None = None,
         next_correlation_id: Callable[[], int],
+        new_session_id: Callable[[], int] | None = None,
     ) -> None:
         self.node_id = node_id
         self.logs = logs
@@ -205,6 +249,11 @@ class ReplicaManager:
         self._fetcher_of: dict[int, int] = {}  # correlation id -> leader id
         self._produces: Purgatory[TopicIdPartition, _DelayedProduce] = Purgatory()
         self._fetches: Purgatory[str, _DelayedFetch] = Purgatory()
+        self.fetch_sessions = FetchSessionCache(
+            new_session_id=new_session_id or itertools.count(1).__next__,
+            max_slots=self.config.fetch_session_cache_slots,
+            eviction_ms=self.config.fetch_session_eviction_ms,
+        )
         self._outbound: list[ClientEnvelope] = []
         # What moved since waiting requests were last checked: partitions whose data, high watermark
         # or ISR moved, or everything (roles or configs changed).
@@ -599,15 +648,85 @@ class ReplicaManager:
     # -- fetch -------------------------------------------------------------------------------------
 
     def _fetch(self, envelope: ClientEnvelope, version: int, body: Any, now_ms: int, *, first: bool) -> None:
+        context = self._session_context(body, version, now_ms)
+        if context.kind is ContextKind.SESSION_ERROR:  # answered at once, as Kafka (nothing to read)
+            cls: Any = fetch.RESPONSE.cls
+            answer = cls(throttle_time_ms=0, error_code=int(context.error), session_id=0, responses=[])
+            self._outbound.append(envelope.reply(answer))
+            return
+        if context.kind is ContextKind.INCREMENTAL:
+            body = _session_body(body, version, context)
         answer, nbytes, errors = self._read(body, version, now_ms, first=first)
         if first and not errors and nbytes < body.min_bytes and body.max_wait_ms > 0:
             deadline = now_ms + body.max_wait_ms
             self._fetches.watch(
                 _FETCH,
-                _DelayedFetch(envelope, version, body, deadline, self._fetched_partitions(body, version)),
+                _DelayedFetch(
+                    envelope, version, body, deadline, self._fetched_partitions(body, version), context
+                ),
                 deadline,
             )
             return
+        self._reply_fetch(envelope, context, answer, version, now_ms)
+
+    def _session_context(self, body: Any, version: int, now_ms: int) -> FetchContext:
+        """KIP-227: the fetch session part of a Fetch (before v7 every fetch is sessionless)."""
+        ids = version >= 13
+        data = [
+            ((t.topic_id if ids else t.topic, fp.partition), _partition_fetch(fp, version))
+            for t in body.topics
+            for fp in t.partitions
+        ]
+        if version < 7:
+            return FetchContext(ContextKind.SESSIONLESS, data)
+        replica_id = body.replica_state.replica_id if version >= 15 else body.replica_id
+        forgotten: list[PartitionKey] = [
+            (t.topic_id if ids else t.topic, index)
+            for t in body.forgotten_topics_data
+            for index in t.partitions
+        ]
+        return self.fetch_sessions.new_context(
+            now_ms,
+            session_id=body.session_id,
+            epoch=body.session_epoch,
+            uses_topic_ids=ids,
+            privileged=replica_id >= 0,
+            fetch_data=data,
+            forgotten=forgotten,
+        )
+
+    def _reply_fetch(
+        self, envelope: ClientEnvelope, context: FetchContext, answer: Any, version: int, now_ms: int
+    ) -> None:
+        """Answer a Fetch read as ``answer``: the session decides its ``SessionId`` (a full fetch may
+        open one) and, for an incremental fetch, which partitions it carries."""
+        ids = version >= 13
+        read: dict[PartitionKey, PartitionAnswer] = {}
+        for t in answer.responses:
+            topic = t.topic_id if ids else t.topic
+            for row in t.partitions:
+                diverging = row.diverging_epoch
+                read[(topic, row.partition_index)] = PartitionAnswer(
+                    error_code=row.error_code,
+                    high_watermark=row.high_watermark,
+                    last_stable_offset=row.last_stable_offset,
+                    log_start_offset=row.log_start_offset,
+                    records_size=len(row.records) if row.records else 0,
+                    preferred_read_replica=row.preferred_read_replica,
+                    diverging=diverging is not None and (diverging.epoch >= 0 or diverging.end_offset >= 0),
+                )
+        decision = self.fetch_sessions.answer(context, now_ms, read)
+        answer.error_code = int(decision.error)
+        answer.session_id = decision.session_id
+        include = decision.include
+        if include is not None:
+            kept = []
+            for t in answer.responses:
+                topic = t.topic_id if ids else t.topic
+                t.partitions = [row for row in t.partitions if (topic, row.partition_index) in include]
+                if t.partitions:
+                    kept.append(t)
+            answer.responses = kept
         self._outbound.append(envelope.reply(answer))
 
     def _fetched_partitions(self, body: Any, version: int) -> frozenset[TopicIdPartition]:
@@ -853,6 +972,7 @@ class ReplicaManager:
                 if now_ms >= fetcher.deadline_ms:  # no answer in time: give up on it and back off
                     self._fetcher_of.pop(fetcher.in_flight, None)
                     fetcher.in_flight = None
+                    fetcher.session_failed()
                     fetcher.not_before_ms = now_ms + self.config.fetch_backoff_ms
                 else:
                     wake = _earliest(wake, fetcher.deadline_ms)
@@ -865,33 +985,55 @@ class ReplicaManager:
         return wake
 
     def _send_fetch(self, fetcher: _Fetcher, partitions: list[Partition], now_ms: int) -> None:
+        """One Fetch to a leader: a full one (every partition) when the fetch session is new or
+        failed, else an incremental one listing only the partitions whose request changed (added
+        or moved on) and forgetting those no longer followed (Kafka's ``FetchSessionHandler``)."""
         cls: Any = fetch.REQUEST.cls
         topic_cls = cls.FetchTopic
-        by_topic: dict[uuid.UUID, list[Any]] = {}
-        fetcher.sent = {}
+        wanted: dict[TopicIdPartition, PartitionFetch] = {}
         for partition in sorted(partitions, key=lambda p: (p.topic, p.index)):
             log_ = partition.log
-            by_topic.setdefault(partition.topic_id, []).append(
+            wanted[partition.tp] = PartitionFetch(
+                fetch_offset=log_.log_end_offset,
+                max_bytes=self.config.fetch_max_bytes,
+                current_leader_epoch=partition.leader_epoch,
+                last_fetched_epoch=-1 if log_.latest_epoch is None else log_.latest_epoch,
+                log_start_offset=log_.log_start_offset,
+            )
+        full = fetcher.session_epoch == INITIAL_EPOCH
+        previous = fetcher.session
+        send = wanted if full else {tp: r for tp, r in wanted.items() if previous.get(tp) != r}
+        forgotten: dict[uuid.UUID, list[int]] = {}
+        if not full:
+            for tp in previous:
+                if tp not in wanted:
+                    forgotten.setdefault(tp.topic_id, []).append(tp.partition_id)
+        fetcher.session = wanted
+        fetcher.sent = {tp: r.fetch_offset for tp, r in wanted.items()}
+        by_topic: dict[uuid.UUID, list[Any]] = {}
+        for tp, r in send.items():
+            by_topic.setdefault(tp.topic_id, []).append(
                 topic_cls.FetchPartition(
-                    partition=partition.index,
-                    current_leader_epoch=partition.leader_epoch,
-                    fetch_offset=log_.log_end_offset,
-                    last_fetched_epoch=-1 if log_.latest_epoch is None else log_.latest_epoch,
-                    log_start_offset=log_.log_start_offset,
-                    partition_max_bytes=self.config.fetch_max_bytes,
+                    partition=tp.partition_id,
+                    current_leader_epoch=r.current_leader_epoch,
+                    fetch_offset=r.fetch_offset,
+                    last_fetched_epoch=r.last_fetched_epoch,
+                    log_start_offset=r.log_start_offset,
+                    partition_max_bytes=r.max_bytes,
                 )
             )
-            fetcher.sent[partition.tp] = log_.log_end_offset
         body = cls(
             replica_state=cls.ReplicaState(replica_id=self.node_id, replica_epoch=self.broker_epoch),
             max_wait_ms=self.config.fetch_wait_max_ms,
             min_bytes=self.config.fetch_min_bytes,
             max_bytes=self.config.fetch_response_max_bytes,
             isolation_level=0,
-            session_id=0,
-            session_epoch=-1,
+            session_id=fetcher.session_id,
+            session_epoch=fetcher.session_epoch,
             topics=[topic_cls(topic_id=t, partitions=ps) for t, ps in by_topic.items()],
-            forgotten_topics_data=[],
+            forgotten_topics_data=[
+                cls.ForgottenTopic(topic_id=t, partitions=ps) for t, ps in forgotten.items()
+            ],
             rack_id="",
         )
         correlation_id = self._next_correlation_id()
@@ -919,8 +1061,10 @@ class ReplicaManager:
         assert isinstance(answer, ApiResponse)
         response: Any = answer.body
         if response is None or response.error_code != ErrorCode.NONE:
+            fetcher.session_failed(None if response is None else response.error_code)
             fetcher.not_before_ms = now_ms + self.config.fetch_backoff_ms
             return True
+        fetcher.session_answered(response.session_id)
         backoff = False
         for t in response.responses:
             for row in t.partitions:
@@ -1017,7 +1161,7 @@ class ReplicaManager:
         self.broker_epoch = broker_epoch
         for op in self._fetches.expire(now_ms):
             answer, _, _ = self._read(op.body, op.version, now_ms, first=False)
-            self._outbound.append(op.envelope.reply(answer))
+            self._reply_fetch(op.envelope, op.context, answer, op.version, now_ms)
         for produce_op in self._produces.expire(now_ms):
             if not self._try_complete_produce(produce_op):
                 self._answer_produce(produce_op, timed_out=True)
@@ -1074,7 +1218,7 @@ class ReplicaManager:
                     continue
                 answer, nbytes, errors = self._read(f.body, f.version, now_ms, first=False)
                 if errors or nbytes >= f.body.min_bytes:
-                    self._outbound.append(f.envelope.reply(answer))
+                    self._reply_fetch(f.envelope, f.context, answer, f.version, now_ms)
                 else:
                     self._fetches.watch(_FETCH, f, f.deadline_ms)
 
@@ -1086,6 +1230,43 @@ class ReplicaManager:
         """Answer nothing more; checkpoint the high watermarks."""
         if self.partitions:
             self.logs.checkpoint()
+
+
+def _partition_fetch(fp: Any, version: int) -> PartitionFetch:
+    return PartitionFetch(
+        fetch_offset=fp.fetch_offset,
+        max_bytes=fp.partition_max_bytes,
+        current_leader_epoch=fp.current_leader_epoch if version >= 9 else -1,
+        last_fetched_epoch=fp.last_fetched_epoch if version >= 12 else -1,
+        log_start_offset=fp.log_start_offset,
+    )
+
+
+def _session_body(body: Any, version: int, context: FetchContext) -> Any:
+    """An incremental Fetch as the broker reads it: every partition of the session, with the request
+    it last sent for each, in the session's order (consecutive partitions of a topic grouped)."""
+    cls: Any = fetch.REQUEST.cls
+    topic_cls = cls.FetchTopic
+    topics: list[Any] = []
+    last: Any = None
+    for (topic, index), request in context.partitions:
+        if last is None or last != topic:
+            last = topic
+            topics.append(
+                topic_cls(**({"topic_id": topic} if version >= 13 else {"topic": topic}), partitions=[])
+            )
+        topics[-1].partitions.append(
+            topic_cls.FetchPartition(
+                partition=index,
+                current_leader_epoch=request.current_leader_epoch,
+                fetch_offset=request.fetch_offset,
+                last_fetched_epoch=request.last_fetched_epoch,
+                log_start_offset=request.log_start_offset,
+                partition_max_bytes=request.max_bytes,
+            )
+        )
+    fields = {n: getattr(body, n) for n in type(body)._schema.field_names if n != "topics"}
+    return cls(**fields, topics=topics)
 
 
 def _offset_of(

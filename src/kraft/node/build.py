@@ -9,6 +9,7 @@ the raft core's first deadlines), randomness as ``random.Random``s.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import uuid
@@ -221,6 +222,12 @@ def _build_broker(
             resolver=resolver,
             config=settings.replication,
             next_correlation_id=next_id,
+            # Fetch session ids (KIP-227): a stream of its own, from this broker's start, so ids
+            # differ across restarts (a client's old id is not somebody else's new session) while
+            # the simulator stays deterministic; the raft core's ``rng`` is left untouched.
+            new_session_id=functools.partial(
+                random.Random(f"fetch-sessions:{config.cluster_id}:{node_id}:{now_ms}").getrandbits, 31
+            ),
         )
     isr = IsrManager(
         node_id,

@@ -798,6 +798,12 @@ def replica_config(props: Mapping[str, str], inter_broker_listener: str) -> Repl
             "log.retention.check.interval.ms", defaults.retention_check_interval_ms
         ),
         inter_broker_listener=inter_broker_listener,
+        fetch_session_cache_slots=get(
+            "max.incremental.fetch.session.cache.slots", defaults.fetch_session_cache_slots
+        ),
+        fetch_session_eviction_ms=get(
+            "min.incremental.fetch.session.eviction.ms", defaults.fetch_session_eviction_ms
+        ),
     )
 
 

@@ -10,8 +10,11 @@ has a test here that fails when the rule is broken.
 from __future__ import annotations
 
 import itertools
+import struct
 import uuid
 from typing import Any
+
+import pytest
 
 from kraft.broker.replica_manager import ReplicaConfig, ReplicaManager
 from kraft.metadata.configs import ConfigResolver
@@ -220,6 +223,14 @@ class Cluster:
             ],
         )
         return self.send(broker, produce.API, 12, body)
+
+    def produce_to(self, partition: int, values: list[bytes]) -> int:
+        batch = build_value_batch(values, base_offset=0, partition_leader_epoch=-1, timestamp_ms=self.now)
+        part = PR.TopicProduceData.PartitionProduceData(index=partition, records=batch)
+        body = PR(
+            acks=-1, timeout_ms=5_000, topic_data=[PR.TopicProduceData(name="t", partition_data=[part])]
+        )
+        return self.send(1, produce.API, 12, body)
 
     def produce_result(self, cid: int) -> tuple[int, int]:
         answer = self.answer(cid)
@@ -677,3 +688,219 @@ def test_a_broker_reports_nothing_before_it_is_activated() -> None:
     assert late.leaderless_log_info() == []  # its image may predate its own restart
     late.activate(c.now)
     assert [(r.last_epoch, r.log_end_offset) for r in late.leaderless_log_info()] == [(-1, 0)]
+
+
+# -- fetch sessions (KIP-227) ----------------------------------------------------------------------
+
+
+def _two_partitions() -> Cluster:
+    """Partition 0 with three records, partition 1 empty, both led by broker 1 and replicated."""
+    c = Cluster()
+    c.load(
+        make_record(
+            T.PARTITION,
+            partition_id=1,
+            topic_id=TOPIC_ID,
+            replicas=[1, 2, 3],
+            isr=[1, 2, 3],
+            removing_replicas=[],
+            adding_replicas=[],
+            leader=1,
+            leader_epoch=0,
+            partition_epoch=0,
+        )
+    )
+    c.produce([b"a", b"b", b"c"])
+    c.run(300)
+    assert c.log(1).high_watermark == 3
+    return c
+
+
+def _session_fetch(
+    c: Cluster,
+    offsets: dict[int, int],
+    *,
+    session_id: int,
+    epoch: int,
+    forgotten: tuple[int, ...] = (),
+    max_wait_ms: int = 0,
+    version: int = 13,
+) -> int:
+    """A consumer's Fetch as it goes over the wire: encoded, decoded, then handled."""
+    body = FR(
+        replica_id=-1,
+        max_wait_ms=max_wait_ms,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        session_id=session_id,
+        session_epoch=epoch,
+        topics=[
+            FR.FetchTopic(
+                topic="t",
+                topic_id=TOPIC_ID,
+                partitions=[
+                    FR.FetchTopic.FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=1 << 20)
+                    for p, o in sorted(offsets.items())
+                ],
+            )
+        ]
+        if offsets
+        else [],
+        forgotten_topics_data=[FR.ForgottenTopic(topic="t", topic_id=TOPIC_ID, partitions=list(forgotten))]
+        if forgotten
+        else [],
+    )
+    wire = fetch.CLIENT_API.decode_request_body(fetch.CLIENT_API.encode_request_body(body, version), version)
+    return c.send(1, fetch.CLIENT_API, version, wire)
+
+
+def _rows(answer: Any) -> dict[int, tuple[int, int, list[bytes]]]:
+    """partition -> (error, high watermark, values) of every partition an answer carries."""
+    return {
+        row.partition_index: (
+            row.error_code,
+            row.high_watermark,
+            [r.value for b in iter_batches(row.records or b"") for r in b.records],
+        )
+        for t in answer.responses
+        for row in t.partitions
+    }
+
+
+def test_an_incremental_fetch_answers_only_the_partitions_that_changed_on_the_wire() -> None:
+    c = _two_partitions()
+    sessions = c.managers[1].fetch_sessions
+    followers = len(sessions)  # the two followers' replica fetchers have theirs
+    full = c.answer(_session_fetch(c, {0: 0, 1: 0}, session_id=0, epoch=0))
+    sid = full.session_id
+    assert sid != 0 and len(sessions) == followers + 1 and len(sessions.sessions[sid].partitions) == 2
+    assert _rows(full) == {0: (E.NONE, 3, [b"a", b"b", b"c"]), 1: (E.NONE, 0, [])}
+    # Partition 0 listed at its new offset, nothing new anywhere: an empty answer, still in the session.
+    empty = c.answer(_session_fetch(c, {0: 3}, session_id=sid, epoch=1))
+    assert (empty.error_code, empty.session_id, empty.responses) == (E.NONE, sid, [])
+    # Partition 0 moves on (listed with its new offset); partition 1 has not changed and is left out.
+    c.produce([b"d"])
+    c.run(300)
+    cid = _session_fetch(c, {}, session_id=sid, epoch=2)
+    log = c.log(1)
+    records = log.read(3, 1 << 20, max_offset=4)
+    # FetchResponse v13 (flexible), field by field: no partition 1 in it.
+    expected = (
+        struct.pack(">ihi", 0, 0, sid)  # ThrottleTimeMs, ErrorCode, SessionId
+        + b"\x02"  # Responses: one topic
+        + TOPIC_ID.bytes
+        + b"\x02"  # Partitions: one
+        + struct.pack(">ihqqq", 0, 0, 4, 4, 0)  # index, error, HW, LSO, log start
+        + b"\x01"  # AbortedTransactions: empty
+        + struct.pack(">i", -1)  # PreferredReadReplica
+        + bytes([len(records) + 1])
+        + records
+        + b"\x00\x00\x00"  # tagged fields: partition, topic, response
+    )
+    assert len(records) < 127  # one byte of uvarint above
+    assert fetch.CLIENT_API.encode_response_body(c.answer(cid), 13) == expected
+    # Partition 1 gets a record: only it is carried (partition 0, listed at its new offset, has
+    # nothing new and the same high watermark).
+    c.produce_to(1, [b"x"])
+    c.run(300)
+    assert _rows(c.answer(_session_fetch(c, {0: 4}, session_id=sid, epoch=3))) == {1: (E.NONE, 1, [b"x"])}
+    # Forgetting a partition drops it from the session; forgetting both closes the session.
+    assert c.answer(_session_fetch(c, {}, session_id=sid, epoch=4, forgotten=(0,))).session_id == sid
+    assert list(sessions.sessions[sid].partitions) == [(TOPIC_ID, 1)]
+    closed = c.answer(_session_fetch(c, {}, session_id=sid, epoch=5, forgotten=(1,)))
+    assert (closed.session_id, len(sessions)) == (0, followers)
+
+
+def test_a_parked_incremental_fetch_is_answered_by_the_session_rule() -> None:
+    c = _two_partitions()
+    sid = c.answer(_session_fetch(c, {0: 3, 1: 0}, session_id=0, epoch=0)).session_id
+    assert sid != 0
+    cid = _session_fetch(c, {}, session_id=sid, epoch=1, max_wait_ms=5_000)
+    assert c.answer(cid) is None  # nothing to read: it waits
+    c.produce([b"d"])
+    c.run(300)
+    answer = c.answer(cid)
+    assert answer.session_id == sid and _rows(answer) == {0: (E.NONE, 4, [b"d"])}
+    # Waiting until max_wait_ms with nothing new answers the session with no partitions.
+    cid = _session_fetch(c, {0: 4}, session_id=sid, epoch=2, max_wait_ms=200)
+    c.run(300)
+    assert (c.answer(cid).session_id, c.answer(cid).responses) == (sid, [])
+
+
+@pytest.mark.parametrize(
+    ("session_id", "epoch", "version", "error"),
+    [
+        (77, 1, 13, E.FETCH_SESSION_ID_NOT_FOUND),
+        (None, 3, 13, E.INVALID_FETCH_SESSION_EPOCH),  # None: the session opened
+        (None, 1, 12, E.FETCH_SESSION_TOPIC_ID_ERROR),  # the session was opened with topic ids (v13)
+    ],
+)
+def test_fetch_session_errors_are_answered_at_once(
+    session_id: int | None, epoch: int, version: int, error: E
+) -> None:
+    c = _two_partitions()
+    sid = c.answer(_session_fetch(c, {0: 0, 1: 0}, session_id=0, epoch=0)).session_id
+    assert sid != 0
+    named = sid if session_id is None else session_id
+    answer = c.answer(
+        _session_fetch(c, {0: 0}, session_id=named, epoch=epoch, version=version, max_wait_ms=500)
+    )
+    assert (answer.error_code, answer.session_id, answer.responses) == (error, 0, [])
+
+
+def test_sessionless_fetches_open_no_session() -> None:
+    """librdkafka (and kafka-python before v7) send SessionId 0, SessionEpoch -1: full answers only."""
+    c = _two_partitions()
+    for _ in range(3):
+        answer = c.answer(_session_fetch(c, {0: 3, 1: 0}, session_id=0, epoch=-1))
+        assert answer.session_id == 0 and _rows(answer) == {0: (E.NONE, 3, []), 1: (E.NONE, 0, [])}
+    assert all(s.privileged for s in c.managers[1].fetch_sessions.sessions.values())  # followers' only
+    # A v12 (topic names) session works the same way.
+    sid = c.answer(_session_fetch(c, {0: 3, 1: 0}, session_id=0, epoch=0, version=12)).session_id
+    assert not c.managers[1].fetch_sessions.sessions[sid].uses_topic_ids
+    assert _rows(c.answer(_session_fetch(c, {}, session_id=sid, epoch=1, version=12))) == {}
+
+
+def test_the_replica_fetcher_uses_a_fetch_session() -> None:
+    c = _two_partitions()
+    leader = c.managers[1]
+    seen: list[tuple[int, int, int, list[int]]] = []  # broker 2's fetches: (id, epoch, version, partitions)
+    handle = leader.handle
+
+    def recording(env: ClientEnvelope, now_ms: int) -> None:
+        request = env.body
+        assert isinstance(request, ApiRequest)
+        if request.api.key == fetch.API.key and env.source == 2:
+            b = request.body
+            seen.append(
+                (
+                    b.session_id,
+                    b.session_epoch,
+                    request.version,
+                    [p.partition for t in b.topics for p in t.partitions],
+                )
+            )
+        handle(env, now_ms)
+
+    leader.handle = recording  # type: ignore[method-assign]
+    follower = {s.id: s for s in leader.fetch_sessions.sessions.values() if s.privileged}
+    assert len(follower) == 2 and all(len(s.partitions) == 2 for s in follower.values())
+    c.produce([b"d", b"e"])
+    c.run(300)
+    assert c.values(2) == c.values(1) == [b"a", b"b", b"c", b"d", b"e"] and c.log(2).high_watermark == 5
+    # Incremental fetches of the session: partition 0, which moved, is listed once; partition 1 never.
+    sid = seen[0][0]
+    assert sid in follower and all(s == sid and e > 0 for s, e, _, _ in seen)
+    assert [e for _, e, _, _ in seen] == list(range(seen[0][1], seen[0][1] + len(seen)))
+    assert [0] in [ps for *_, ps in seen] and all(1 not in ps for *_, ps in seen)
+    # The leader forgets the session (as after a restart): the fetch waiting there is answered
+    # INVALID_FETCH_SESSION_EPOCH, the next one FETCH_SESSION_ID_NOT_FOUND or a full fetch opens a
+    # new session, and replication goes on.
+    leader.fetch_sessions.remove(sid)
+    seen.clear()
+    c.produce_to(1, [b"x"])
+    c.run(500)
+    assert c.values(2) == c.values(1) and c.logs[2].logs[("t", 1)].log_end_offset == 1
+    full = [(s, e, ps) for s, e, _, ps in seen if e == 0]
+    assert full and sorted(full[0][2]) == [0, 1]  # a full fetch lists every partition
+    assert any(s.privileged and s.id != sid for s in leader.fetch_sessions.sessions.values())
