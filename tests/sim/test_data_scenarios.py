@@ -16,9 +16,12 @@ import pytest
 
 from kraft.broker import partition as partition_module
 from kraft.controller import replication_control as replication_module
+from kraft.controller import unclean_recovery
 from kraft.controller.partition_change import PartitionChangeResult
 from kraft.metadata.partition import PartitionRegistration
 from kraft.records.batch import build_value_batch
+from kraft.sim import data_scenarios
+from kraft.sim.controller_world import SIM_CONTROLLER_CONFIG
 from kraft.sim.data import DataWorld
 from kraft.sim.data_scenarios import DATA_PROOF_SCENARIOS, DATA_SCENARIOS
 from kraft.sim.scenarios import build_world, scenario_group
@@ -69,17 +72,68 @@ def test_kip_966_last_replica_standing_loses_nothing_with_elr_and_loses_acked_re
     assert kinds == {"AckedRecordKept"}, kinds
 
 
-# data-mixed seed 1074: broker 103 loses power while in the ISR, is elected from it before its
-# unclean re-registration, is fenced as the last known leader, restarts uncleanly. Kafka's
-# last-known-leader rule then elects its empty log; the only full copy (101, killed) is out of the
-# ELR because its restart was unclean too.
-UNCLEAN_LAST_LEADER = ("data-mixed", 1074)
+# Partitions that end with nobody eligible (ISR, ELR and LastKnownElr empty: every replica that held
+# the committed records restarted uncleanly, and kraft never elects an unclean last known leader).
+# data-mixed seed 1131: a replica still holds every acknowledged record; Kafka's last-known-leader
+# rule elects one with an empty log instead. Unclean recovery (KIP-966 part 2) elects the former.
+NOBODY_ELIGIBLE = ("data-mixed", 1131)
+# data-mixed seed 1074: partition 1 as above. Partition 0's last acknowledged records were on 102 and
+# 103 only (101 had left the ISR) and both lost power before either could pass them on: no copy is
+# left anywhere. Recovery elects 101, the most complete log there is.
+EVERY_COPY_LOST = ("data-mixed", 1074)
 
 
-def test_an_unclean_last_known_leader_is_not_elected_and_the_partition_waits() -> None:
-    world = run(*UNCLEAN_LAST_LEADER)
+def _recovery_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = dataclasses.replace(SIM_CONTROLLER_CONFIG, unclean_recovery_manager_enabled=False)
+    monkeypatch.setattr(data_scenarios, "SIM_CONTROLLER_CONFIG", config)
+
+
+def test_unclean_recovery_gives_a_partition_nobody_could_lead_its_most_complete_log() -> None:
+    world = run(*NOBODY_ELIGIBLE)
     assert world.violations == []
+    assert isinstance(world, DataWorld)
+    assert world.extra["controller"]["unclean_recovery_elections"] == 2
+    assert all(leader >= 0 for leader in world.leaders_now().values()), world.leaders_now()
+    assert world.extra["data"]["lost_records"] == 0
+    assert world.extra["data"]["no_eligible_leader"] == []
+
+
+def test_without_unclean_recovery_the_partitions_wait_for_an_operator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _recovery_off(monkeypatch)
+    world = run(*NOBODY_ELIGIBLE)
+    assert world.violations == []  # excused: nobody eligible, recovery off
+    assert isinstance(world, DataWorld)
     assert world.extra["data"]["no_eligible_leader"] == [0, 1]
+    assert world.leaders_now() == {0: -1, 1: -1}
+    assert world.extra["controller"]["unclean_recovery_elections"] == 0
+
+
+def test_with_recovery_on_a_partition_left_without_a_leader_is_not_excused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Planted: a recovery manager that never decides. The waiting is no longer KIP-966's accepted
+    # unavailability, so DataAvailable must report it.
+    monkeypatch.setattr(unclean_recovery.UncleanRecoveryManager, "poll", lambda self, *a, **k: ([], None))
+    world = run(*NOBODY_ELIGIBLE)
+    assert [v.invariant for v in world.violations] == ["DataAvailable"]
+
+
+def test_when_every_copy_of_acknowledged_records_lost_power_recovery_elects_what_is_left() -> None:
+    # Not hidden (the simulator reports it as AckedRecordKept), and kept here as what happens: the
+    # records lost are exactly those no replica held any more when the leader was elected.
+    world = build_world(*EVERY_COPY_LOST)
+    world.stop_on_violation = False
+    world.run()
+    assert isinstance(world, DataWorld)
+    assert world.extra["controller"]["unclean_recovery_elections"] == 2
+    assert all(leader >= 0 for leader in world.leaders_now().values()), world.leaders_now()
+    lost = [v.detail for v in world.violations if v.invariant == "AckedRecordKept"]
+    assert lost and all("partition 0 " in d and "in no replica's log any more" in d for d in lost), lost[:3]
+    others = {v.invariant for v in world.violations} - {"AckedRecordKept", "OffsetsStable"}
+    assert others == set()
+    assert all("partition 0 " in v.detail for v in world.violations)  # partition 1 lost nothing
 
 
 def test_kafkas_last_known_leader_rule_loses_acknowledged_records(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,8 +149,10 @@ def test_kafkas_last_known_leader_rule_loses_acknowledged_records(monkeypatch: p
         return result
 
     monkeypatch.setattr(replication_module, "build_partition_change", kafka_rule)
-    world = run(*UNCLEAN_LAST_LEADER)
-    assert "AckedRecordKept" in {v.invariant for v in world.violations}
+    world = run(*NOBODY_ELIGIBLE)
+    lost = [v.detail for v in world.violations if v.invariant == "AckedRecordKept"]
+    # The last known leader's log was empty; other replicas still held the records.
+    assert lost and "still in the log of broker(s)" in lost[0], lost
 
 
 def test_a_high_watermark_that_ignores_min_isr_loses_acknowledged_records(

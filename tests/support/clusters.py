@@ -34,6 +34,7 @@ from kraft.broker.broker import Broker
 from kraft.broker.lifecycle import BrokerState
 from kraft.controller.quorum_controller import ControllerConfig, QuorumController
 from kraft.metadata.image import MetadataImage
+from kraft.metadata.replica_log_info import ReplicaLogInfo, to_heartbeat
 from kraft.node.node import Node
 from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.messages import (
@@ -650,7 +651,9 @@ class ControllerCluster(SimCluster):
         offset: int | None = None,
         want_fence: bool = False,
         want_shutdown: bool = False,
+        replica_log_info: Sequence[ReplicaLogInfo] = (),
     ) -> Any:
+        """A scripted heartbeat; ``replica_log_info``: what it reports for unclean recovery."""
         if offset is None:
             offset = self.image().provenance.last_offset
         return self.call(
@@ -661,6 +664,7 @@ class ControllerCluster(SimCluster):
             current_metadata_offset=offset,
             want_fence=want_fence,
             want_shut_down=want_shutdown,
+            replica_log_info=to_heartbeat(replica_log_info),
         )
 
     def start_brokers(self, ids: list[int]) -> dict[int, int]:

@@ -200,7 +200,8 @@ class Broker:
             lifecycle.set_ready_to_unfence(now_ms)
         controller_id = leader.leader_id
         out: list[ControllerEnvelope | ClientEnvelope] = []
-        requests, wake = lifecycle.poll(now_ms, controller_id, image.provenance.last_offset)
+        log_info = self.replicas.leaderless_log_info if self.replicas is not None else None
+        requests, wake = lifecycle.poll(now_ms, controller_id, image.provenance.last_offset, log_info)
         out.extend(requests)
         running = lifecycle.state == BrokerState.RUNNING and not lifecycle.is_fenced
         isr_requests, isr_wake = self.isr.poll(now_ms, lifecycle.broker_epoch, controller_id, running)

@@ -18,6 +18,9 @@ States (Kafka's ``BrokerState``; the numbers are its metric values)::
 * RECOVERY: heartbeats with WantFence=false once ``ready_to_unfence`` (the node sets it when its
   image has caught up; a broker without partition data has nothing else to recover) until
   IsFenced=false.
+* Every heartbeat carries, in kraft's tagged field 10000, the log info of the hosted partitions that
+  wait leaderless with nobody eligible (``poll``'s ``replica_log_info``; usually none, and then the
+  bytes are Kafka's), for the controller's unclean recovery (``kraft.controller.unclean_recovery``).
 * RUNNING: a heartbeat every ``broker.heartbeat.interval.ms``. A session the controller expired
   (IsFenced=true while RUNNING: we were silent too long) heals by itself: the next heartbeats carry
   the same epoch and the controller unfences us once we are caught up. Kafka does exactly this.
@@ -39,10 +42,11 @@ import enum
 import itertools
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kraft.metadata.replica_log_info import ReplicaLogInfo, to_heartbeat
 from kraft.protocol.envelope import ApiRequest, ApiResponse, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import broker_heartbeat, broker_registration
@@ -169,9 +173,17 @@ class BrokerLifecycle:
     # ------------------------------------------------------------------------------ poll
 
     def poll(
-        self, now_ms: int, controller_id: int | None, metadata_offset: int
+        self,
+        now_ms: int,
+        controller_id: int | None,
+        metadata_offset: int,
+        replica_log_info: Callable[[], Sequence[ReplicaLogInfo]] | None = None,
     ) -> tuple[list[ControllerEnvelope], int | None]:
-        """The request due now, if any, and when to poll again (None: nothing scheduled)."""
+        """The request due now, if any, and when to poll again (None: nothing scheduled).
+
+        ``replica_log_info`` gives what a heartbeat reports for unclean recovery (the replica
+        manager's ``leaderless_log_info``); it is called only when a heartbeat is built.
+        """
         if self.state in (BrokerState.NOT_RUNNING, BrokerState.SHUTTING_DOWN):
             return [], None
         if (
@@ -201,7 +213,9 @@ class BrokerLifecycle:
             return [], self._next_send_ms
         correlation_id = self._next_correlation_id()
         if self.registered:
-            request = ApiRequest(broker_heartbeat.API, HEARTBEAT_VERSION, self._heartbeat(metadata_offset))
+            logs = replica_log_info() if replica_log_info is not None else ()
+            body = self._heartbeat(metadata_offset, logs)
+            request = ApiRequest(broker_heartbeat.API, HEARTBEAT_VERSION, body)
         else:
             request = ApiRequest(broker_registration.API, REGISTRATION_VERSION, self._registration())
         deadline = now_ms + self.config.request_timeout_ms
@@ -258,7 +272,7 @@ class BrokerLifecycle:
             previous_broker_epoch=c.previous_broker_epoch,
         )
 
-    def _heartbeat(self, metadata_offset: int) -> object:
+    def _heartbeat(self, metadata_offset: int, logs: Sequence[ReplicaLogInfo]) -> object:
         return broker_heartbeat.REQUEST.cls(
             broker_id=self.config.node_id,
             broker_epoch=self.broker_epoch,
@@ -266,6 +280,7 @@ class BrokerLifecycle:
             want_fence=not self.ready_to_unfence,
             want_shut_down=self.state == BrokerState.PENDING_CONTROLLED_SHUTDOWN,
             offline_log_dirs=[],
+            replica_log_info=to_heartbeat(logs),
         )
 
     def _on_registration(self, response: object, now_ms: int) -> None:

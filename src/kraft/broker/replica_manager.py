@@ -19,6 +19,8 @@ as the metadata deltas set them, and the data APIs on a broker listener:
   ``DivergingEpoch``, taking ``min(leader high watermark, own log end)`` as its high watermark.
 * **ISR proposals** for the ISR manager (``isr_proposals``): shrink by ``replica.lag.time.max.ms``,
   expand when caught up, from the followers' fetches.
+* **Log reports for unclean recovery** (``leaderless_log_info``): the last written epoch and log end
+  of each hosted partition that waits leaderless with nobody eligible, which the heartbeat carries.
 
 Sans-IO: requests come in as ``ClientEnvelope``s, answers and fetcher requests go out through
 ``drain``; ``poll(now_ms)`` runs the timers (long polls, produce timeouts, fetch backoffs, the high
@@ -40,6 +42,7 @@ from kraft.metadata.configs import TOPIC, ConfigResolver, effective_min_isr
 from kraft.metadata.image import MetadataDelta, MetadataImage, TopicIdPartition
 from kraft.metadata.partition import PartitionRegistration
 from kraft.metadata.publisher import local_changes
+from kraft.metadata.replica_log_info import ReplicaLogInfo, awaits_recovery, last_written_epoch
 from kraft.protocol.envelope import NO_RESPONSE, ApiRequest, ApiResponse, ClientEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import describe_log_dirs, fetch, list_offsets, offset_for_leader_epoch, produce
@@ -413,6 +416,33 @@ class ReplicaManager:
 
     def hosts(self, topic_id: uuid.UUID, partition: int) -> bool:
         return TopicIdPartition(topic_id, partition) in self.partitions
+
+    def leaderless_log_info(self) -> list[ReplicaLogInfo]:
+        """What this broker's logs hold of the partitions it hosts that wait leaderless with nobody
+        eligible (``awaits_recovery`` in its image), for the next heartbeat: the controller's unclean
+        recovery elects the most complete of them. Nothing before ``activate``: until the broker has
+        caught up with its own registration, its image may predate its restart."""
+        image = self._image
+        if not self.active or image.offline_partition_count == 0:
+            return []  # the usual case, checked without a scan
+        out: list[ReplicaLogInfo] = []
+        for tp in image.leaderless_partitions():
+            partition = self.partitions.get(tp)
+            p = image.partition(tp.topic_id, tp.partition_id)
+            if partition is None or p is None or not awaits_recovery(p, image):
+                continue
+            log_ = partition.log
+            end = log_.log_end_offset
+            out.append(
+                ReplicaLogInfo(
+                    topic_id=tp.topic_id,
+                    partition=tp.partition_id,
+                    partition_epoch=p.partition_epoch,
+                    last_epoch=last_written_epoch(log_.epoch_entries, end),
+                    log_end_offset=end,
+                )
+            )
+        return out
 
     # -- produce -----------------------------------------------------------------------------------
 

@@ -23,6 +23,9 @@ the broker asked to shut down). A controlled shutdown answers ShouldShutDown onl
 slice; a session expiry writes the fencing record with the last slice, so a fenced broker is never
 left in an ISR. Up to one slice, the records are those of Kafka's single step.
 
+Heartbeats also carry unclean recovery's log reports (kraft's tagged field 10000), handed to the
+``UncleanRecoveryManager``, which is soft state of the active controller too.
+
 Broker states derive from the image: FENCED (registered, fenced), UNFENCED, CONTROLLED_SHUTDOWN
 (in_controlled_shutdown), and SHUTDOWN_NOW (an answer, not a state: the broker is fenced by it).
 """
@@ -37,6 +40,7 @@ from typing import Any
 from kraft.controller.features import elr_enabled
 from kraft.controller.replication_control import ChangeStats, ReplicationControl
 from kraft.controller.result import ControllerResult, result
+from kraft.controller.unclean_recovery import UncleanRecoveryManager
 from kraft.metadata.image import BrokerRegistration, MetadataImage, TopicIdPartition
 from kraft.metadata.records import (
     ApiMessageAndVersion,
@@ -45,6 +49,7 @@ from kraft.metadata.records import (
     make_record,
     record_version,
 )
+from kraft.metadata.replica_log_info import from_heartbeat
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import broker_heartbeat, broker_registration, unregister_broker
 
@@ -160,11 +165,14 @@ class ClusterControl:
         node_id: int,
         replication: ReplicationControl,
         heartbeats: BrokerHeartbeats,
+        recovery: UncleanRecoveryManager | None = None,
     ) -> None:
         self.cluster_id = cluster_id
         self.node_id = node_id
         self.replication = replication
         self.heartbeats = heartbeats
+        # Unclean recovery's reports come in heartbeats (soft state, like the sessions).
+        self.recovery = recovery
 
     # ------------------------------------------------------------------------------ helpers
 
@@ -271,6 +279,8 @@ class ClusterControl:
         else:
             if existing is not None:
                 self.heartbeats.forget(broker_id)
+                if self.recovery is not None:
+                    self.recovery.forget(broker_id)
                 clean = version >= 3 and request.previous_broker_epoch == existing.epoch
                 active = self.is_active_fn(image, excluding=broker_id)
                 if elr_enabled(image) and not clean:
@@ -337,6 +347,9 @@ class ClusterControl:
         b = broker.id
         offset = request.current_metadata_offset
         self.heartbeats.touch(b, now_ms, offset)
+        if self.recovery is not None:
+            # kraft's tagged field: what the broker's logs hold of partitions nobody can lead.
+            self.recovery.record(b, broker.epoch, from_heartbeat(request))
         pending = self.heartbeats.isr_removals.get(b)
         if pending is not None and pending.fence:
             del self.heartbeats.isr_removals[b]  # its session is alive again: no fencing to finish
@@ -493,6 +506,8 @@ class ClusterControl:
             make_record(MetadataRecordType.UNREGISTER_BROKER, broker_id=broker.id, broker_epoch=broker.epoch)
         )
         self.heartbeats.forget(broker.id)
+        if self.recovery is not None:
+            self.recovery.forget(broker.id)
         return result(records, cls(throttle_time_ms=0, error_code=0, error_message=None), stats.as_dict())
 
 

@@ -45,6 +45,7 @@ class ControllerMetrics:
     new_active_controllers: int = 0
     unclean_elections: int = 0
     elections_from_elr: int = 0
+    unclean_recovery_elections: int = 0  # KIP-966 part 2 (kraft's; Kafka has no unclean recovery)
     snapshots_written: int = 0
     event_queue_operations: int = 0
     event_queue_time_ms_total: int = 0
@@ -69,6 +70,7 @@ class ControllerMetrics:
     def add_stats(self, stats: dict[str, int]) -> None:
         self.unclean_elections += stats.get("unclean_elections", 0)
         self.elections_from_elr += stats.get("elections_from_elr", 0)
+        self.unclean_recovery_elections += stats.get("unclean_recovery_elections", 0)
 
     def observe(self, image: MetadataImage) -> None:
         """Refresh the gauges from ``image`` (cheap when the image did not change)."""
@@ -115,6 +117,8 @@ PROMETHEUS_NAMES: dict[str, tuple[str, str]] = {
     "new_active_controllers": ("KafkaController", "NewActiveControllersCount"),
     "unclean_elections": ("ControllerStats", "UncleanLeaderElectionsPerSec"),
     "elections_from_elr": ("ControllerStats", "ElectionFromEligibleLeaderReplicasPerSec"),
+    # kraft's: Kafka never shipped unclean recovery, so this MBean name is ours (same family).
+    "unclean_recovery_elections": ("ControllerStats", "UncleanRecoveryElectionsPerSec"),
     "event_queue_operations": ("KafkaController", "EventQueueOperationsStartedCount"),
 }
 # Exported as Prometheus histograms (Kafka's are Yammer histograms).

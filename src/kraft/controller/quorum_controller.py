@@ -12,7 +12,8 @@ owns the write path:
 3. the response is released only when the committed offset reaches the batch's last offset;
 4. on leadership loss, the latest image reverts to the committed one and every pending request
    is answered NOT_CONTROLLER. Standbys replay continuously, so a new active controller needs no
-   reload; heartbeat sessions (soft state) start fresh on activation (spec 2.4).
+   reload; heartbeat sessions and unclean recovery's log reports (soft state) start fresh on
+   activation (spec 2.4; ``kraft.controller.unclean_recovery``).
 
 With an authorizer (``ControllerConfig.authorizer``), a request from a client connection is first
 checked by ``kraft.security.request_authz`` against the committed ACLs (Kafka's ``ControllerApis``):
@@ -43,6 +44,7 @@ from kraft.controller.features import (
     SUPPORTED_FEATURES,
     FeatureUpdate,
     UpgradeType,
+    elr_enabled,
     validate_updates,
 )
 from kraft.controller.metrics import ControllerMetrics
@@ -50,6 +52,8 @@ from kraft.controller.producer_ids import allocate_producer_id_block
 from kraft.controller.replication_control import ReplicationControl
 from kraft.controller.result import ControllerResult
 from kraft.controller.scram_control import alter_credentials as alter_scram
+from kraft.controller.unclean_recovery import DEFAULT_TIMEOUT_MS as DEFAULT_RECOVERY_TIMEOUT_MS
+from kraft.controller.unclean_recovery import UncleanRecoveryManager, UncleanRecoveryStrategy
 from kraft.metadata.configs import ConfigResolver
 from kraft.metadata.image import (
     MetadataDelta,
@@ -159,6 +163,11 @@ class ControllerConfig:
     snapshot_max_bytes: int = 20 * 1024 * 1024  # metadata.log.max.record.bytes.between.snapshots
     snapshot_interval_ms: int = 3_600_000  # metadata.log.max.snapshot.interval.ms (0 disables)
     last_known_leader_mode: bool = True  # spec 5.4; False = KIP mode (Kafka tests only)
+    # KIP-966 part 2 (kraft.controller.unclean_recovery). kraft's defaults: on, Balanced (the KIP
+    # has the manager off); unclean.recovery.manager.enabled / .strategy / .timeout.ms.
+    unclean_recovery_manager_enabled: bool = True
+    unclean_recovery_strategy: UncleanRecoveryStrategy = UncleanRecoveryStrategy.BALANCED
+    unclean_recovery_timeout_ms: int = DEFAULT_RECOVERY_TIMEOUT_MS
     # The active controller adopts the image it built when writing a batch, once that batch
     # commits, instead of replaying its own records again. True: replay anyway and fail loudly if
     # the two differ (tests and the simulator).
@@ -226,8 +235,18 @@ class QuorumController:
             last_known_leader_mode=self.config.last_known_leader_mode,
         )
         self.heartbeats = BrokerHeartbeats(self.config.session_timeout_ms)
+        self.unclean_recovery = UncleanRecoveryManager(
+            self.config.unclean_recovery_strategy
+            if self.config.unclean_recovery_manager_enabled
+            else UncleanRecoveryStrategy.NONE,
+            self.config.unclean_recovery_timeout_ms,
+        )
         self.cluster = ClusterControl(
-            cluster_id=cluster_id, node_id=node_id, replication=self.replication, heartbeats=self.heartbeats
+            cluster_id=cluster_id,
+            node_id=node_id,
+            replication=self.replication,
+            heartbeats=self.heartbeats,
+            recovery=self.unclean_recovery,
         )
         self.configs = ConfigControl(self.resolver)
         self.acls = AclControl(rng)
@@ -609,6 +628,7 @@ class QuorumController:
         self._pending.clear()
         self._written.clear()
         self.heartbeats.start_sessions(self._latest, now_ms)
+        self.unclean_recovery.reset()  # soft state: relearnt from the next heartbeats
         self._next_noop_ms = (
             now_ms + self.config.max_idle_interval_ms if self.config.max_idle_interval_ms else None
         )
@@ -671,6 +691,7 @@ class QuorumController:
         self._pending.clear()
         self._written.clear()
         self._latest = self.loader.image
+        self.unclean_recovery.reset()
 
     # ---------------------------------------------------------------------------------- timers
 
@@ -737,6 +758,7 @@ class QuorumController:
                     10 if capped else self.config.leader_imbalance_check_interval_ms
                 )
             wake.append(self._next_rebalance_ms)
+        self._run_unclean_recovery(now_ms, wake)
         if self._next_unclean_check_ms is not None:
             if now_ms >= self._next_unclean_check_ms:
                 records, stats = self.replication.unclean_check(
@@ -750,6 +772,50 @@ class QuorumController:
                         pass
                 self._next_unclean_check_ms = now_ms + self.config.unclean_election_interval_ms
             wake.append(self._next_unclean_check_ms)
+
+    def _run_unclean_recovery(self, now_ms: int, wake: list[int]) -> None:
+        """KIP-966 part 2: elect the most complete log where the reports allow it (module
+        ``unclean_recovery``); the manager keeps nothing it decided, so a write that does not fit
+        is decided again at the next tick."""
+        image = self._latest
+        active = self.cluster.is_active_fn(image)
+        resolver = self.resolver
+
+        def eligible_topic(name: str) -> bool:
+            # Topics that allow unclean election keep Kafka's immediate one (spec 4.3, 4.6).
+            return elr_enabled(image) and not resolver.topic_unclean_enabled(image, name)
+
+        elections, next_timeout = self.unclean_recovery.poll(
+            image, now_ms, is_acceptable=active, eligible_topic=eligible_topic
+        )
+        if next_timeout is not None:
+            wake.append(max(next_timeout, now_ms + 1))
+        if not elections:
+            return
+        records, stats = self.replication.elect_by_unclean_recovery(
+            image, [(e.tp, e.leader) for e in elections], is_active=active
+        )
+        if not records:
+            return
+        try:
+            self._append(records, now_ms)
+        except _BufferFull:
+            wake.append(now_ms + 1)  # decided again at the next tick
+            return
+        self.metrics.add_stats(stats.as_dict())
+        for e in elections:
+            topic = image.topics_by_id[e.tp.topic_id].name
+            log.warning(
+                "controller %d: unclean recovery elected broker %d for %s-%d (last written epoch %d, "
+                "log end offset %d%s)",
+                self.node_id,
+                e.leader,
+                topic,
+                e.tp.partition_id,
+                e.report.last_epoch,
+                e.report.log_end_offset,
+                ", after the timeout" if e.timed_out else "",
+            )
 
     # ---------------------------------------------------------------------------------- snapshots
 

@@ -123,9 +123,14 @@ class _Working:
 class ChangeStats:
     unclean_elections: int = 0
     elections_from_elr: int = 0
+    unclean_recovery_elections: int = 0  # also counted in unclean_elections
 
     def as_dict(self) -> dict[str, int]:
-        return {"unclean_elections": self.unclean_elections, "elections_from_elr": self.elections_from_elr}
+        return {
+            "unclean_elections": self.unclean_elections,
+            "elections_from_elr": self.elections_from_elr,
+            "unclean_recovery_elections": self.unclean_recovery_elections,
+        }
 
 
 class ReplicationControl:
@@ -283,6 +288,31 @@ class ReplicationControl:
             self.change_partition(
                 work, tp, records, stats, is_acceptable=lambda r: r == broker_id or is_active(r)
             )
+
+    def elect_by_unclean_recovery(
+        self,
+        image: MetadataImage,
+        elections: Iterable[tuple[TopicIdPartition, int]],
+        *,
+        is_active: Callable[[int], bool],
+    ) -> tuple[list[Record], ChangeStats]:
+        """Unclean recovery's choices (``kraft.controller.unclean_recovery``), each written as an
+        unclean election of that one broker: ISR = [it], ELR and LastKnownElr emptied, RECOVERING,
+        leader epoch + 1 (spec 4.2 step 3 with only the winner acceptable). A winner no longer
+        active in ``image`` is skipped (the manager chooses again at its next report)."""
+        records: list[Record] = []
+        stats = ChangeStats()
+        work = _Working(image, {})
+        for tp, leader in elections:
+            part = work.get(tp)
+            if part is None or part.leader != -1 or leader not in part.replicas or not is_active(leader):
+                continue
+            outcome = self.change_partition(
+                work, tp, records, stats, is_acceptable=_only(leader), election=Election.UNCLEAN
+            )
+            if outcome is not None and outcome.elected_leader == leader:
+                stats.unclean_recovery_elections += 1
+        return records, stats
 
     # ------------------------------------------------------------------------------ CreateTopics
 
@@ -1007,3 +1037,8 @@ class ReplicationControl:
                 work, tp, records, stats, is_acceptable=is_active, election=Election.UNCLEAN
             )
         return records, stats
+
+
+def _only(broker_id: int) -> Callable[[int], bool]:
+    """An acceptable-leader test that accepts ``broker_id`` alone."""
+    return lambda r: r == broker_id

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kraft.common.config import get_bool, get_int, get_list, get_str, load_properties
-from kraft.common.errors import ConfigError
+from kraft.common.errors import ConfigError, KraftError
 from kraft.controller.quorum_controller import ControllerConfig
+from kraft.controller.unclean_recovery import UncleanRecoveryStrategy
 from kraft.protocol.framing import DEFAULT_MAX_FRAME_BYTES
 from kraft.raft.config import QuorumConfig
 from kraft.raft.types import Endpoint
@@ -467,7 +468,20 @@ def parse_controller_config(props: Mapping[str, str]) -> ControllerConfig:
         snapshot_interval_ms=get_int(props, "metadata.log.max.snapshot.interval.ms", 3_600_000, minimum=0),
         static_configs={k: props[k] for k in _STATIC_CONFIG_KEYS if k in props},
         authorizer=AuthorizerConfig.from_properties(props),
+        unclean_recovery_manager_enabled=get_bool(props, "unclean.recovery.manager.enabled", True),
+        unclean_recovery_strategy=_unclean_recovery_strategy(props),
+        unclean_recovery_timeout_ms=get_int(props, "unclean.recovery.timeout.ms", 300_000, minimum=1),
     )
+
+
+def _unclean_recovery_strategy(props: Mapping[str, str]) -> UncleanRecoveryStrategy:
+    """``unclean.recovery.strategy``: None, Balanced (kraft's default) or Aggressive (KIP-966)."""
+    text = get_str(props, "unclean.recovery.strategy", UncleanRecoveryStrategy.BALANCED.value)
+    assert text is not None
+    try:
+        return UncleanRecoveryStrategy.parse(text)
+    except KraftError as e:
+        raise ConfigError(str(e)) from None
 
 
 def load_server_config(

@@ -21,9 +21,10 @@ Invariants (spec sections 2, 4, 5; 5.1 for ELR):
 * **ElrOnlyBelowMinIsr** - with ELR enabled, the ELR is empty whenever |ISR| >= the effective min
   ISR (min(topic ``min.insync.replicas`` -> cluster default -> 1, replication factor)).
 * **LeaderFromIsrOrElr** - with unclean election off, a new leader (a record changing the leader to
-  a broker) comes from the partition's ISR or ELR just before that record. The one exception is
-  spec 5.5 step 4, the last-known-leader election, which is unclean: it must set LRS = RECOVERING,
-  and happens only when ISR and ELR were both empty and the winner is the LastKnownElr entry.
+  a broker) comes from the partition's ISR or ELR just before that record. Two exceptions, both
+  unclean (LRS = RECOVERING, ISR = [leader]): spec 5.5 step 4, the last-known-leader election, only
+  when ISR and ELR were both empty and the winner is the LastKnownElr entry; and unclean recovery
+  (KIP-966 part 2), only when the controllers run it and nobody was eligible for its strategy.
 * **CommittedImageAgreement** - every image a controller publishes at offset N equals the
   reference image at N (``image_equal``; registration offsets ignored once the controller loaded a
   snapshot, since a snapshot cannot carry them), and the reference replays (a record that does not
@@ -47,7 +48,8 @@ Invariants (spec sections 2, 4, 5; 5.1 for ELR):
   in (spec 2.5).
 
 Figures (``controller`` in the run's JSON): partition elections, ELR elections, last-known-leader
-elections, fenced and unfenced brokers, registrations, topics, snapshots, deep checks.
+elections, unclean recovery elections, fenced and unfenced brokers, registrations, topics,
+snapshots, deep checks.
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ class ControllerFigures:
     partition_elections: int = 0  # records giving a partition a new leader (not creations)
     elr_elections: int = 0  # ... whose winner was in the ELR and not the ISR
     last_known_leader_elections: int = 0  # ... by spec 5.5 step 4 (RECOVERING)
+    unclean_recovery_elections: int = 0  # ... by unclean recovery (KIP-966 part 2, RECOVERING)
     leaderless_transitions: int = 0  # records leaving a partition without a leader
     fenced_brokers: int = 0  # unfenced -> fenced, same registration
     unfenced_brokers: int = 0
@@ -475,6 +478,9 @@ class ControllerChecker(InvariantChecker):
             if last_known:
                 self.cfigures.last_known_leader_elections += 1
                 continue
+            if self._unclean_recovery_election(before, previous, part):
+                self.cfigures.unclean_recovery_elections += 1
+                continue
             self.world.report(
                 "LeaderFromIsrOrElr",
                 f"offset {offset}: {name}-{pid} elected {leader}, which was in neither ISR "
@@ -523,6 +529,30 @@ class ControllerChecker(InvariantChecker):
                     f"broker {broker_id} registered after an unclean shutdown (epoch "
                     f"{after.brokers[broker_id].epoch}) but stays in the ISR or ELR of {names}",
                 )
+
+    def _unclean_recovery_election(
+        self, before: MetadataImage, previous: PartitionRegistration, part: PartitionRegistration
+    ) -> bool:
+        """Whether a leader from outside ISR and ELR is unclean recovery's (KIP-966 part 2): the
+        controllers run it, the partition was leaderless with nobody eligible for the strategy
+        (Balanced: ISR and ELR empty; Aggressive: no active member at the start of the batch),
+        and the change is an unclean election of that one broker (ISR = [it], ELR empty,
+        RECOVERING). Which replica it chose is for AckedRecordKept to judge, on the data."""
+        config = getattr(self.world, "controller_config", None)
+        if config is None or not config.unclean_recovery_manager_enabled:
+            return False
+        strategy = config.unclean_recovery_strategy.value
+        if strategy == "None" or previous.leader != NO_LEADER or previous.isr:
+            return False
+        if strategy == "Balanced" and previous.elr:
+            return False
+        if any((b := before.brokers.get(r)) is not None and b.is_active for r in previous.elr):
+            return False
+        return (
+            part.leader_recovery_state == LeaderRecoveryState.RECOVERING
+            and part.isr == (part.leader,)
+            and not part.elr
+        )
 
     def _check_states(self, before: MetadataImage | None, after: MetadataImage, where: str) -> None:
         """LeaderInIsr, IsrElrDisjoint and ElrOnlyBelowMinIsr on what changed since ``before``."""

@@ -33,7 +33,10 @@ Invariants (``DataChecker``, on top of every controller and raft invariant):
 * **ConsumerInOrder**: a consumer's reads of a partition are dense and increasing.
 
 Liveness: after the faults heal, every partition has a leader and acknowledges writes again within a
-bound (``DataChecker.expect_data_progress``).
+bound (``DataChecker.expect_data_progress``). A partition left with nobody eligible (ISR, ELR and
+LastKnownElr empty: every replica that held the committed records restarted uncleanly) is counted
+(``no_eligible_leader``) and excused only when unclean recovery is off; with it on (the default), the
+healed replicas report their logs and the most complete one must lead.
 """
 
 from __future__ import annotations
@@ -489,12 +492,35 @@ class DataChecker(ControllerChecker):
             if held.get(offset) != acked[offset] and (index, offset) not in self._lost_seen:
                 self._lost_seen.add((index, offset))
                 self.lost_records += 1
+                holders = self._brokers_holding(world, index, offset, acked[offset])
+                where = (
+                    f"still in the log of broker(s) {holders}"
+                    if holders
+                    else "in no replica's log any more (every copy lost)"
+                )
                 world.report(
                     "AckedRecordKept",
                     f"broker {node.node_id} leads partition {index} in epoch {key[3]} without acknowledged "
-                    f"offset {offset} ({acked[offset]!r}); it holds {held.get(offset)!r}, log end {end}",
+                    f"offset {offset} ({acked[offset]!r}); it holds {held.get(offset)!r}, log end {end}; "
+                    f"the record is {where}",
                 )
         self._verified[key] = len(order)
+
+    @staticmethod
+    def _brokers_holding(world: DataWorld, index: int, offset: int, value: bytes) -> list[int]:
+        """The brokers whose log (the ground truth, as on their disks now) holds ``value`` at
+        ``offset`` of partition ``index``: tells a loss an election caused (a replica still had the
+        record) from one the faults caused (every copy gone, e.g. power losses of every holder)."""
+        out = []
+        for broker_id, logs in sorted(world.partition_logs.items()):
+            log = logs.logs.get((TOPIC, index))
+            if log is None or not log.log_start_offset <= offset < log.log_end_offset:
+                continue
+            for batch in iter_batches(log.read(offset, 1 << 20, max_offset=log.log_end_offset)):
+                if any(r.offset == offset and (r.value or b"") == value for r in batch.records):
+                    out.append(broker_id)
+                break
+        return out
 
     # -- liveness ---------------------------------------------------------------------------------------
 
@@ -517,10 +543,13 @@ class DataChecker(ControllerChecker):
             # restarted uncleanly, so none is eligible (ISR, ELR and the last known leader empty)
             # and only an operator's unclean election could bring the partition back, at the
             # price of records. Waiting is the safe answer; NoCleanReplicaLost checks that no
-            # replica left eligibility without an unclean restart.
+            # replica left eligibility without an unclean restart. With unclean recovery on, such
+            # a partition is counted but not excused: once the faults healed every replica
+            # reports its log and the most complete one must be elected.
             without_eligible = self.partitions_without_eligible_leader()
             self.no_eligible_leader |= set(without_eligible) & set(stuck)
-            stuck = [p for p in stuck if p not in without_eligible]
+            if not self.unclean_recovery_on():
+                stuck = [p for p in stuck if p not in without_eligible]
             if stuck:
                 world.report(
                     "DataAvailable",
@@ -529,6 +558,15 @@ class DataChecker(ControllerChecker):
                 )
 
         world.schedule(since + within_ms, f"expect-data:{label}", check)
+
+    def unclean_recovery_on(self) -> bool:
+        """Whether the controllers run unclean recovery (KIP-966 part 2) with a strategy that elects."""
+        world = self.world
+        assert isinstance(world, DataWorld)
+        config = world.controller_config
+        return bool(
+            config.unclean_recovery_manager_enabled and config.unclean_recovery_strategy.value != "None"
+        )
 
     def partitions_without_eligible_leader(self) -> list[int]:
         """Leaderless partitions with nobody to elect: ISR, ELR and LastKnownElr all empty."""

@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from kraft.broker.lifecycle import BrokerLifecycle, BrokerState, LifecycleConfig, Listener
+from kraft.metadata.replica_log_info import ReplicaLogInfo
 from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import broker_heartbeat, broker_registration
@@ -191,3 +192,33 @@ def test_a_late_answer_to_a_timed_out_request_is_ignored() -> None:
     assert not lifecycle.registered
     answer(lifecycle, second, 202, error_code=0, broker_epoch=2)
     assert lifecycle.broker_epoch == 2
+
+
+def test_heartbeats_carry_the_replica_log_info_of_the_moment_and_registrations_do_not_ask_for_it() -> None:
+    topic = uuid.UUID(int=0x7011)
+    asked: list[int] = []
+    reports = [
+        ReplicaLogInfo(topic_id=topic, partition=2, partition_epoch=9, last_epoch=4, log_end_offset=120)
+    ]
+
+    def log_info() -> list[ReplicaLogInfo]:
+        asked.append(1)
+        return reports
+
+    lifecycle = make()
+    registration, _ = lifecycle.poll(0, 1, 0, log_info)
+    assert registration[0].body.api is broker_registration.API and asked == []
+    answer(lifecycle, registration[0], 0, error_code=0, broker_epoch=7)
+    (hb,), _ = lifecycle.poll(0, 1, 0, log_info)
+    assert asked == [1]
+    field = hb.body.body.replica_log_info
+    assert [(t.topic_id, [(p.partition_index, p.partition_epoch) for p in t.partitions]) for t in field] == [
+        (topic, [(2, 9)])
+    ]
+    part = field[0].partitions[0]
+    assert (part.last_written_leader_epoch, part.log_end_offset) == (4, 120)
+    answer(lifecycle, hb, 1, error_code=0, is_caught_up=True, is_fenced=True)
+    reports = []  # the partition got a leader: the next heartbeat reports nothing
+    (hb,), _ = lifecycle.poll(20, 1, 0, log_info)
+    assert hb.body.body.replica_log_info == []
+    assert lifecycle.poll(21, 1, 0, log_info)[0] == [] and len(asked) == 2  # nothing built: not asked

@@ -636,3 +636,44 @@ def test_retention_bytes_deletes_old_segments_on_the_retention_check() -> None:
     c.run(ReplicaConfig().retention_check_interval_ms + 100, step_ms=1000)
     assert log.log_start_offset > 0  # whole segments went, the active one stayed
     assert c.fetched(c.consume(0))[0] == E.OFFSET_OUT_OF_RANGE
+
+
+def test_each_broker_reports_its_log_of_a_partition_nobody_can_lead() -> None:
+    # Unclean recovery's input (``leaderless_log_info``, carried by the heartbeat): for a hosted
+    # partition that is leaderless with no active ISR or ELR member, the partition epoch of the
+    # broker's image, the epoch of the log's last batch and the log end offset.
+    c = Cluster()
+    c.produce([b"a", b"b", b"c"])
+    c.run(200)
+    assert all(m.leaderless_log_info() == [] for m in c.managers.values())  # led: nothing to report
+    c.change(leader=2)  # epoch 1: broker 2 writes one record that nobody fetches
+    c.produce([b"d"], acks=1, broker=2)
+    c.change(leader=-1, isr=[])  # every replica left (ISR and ELR empty)
+    p = c.loader.image.partition(TOPIC_ID, 0)
+    assert p is not None and p.leader == -1
+    reports = {b: m.leaderless_log_info() for b, m in c.managers.items()}
+    assert {b: [(r.topic_id, r.partition, r.partition_epoch) for r in rs] for b, rs in reports.items()} == {
+        b: [(TOPIC_ID, 0, p.partition_epoch)] for b in (1, 2, 3)
+    }
+    assert {b: (rs[0].last_epoch, rs[0].log_end_offset) for b, rs in reports.items()} == {
+        1: (0, 3),
+        2: (1, 4),
+        3: (0, 3),
+    }
+    c.change(eligible_leader_replicas=[3])  # an active ELR member: a clean election comes, no report
+    assert all(m.leaderless_log_info() == [] for m in c.managers.values())
+
+
+def test_a_broker_reports_nothing_before_it_is_activated() -> None:
+    c = Cluster()
+    late = ReplicaManager(
+        node_id=2,
+        logs=MemoryLogs(),
+        resolver=ConfigResolver({}, 2),
+        next_correlation_id=itertools.count(1).__next__,
+    )
+    c.loader.install_publisher(late.publish)
+    c.change(leader=-1, isr=[])
+    assert late.leaderless_log_info() == []  # its image may predate its own restart
+    late.activate(c.now)
+    assert [(r.last_epoch, r.log_end_offset) for r in late.leaderless_log_info()] == [(-1, 0)]
