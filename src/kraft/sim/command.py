@@ -104,11 +104,22 @@ def _print_run(result: dict[str, Any], out: TextIO) -> None:
         c = controller
         print(
             f"  controller: {c['brokers']} brokers; partition elections {c['partition_elections']} "
-            f"({c['elr_elections']} from ELR, {c['last_known_leader_elections']} last-known-leader); "
+            f"({c['elr_elections']} from ELR, {c['last_known_leader_elections']} last-known-leader, "
+            f"{c.get('unclean_recovery_elections', 0)} unclean recovery); "
             f"fenced {c['fenced_brokers']}, unfenced {c['unfenced_brokers']}; controlled shutdowns "
             f"{c['controlled_shutdowns']}; unclean registrations {c['unclean_registrations']}; topics "
             f"+{c['topics_created']}/-{c['topics_deleted']}; snapshots {c['snapshots_written']} written, "
             f"{c['snapshot_loads']} loaded; committed offset {c['committed_offset']}",
+            file=out,
+        )
+    data = result.get("data")
+    if data is not None:
+        d = data
+        print(
+            f"  data: {d['acked_records']} acknowledged, {d['consumed_records']} consumed; lost "
+            f"{d['lost_records']}; lost to power loss: {d['acked_lost_to_power_loss']} acknowledged "
+            f"(partitions {d['acked_lost_to_power_loss_partitions']}), {d['read_lost_to_power_loss']} "
+            f"read but unacknowledged; power losses {d['power_losses']}",
             file=out,
         )
     for v in result["violations"]:
@@ -185,11 +196,20 @@ def _sweep(args: argparse.Namespace, out: TextIO) -> int:
                 c = row["controller"]
                 print(
                     f"{'':<30} partition elections {c['partition_elections']} "
-                    f"({c['elr_elections']} from ELR, {c['last_known_leader_elections']} last-known-leader), "
+                    f"({c['elr_elections']} from ELR, {c['last_known_leader_elections']} last-known-leader, "
+                    f"{c.get('unclean_recovery_elections', 0)} unclean recovery), "
                     "fenced brokers "
                     f"{c['fenced_brokers']}, controlled shutdowns {c['controlled_shutdowns']}, unclean "
                     f"registrations {c['unclean_registrations']}, snapshots {c['snapshots_written']} written "
                     f"/ {c['snapshot_loads']} loaded",
+                    file=out,
+                )
+            if "data" in row:
+                d = row["data"]
+                print(
+                    f"{'':<30} acknowledged {d['acked_records']}, lost {d['lost_records']}; lost to power "
+                    f"loss {d['acked_lost_to_power_loss']} acknowledged + {d['read_lost_to_power_loss']} "
+                    f"read (seeds {d['seeds_lost_to_power_loss']}); power losses {d['power_losses']}",
                     file=out,
                 )
             if "mean_majority_epoch_increase" in row:

@@ -15,6 +15,11 @@
   count the error answers the world made up for requests whose connection failed.
 * ``controller`` (controller scenarios only): ``kraft.sim.controller_invariants.ControllerFigures``
   plus broker figures: partition elections, ELR elections, fenced brokers, snapshots, ...
+* ``data`` (data scenarios only): acknowledged, consumed and lost records (``lost_records``: reported
+  as AckedRecordKept), ``acked_lost_to_power_loss`` (acknowledged records every replica that held
+  them lost to power losses: Kafka's durability model with its default flush, counted, not a
+  violation) with ``acked_lost_to_power_loss_partitions``, ``read_lost_to_power_loss`` (the same
+  for records a consumer read whose acknowledgement never came), power losses, ...
 """
 
 from __future__ import annotations
@@ -41,6 +46,15 @@ CONTROLLER_TOTALS = (
     "snapshot_loads",
     "image_checks",
     "deep_checks",
+    "unclean_recovery_elections",
+)
+# Data-plane figures (``data`` in a run's JSON, ``kraft.sim.data``) a sweep adds up over its seeds.
+DATA_TOTALS = (
+    "acked_records",
+    "lost_records",
+    "acked_lost_to_power_loss",
+    "read_lost_to_power_loss",
+    "power_losses",
 )
 
 
@@ -157,6 +171,12 @@ def summarise(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 for key in CONTROLLER_TOTALS
                 if all(key in c for c in controller)
             }
+        data = [r["data"] for r in rs if "data" in r]
+        if data:
+            row["data"] = {key: sum(d.get(key, 0) for d in data) for key in DATA_TOTALS}
+            row["data"]["seeds_lost_to_power_loss"] = sorted(
+                r["seed"] for r in rs if r.get("data", {}).get("acked_lost_to_power_loss", 0)
+            )
         increases = [r["majority_epoch_increase"] for r in rs if "majority_epoch_increase" in r]
         if increases:
             row["mean_majority_epoch_increase"] = round(sum(increases) / len(increases), 3)
