@@ -47,10 +47,12 @@ from kraft.node.quorum_apis import QUORUM_APIS, QuorumApis, quorum_endpoints
 from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.error_responses import error_response
+from kraft.protocol.messages import describe_cluster
 from kraft.raft.messages import Envelope
 from kraft.raft.node import RaftNode
 from kraft.raft.rpc import error_response_for
 from kraft.raft.types import LeaderAndEpoch
+from kraft.security.acls import AclOperation
 from kraft.security.request_authz import UNKNOWN_HOST, Refuse
 
 # One closed union: every message a node takes in or sends out.
@@ -61,6 +63,9 @@ NodeEnvelope = Envelope | ControllerEnvelope | ClientEnvelope
 class NodePollResult:
     outbound: list[NodeEnvelope]
     wake_at_ms: int  # absolute; call poll again by then
+
+
+DESCRIBE_CLUSTER_KEY = describe_cluster.API.key
 
 
 class Node:
@@ -256,13 +261,28 @@ class Node:
         self, envelope: ControllerEnvelope, request: ApiRequest, now_ms: int
     ) -> object | None:
         """The answer refusing a quorum API request the caller may not make (DescribeQuorum needs
-        DESCRIBE, the voter changes ALTER on the cluster), or None. Checked with the controller's
+        DESCRIBE, DescribeCluster and the voter changes ALTER on the cluster), or None. Checked with the controller's
         authorizer and committed ACLs; a node without a controller part (the test raft server)
         checks nothing."""
         controller = self.controller
         authz = None if controller is None else controller.authz
         if controller is None or authz is None or authz.trusted(envelope.source):
             return None
+        if request.api.key == DESCRIBE_CLUSTER_KEY:
+            # Kafka's ControllerApis: unlike on a broker, DescribeCluster on the controller listener
+            # needs ALTER on the cluster (it names the controllers).
+            access = authz.access(
+                controller.image.acls,
+                envelope.principal,
+                envelope.host or UNKNOWN_HOST,
+                "DescribeCluster",
+                now_ms,
+            )
+            if access.allows_cluster(AclOperation.ALTER):
+                return None
+            code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            refusal: object = error_response(request.api.key, request.version, request.body, code)
+            return refusal
         verdict = authz.check(
             controller.image,
             envelope.principal,

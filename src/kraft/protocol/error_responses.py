@@ -27,6 +27,7 @@ from kraft.protocol.messages import (
     delete_acls,
     delete_topics,
     describe_acls,
+    describe_cluster,
     describe_configs,
     elect_leaders,
     incremental_alter_configs,
@@ -166,6 +167,16 @@ def error_response(key: int, version: int, request: Any, code: ErrorCode, *, lik
     if key == describe_acls.API.key:
         return describe_acls.RESPONSE.cls(
             throttle_time_ms=0, error_code=c, error_message=message, resources=[]
+        )
+    if key == describe_cluster.API.key:
+        endpoint_type = getattr(request, "endpoint_type", 1) if request is not None else 1
+        return describe_cluster.RESPONSE.cls(
+            throttle_time_ms=0,
+            error_code=c,
+            error_message=message,
+            endpoint_type=endpoint_type,
+            cluster_id="",
+            brokers=[],
         )
     raise ValueError(f"no error response shape for API {key}")
 

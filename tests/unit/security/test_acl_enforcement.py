@@ -491,3 +491,23 @@ def test_raft_rpcs_from_a_listener_need_cluster_action(node: AclNode) -> None:
     add_acls(node, acl("kafka-cluster", Op.CLUSTER_ACTION, BOB, rt=ResourceType.CLUSTER))
     allowed = vote(BOB, 4)
     assert allowed is not None and allowed.error_code == 0
+
+
+def test_describe_cluster_on_the_controller_listener_needs_alter(node: AclNode) -> None:
+    # Kafka's ControllerApis: unlike on a broker (open), DescribeCluster on a controller needs ALTER
+    # on the cluster. (Carol: no test of this module's shared node gives her anything else.)
+    CAROL = KafkaPrincipal("User", "carol")
+    refused = node.call(
+        describe_cluster, 1, CAROL, controller=True, include_cluster_authorized_operations=False
+    )
+    assert refused.error_code == E.CLUSTER_AUTHORIZATION_FAILED
+    assert node.call(describe_cluster, 1, CAROL, include_cluster_authorized_operations=False).error_code == 0
+    admin = node.call(
+        describe_cluster, 1, ADMIN, controller=True, include_cluster_authorized_operations=False
+    )
+    assert admin.error_code == 0 and admin.cluster_id
+    add_acls(node, acl("kafka-cluster", Op.ALTER, CAROL, rt=ResourceType.CLUSTER))
+    allowed = node.call(
+        describe_cluster, 1, CAROL, controller=True, include_cluster_authorized_operations=False
+    )
+    assert allowed.error_code == 0
