@@ -261,9 +261,9 @@ class Node:
         self, envelope: ControllerEnvelope, request: ApiRequest, now_ms: int
     ) -> object | None:
         """The answer refusing a quorum API request the caller may not make (DescribeQuorum needs
-        DESCRIBE, DescribeCluster and the voter changes ALTER on the cluster), or None. Checked with the controller's
-        authorizer and committed ACLs; a node without a controller part (the test raft server)
-        checks nothing."""
+        DESCRIBE, DescribeCluster and the voter changes ALTER on the cluster), or None. Checked
+        with the controller's authorizer and committed ACLs; a node without a controller part (the
+        test raft server) checks nothing."""
         controller = self.controller
         authz = None if controller is None else controller.authz
         if controller is None or authz is None or authz.trusted(envelope.source):
