@@ -43,11 +43,11 @@ jvm: $(STAMP)
 run: $(STAMP) jvm
 	$(VENV)/bin/kraft cluster up --controllers 3 --brokers 3 --data-dir ./data --create-topic demo:3:3
 
-## The whole suite (unit, golden, transcripts, simulator, process-level, Spark) over one worker more
-## than there are cores (pytest-xdist): the process-level tests spend about a third of their time
-## waiting on timers and sockets, so with one worker per core the cores were busy only 67-69% of a
-## run. The Spark tests stay on one worker (one SparkSession: `xdist_group("spark")`).
-PYTEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print(len(os.sched_getaffinity(0)) + 1)")
+## The whole suite (unit, golden, transcripts, simulator, process-level, Spark) over every core
+## (pytest-xdist); the Spark tests stay on one worker (one SparkSession: `xdist_group("spark")`).
+## One worker per core: a third worker on two cores (tried 2026-11-28) made the run slower (16:41 of
+## tests against 14-14.7 min), its process-level clusters crowding each other into timeouts.
+PYTEST_WORKERS ?= auto
 test: $(STAMP) jvm
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
