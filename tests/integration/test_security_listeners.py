@@ -260,10 +260,17 @@ def test_bad_credentials_are_refused_with_the_servers_message(
     from kafka.errors import KafkaError as KpError
 
     conf = _kafka_python(cluster, "CLIENTSASL", sasl_plain_password="wrong", bootstrap_timeout_ms=6000)
-    with caplog.at_level(logging.WARNING, logger="kafka"), pytest.raises(KpError) as info:
-        KafkaAdminClient(**conf)
     # kafka-python 3 retries refused bootstrap servers until its timeout, logging the server's reason.
-    assert type(info.value).__name__ in ("SaslAuthenticationFailedError", "KafkaTimeoutError"), info.value
+    # Once in a loaded run (2026-11-28) it logged only "socket disconnected" for every attempt: its
+    # transport handled the close before the answer it had read. A second try is independent; a
+    # server that never sent the reason fails both.
+    for _attempt in range(2):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="kafka"), pytest.raises(KpError) as info:
+            KafkaAdminClient(**conf)
+        assert type(info.value).__name__ in ("SaslAuthenticationFailedError", "KafkaTimeoutError"), info.value
+        if "Invalid username or password" in caplog.text:
+            break
     assert "Invalid username or password" in caplog.text
     # The same listener still serves a good client.
     AdminClient(_confluent(cluster, "CLIENTSASL")).list_topics(timeout=TIMEOUT_S)
