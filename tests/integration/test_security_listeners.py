@@ -33,7 +33,14 @@ from kraft.protocol.messages import metadata
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 kafka = pytest.importorskip("kafka")
-from confluent_kafka import KafkaError, KafkaException, Producer  # noqa: E402
+from confluent_kafka import (  # noqa: E402
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("security-cluster")]
@@ -188,7 +195,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 @pytest.mark.parametrize("listener", ["CLIENTSSL", "CLIENTSASLSSL", "CLIENTSASL"])
-def test_confluent_admin_and_acks_all_producer_are_served(cluster: Cluster, listener: str) -> None:
+def test_confluent_admin_acks_all_producer_and_consumer_are_served(cluster: Cluster, listener: str) -> None:
     admin = AdminClient(_confluent(cluster, listener))
     topic = f"t-confluent-{listener.lower()}"
     admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=2)])[topic].result(
@@ -209,11 +216,27 @@ def test_confluent_admin_and_acks_all_producer_are_served(cluster: Cluster, list
         )
     assert producer.flush(TIMEOUT_S) == 0
     assert delivered == [None] * 10  # acks=all: both replicas, the follower fetching over INTERNAL
+    # ... and a consumer on the same listener reads them back, in order per partition.
+    consumer = Consumer(_confluent(cluster, listener, **{"group.id": f"g-{listener.lower()}"}))
+    try:
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in (0, 1)])
+        read: list[Any] = []
+        deadline = time.monotonic() + TIMEOUT_S
+        while len(read) < 10 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                read.append(message)
+    finally:
+        consumer.close()
+    assert sorted(m.value() for m in read) == sorted(b"v%d" % i for i in range(10))
+    for p in (0, 1):
+        offsets = [m.offset() for m in read if m.partition() == p]
+        assert offsets == list(range(len(offsets)))
 
 
 @pytest.mark.parametrize("listener", ["CLIENTSSL", "CLIENTSASLSSL", "CLIENTSASL"])
-def test_kafka_python_admin_and_producer_are_served(cluster: Cluster, listener: str) -> None:
-    from kafka import KafkaAdminClient, KafkaProducer
+def test_kafka_python_admin_producer_and_consumer_are_served(cluster: Cluster, listener: str) -> None:
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
     from kafka.admin import NewTopic as KpNewTopic
 
     admin = KafkaAdminClient(**_kafka_python(cluster, listener))
@@ -230,6 +253,18 @@ def test_kafka_python_admin_and_producer_are_served(cluster: Cluster, listener: 
         assert record.offset == 0
     finally:
         producer.close()
+    consumer = KafkaConsumer(
+        topic,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        consumer_timeout_ms=int(TIMEOUT_S * 1000),
+        **_kafka_python(cluster, listener),
+    )
+    try:
+        first = next(iter(consumer))
+    finally:
+        consumer.close()
+    assert (first.offset, first.value) == (0, b"hello")
 
 
 # ------------------------------------------------------------------------------------ refused

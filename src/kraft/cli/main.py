@@ -28,6 +28,11 @@ TOOLS: dict[str, tuple[str, str]] = {
     "console-producer": ("kraft.cli.console_producer", "send lines from stdin to a topic as records"),
     "console-consumer": ("kraft.cli.console_consumer", "print a topic's records (no groups: by assignment)"),
     "get-offsets": ("kraft.cli.get_offsets", "print topic:partition:offset at a time (latest, earliest, ts)"),
+    "producer-perf-test": (
+        "kraft.cli.producer_perf_test",
+        "produce fixed-size records, print throughput/latency",
+    ),
+    "consumer-perf-test": ("kraft.cli.consumer_perf_test", "read a topic from the start, print throughput"),
     "sim": ("kraft.cli.sim", "run the deterministic fault-injecting simulator"),
     "analyze": ("kraft.cli.analyze", "rebuild a cluster's history from its metadata logs on Spark (report)"),
 }
