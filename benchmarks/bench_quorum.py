@@ -2,7 +2,7 @@
 
     python benchmarks/bench_quorum.py [--quick] [--json] [--workdir DIR]
         [--only saturation|latency|failover]... [--linger-ms MS] [--max-in-flight N]
-        [--raft-driver loop|thread|both] [--latency-runs N]
+        [--raft-driver loop|thread|both] [--latency-runs N] [--tls]
 
 Prints, each next to baselines measured in the same run on the same machine and disk:
 
@@ -20,6 +20,8 @@ Prints, each next to baselines measured in the same run on the same machine and 
   ``--latency-runs`` runs (3) with their range, next to its floor (two
   fdatasyncs and two round trips), and the commit path stage by stage (``kraft.cli.commit_path``,
   from a second run whose voters run with ``--trace-commit-path``, which costs on the path);
+* with ``--tls``, the same latency runs with the voters' listener on TLS (SSL, throwaway
+  certificates), and the ratio to plaintext (issue #26's "commit latency over TLS");
 * failover: from ``kill -9`` of the leader to the next committed append (the new leader's first
   commit in its epoch, wall clock), median and spread of several trials, with default timeouts,
   with ``controller.quorum.fetch.timeout.ms`` 1000 (the rest default), and with timeouts 10x
@@ -149,6 +151,23 @@ def loopback_rtt_us(samples: int) -> dict[str, float]:
 
 # Where the nodes run RaftNode.poll (raft.driver); set per run by main.
 RAFT_DRIVER = {"raft.driver": "loop"}
+
+
+def tls_overrides(pki_dir: Path) -> dict[str, str]:
+    """The voters' listener on TLS: throwaway certificates (``tests/support/tls_certs.py``), the
+    node's own connections trusting the same CA."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
+    from tls_certs import make_pki
+
+    pki = make_pki(pki_dir) if not (pki_dir / "ca.pem").exists() else None
+    directory = pki.directory if pki is not None else pki_dir
+    return {
+        "listener.security.protocol.map": f"{cluster_cli.LISTENER}:SSL",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(directory / "server.pem"),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(directory / "ca.pem"),
+    }
 
 
 class BenchCluster:
@@ -360,6 +379,11 @@ def main() -> int:
         help="records appended but not committed that the saturation leader allows (default %(default)s)",
     )
     parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="also run the latency part with the voters' listener on TLS (SSL), and print its ratio",
+    )
+    parser.add_argument(
         "--latency-runs",
         type=int,
         default=3,
@@ -374,6 +398,8 @@ def main() -> int:
     ns = parser.parse_args()
     if ns.latency_runs < 1:
         parser.error("--latency-runs must be at least 1")
+    if ns.tls and ns.only and "latency" not in ns.only:
+        parser.error("--tls compares the latency part: it needs --only latency (or no --only)")
     parts = set(ns.only or ("saturation", "latency", "failover"))
     drivers = ("loop", "thread") if ns.raft_driver == "both" else (ns.raft_driver,)
     saturation_s = 5.0 if ns.quick else 15.0
@@ -425,6 +451,18 @@ def main() -> int:
                 )
                 run["at_100_per_s"]["stages"] = traced["stages"]
                 run["at_100_per_s"]["traced_latency_ms"] = traced["latency_ms"]
+                if ns.tls:
+                    print("commit latency at 100/s over TLS ...", file=sys.stderr)
+                    tls = {**linger, **tls_overrides(root / "pki")}
+                    tls_runs = sorted(
+                        (
+                            run_fixed_rate(root / driver / f"latency-tls-{i}", 100.0, latency_s, tls)
+                            for i in range(ns.latency_runs)
+                        ),
+                        key=lambda r: r["latency_ms"]["p50"],
+                    )
+                    run["at_100_per_s_tls"] = dict(tls_runs[len(tls_runs) // 2])
+                    run["at_100_per_s_tls"]["runs_p50_ms"] = [r["latency_ms"]["p50"] for r in tls_runs]
             if "failover" in parts:
                 print("failover (default timeouts) ...", file=sys.stderr)
                 run["failover_default"] = run_failover(
@@ -473,6 +511,14 @@ def main() -> int:
                 f"  floor (2 fdatasync + 2 round trips, p50s): {floor:.2f} ms; "
                 f"ratio latency p50 / floor: {lat['latency_ms']['p50'] / floor:.1f}"
             )
+            if "at_100_per_s_tls" in run:
+                tls_lat = run["at_100_per_s_tls"]["latency_ms"]
+                print(
+                    f"  over TLS (the voters' listener SSL): p50 {tls_lat['p50']:.2f} ms   "
+                    f"p99 {tls_lat['p99']:.2f} ms; ratio to plaintext p50 "
+                    f"{tls_lat['p50'] / lat['latency_ms']['p50']:.2f}, p99 "
+                    f"{tls_lat['p99'] / lat['latency_ms']['p99']:.2f}"
+                )
             stages = lat.get("stages", {})
             if stages.get("stages"):
                 traced = lat["traced_latency_ms"]
