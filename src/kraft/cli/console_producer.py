@@ -360,7 +360,24 @@ class ProducerSettings:
     security: ClientSecurityConfig | None = None  # None: PLAINTEXT
 
 
-def _codec(name: str) -> int:
+def parse_acks(text: str) -> int:
+    """``acks`` as the producer takes it (all/-1, 0, 1).
+
+    Raises:
+        UsageError: any other value (Kafka's message)."""
+    acks = _ACKS.get(text.strip().lower())
+    if acks is None:
+        raise UsageError(
+            f"Invalid value {text.strip().lower()} for configuration acks: expected all, -1, 0 or 1"
+        )
+    return acks
+
+
+def compression_codec(name: str) -> int:
+    """``compression.type`` as a codec id this producer can write.
+
+    Raises:
+        UsageError: an unknown name, or one with no codec installed (snappy)."""
     codecs = {v: k for k, v in Compression.NAMES.items()}
     codec = codecs.get(name.strip().lower())
     if codec is None:
@@ -392,16 +409,14 @@ def producer_settings(ns: argparse.Namespace, err: TextIO) -> ProducerSettings:
     for name, value in overrides.items():
         if value is not None:
             props[name] = str(value)
-    acks_text = props.get("acks", DEFAULT_ACKS).strip().lower()
-    if acks_text not in _ACKS:
-        raise UsageError(f"Invalid value {acks_text} for configuration acks: expected all, -1, 0 or 1")
+    acks = parse_acks(props.get("acks", DEFAULT_ACKS))
     if bool_property(props, "enable.idempotence"):
         raise UsageError(
             "enable.idempotence=true is not supported: kraft's producer has no InitProducerId yet"
         )
     settings = ProducerSettings(
-        acks=_ACKS[acks_text],
-        compression=_codec(props.get("compression.type", "none")),
+        acks=acks,
+        compression=compression_codec(props.get("compression.type", "none")),
         linger_ms=int_property(props, "linger.ms", DEFAULT_LINGER_MS, minimum=0),
         batch_size=int_property(props, "batch.size", DEFAULT_BATCH_SIZE, minimum=0),
         retries=int_property(props, "retries", DEFAULT_RETRIES, minimum=0),

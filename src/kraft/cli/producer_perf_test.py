@@ -33,7 +33,6 @@ from kraft.cli.common import UsageError, one_line, run_tool
 
 PROG = "kraft producer-perf-test"
 REPORTING_INTERVAL_MS = 5_000  # Kafka's ProducerPerformance prints a window every 5 s
-_ACKS = {"all": -1, "-1": -1, "0": 0, "1": 1}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,7 +130,7 @@ def _payload(size: int) -> bytes:
 
 
 def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from kraft.cli.console_producer import _codec
+    from kraft.cli.console_producer import compression_codec, parse_acks
     from kraft.client.connection import AdminError, parse_bootstrap
     from kraft.client.producer import Producer, ProducerRecord
 
@@ -144,9 +143,7 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     servers = ns.bootstrap_server or props.get("bootstrap.servers")
     if not servers:
         raise UsageError("give --bootstrap-server or bootstrap.servers in --producer-props")
-    acks = _ACKS.get(props.get("acks", "all").strip().lower())
-    if acks is None:
-        raise UsageError(f"Invalid value {props['acks']} for configuration acks: expected all, -1, 0 or 1")
+    acks = parse_acks(props.get("acks", "all"))
     try:
         batch_size = int(props.get("batch.size", "16384"))
         bootstrap = parse_bootstrap(servers)
@@ -155,7 +152,7 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     producer = Producer(
         bootstrap,
         acks=acks,
-        compression=_codec(props.get("compression.type", "none")),
+        compression=compression_codec(props.get("compression.type", "none")),
         batch_size=max(batch_size, ns.record_size),
         client_id=props.get("client.id", "perf-producer-client"),
         security=security_of(props),
