@@ -47,12 +47,10 @@ from kraft.node.quorum_apis import QUORUM_APIS, QuorumApis, quorum_endpoints
 from kraft.protocol.envelope import ApiRequest, ClientEnvelope, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.error_responses import error_response
-from kraft.protocol.messages import describe_cluster
 from kraft.raft.messages import Envelope
 from kraft.raft.node import RaftNode
 from kraft.raft.rpc import error_response_for
 from kraft.raft.types import LeaderAndEpoch
-from kraft.security.acls import AclOperation
 from kraft.security.request_authz import UNKNOWN_HOST, Refuse
 
 # One closed union: every message a node takes in or sends out.
@@ -63,9 +61,6 @@ NodeEnvelope = Envelope | ControllerEnvelope | ClientEnvelope
 class NodePollResult:
     outbound: list[NodeEnvelope]
     wake_at_ms: int  # absolute; call poll again by then
-
-
-DESCRIBE_CLUSTER_KEY = describe_cluster.API.key
 
 
 class Node:
@@ -268,21 +263,6 @@ class Node:
         authz = None if controller is None else controller.authz
         if controller is None or authz is None or authz.trusted(envelope.source):
             return None
-        if request.api.key == DESCRIBE_CLUSTER_KEY:
-            # Kafka's ControllerApis: unlike on a broker, DescribeCluster on the controller listener
-            # needs ALTER on the cluster (it names the controllers).
-            access = authz.access(
-                controller.image.acls,
-                envelope.principal,
-                envelope.host or UNKNOWN_HOST,
-                "DescribeCluster",
-                now_ms,
-            )
-            if access.allows_cluster(AclOperation.ALTER):
-                return None
-            code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-            refusal: object = error_response(request.api.key, request.version, request.body, code)
-            return refusal
         verdict = authz.check(
             controller.image,
             envelope.principal,
@@ -292,6 +272,7 @@ class Node:
             request.version,
             request.body,
             now_ms,
+            controller_listener=True,
         )
         return verdict.response if isinstance(verdict, Refuse) else None
 

@@ -24,7 +24,8 @@ IncrementalAlterConfigs ALTER_CONFIGS on the topic, the group or (brokers, logge
 the cluster; ElectLeaders, UpdateFeatures, UnregisterBroker, AddRaftVoter, RemoveRaftVoter,
 CreateAcls and DeleteAcls ALTER cluster; DescribeQuorum and DescribeAcls DESCRIBE cluster;
 BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds and UpdateRaftVoter
-CLUSTER_ACTION. ApiVersions and DescribeCluster are open (DescribeCluster reports authorised
+CLUSTER_ACTION. ApiVersions and DescribeCluster are open (on a controller listener DescribeCluster
+needs ALTER on the cluster, as Kafka's ControllerApis; elsewhere it reports authorised
 operations only when asked).
 
 Every refusal of a resource the request named is logged (``kraft.security.audit``); topics left out
@@ -60,6 +61,7 @@ from kraft.protocol.messages import (
     delete_acls,
     delete_topics,
     describe_acls,
+    describe_cluster,
     describe_configs,
     describe_quorum,
     elect_leaders,
@@ -140,6 +142,9 @@ _CLUSTER_CHECKS: Final[Mapping[int, AclOperation]] = {
     describe_acls.API.key: Op.DESCRIBE,
     describe_quorum.API.key: Op.DESCRIBE,
 }
+# Kafka's ControllerApis checks these differently on a controller listener: DescribeCluster (open on
+# a broker) needs ALTER on the cluster there, since it names the controllers.
+_CONTROLLER_LISTENER_CHECKS: Final[Mapping[int, AclOperation]] = {describe_cluster.API.key: Op.ALTER}
 
 
 def _copy(value: Any, **changes: Any) -> Any:
@@ -282,12 +287,16 @@ class RequestAuthorizer:
         version: int,
         body: Any,
         now_ms: int,
+        *,
+        controller_listener: bool = False,
     ) -> Verdict:
-        """The verdict on one request (see the module docstring)."""
+        """The verdict on one request (see the module docstring); ``controller_listener``: it came
+        in on a controller listener, where some APIs check more than on a broker."""
         access = self.access(image.acls, principal, host, api_name, now_ms)
         if str(principal) in self.config.super_users:
             return Proceed(body, None, access)
-        cluster_op = _CLUSTER_CHECKS.get(key)
+        cluster_op = _CONTROLLER_LISTENER_CHECKS.get(key) if controller_listener else None
+        cluster_op = cluster_op or _CLUSTER_CHECKS.get(key)
         if cluster_op is not None:
             if access.allows_cluster(cluster_op):
                 return Proceed(body, None, access)
