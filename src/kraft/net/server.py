@@ -61,6 +61,8 @@ METADATA_KEY = 3
 _ENCODED_CACHE_ENTRIES = 8
 # How long a client may take to finish the TLS handshake before the socket is closed.
 DEFAULT_TLS_HANDSHAKE_TIMEOUT_S = 10.0
+# How long a refused login's connection waits for the client to close it (``KafkaServer._linger``).
+DEFAULT_REFUSAL_LINGER_S = 2.0
 SASL_APIS: Mapping[int, Api] = {m.API.key: m.API for m in (sasl_handshake, sasl_authenticate)}
 
 
@@ -184,6 +186,7 @@ class Connection:
     # Set once the writer side is done: the closing slot was reached or the socket failed.
     written: asyncio.Future[None] | None = None
     gate: AuthGate = field(default_factory=lambda: AuthGate(sasl=False))
+    refused: bool = False  # a refused login was answered: the server waits for the client's close
 
     def close(self) -> None:
         if not self.closed:
@@ -208,6 +211,8 @@ class KafkaServer:
             login's answer (and the close after it) waits this long, so that a client guessing
             passwords gets one answer per delay per connection (Kafka's default 100; 0 here, which
             the node overrides with the configured value).
+        refusal_linger_s: after a refused login's answer, the server waits up to this long for the
+            client to close before it closes (see ``_linger``).
     """
 
     def __init__(
@@ -222,6 +227,7 @@ class KafkaServer:
         limiter: ConnectionLimiter | None = None,
         tls_handshake_timeout_s: float = DEFAULT_TLS_HANDSHAKE_TIMEOUT_S,
         failed_authentication_delay_ms: int = 0,
+        refusal_linger_s: float = DEFAULT_REFUSAL_LINGER_S,
     ) -> None:
         if API_VERSIONS_KEY not in apis:
             raise ValueError("the served APIs must include ApiVersions")
@@ -230,6 +236,7 @@ class KafkaServer:
         self._max_request_bytes = max_request_bytes
         self._max_idle_ms = max_idle_ms
         self._failed_auth_delay_s = failed_authentication_delay_ms / 1000
+        self._refusal_linger_s = refusal_linger_s
         self._prefix = log_prefix
         self._servers: list[asyncio.Server] = []
         self._connections: dict[int, Connection] = {}
@@ -351,6 +358,8 @@ class KafkaServer:
         self.stats.connections_accepted += 1
         try:
             await self._read_loop(conn)
+            if conn.refused and not conn.closed:
+                await self._linger(conn)
         finally:
             # Let responses already queued go out, then stop the writer.
             conn.pending.append(_closed_marker())
@@ -506,6 +515,7 @@ class KafkaServer:
     def _queue_refusal(self, conn: Connection, data: bytes) -> None:
         """A refused login's answer, held for ``connection.failed.authentication.delay.ms`` (Kafka's
         ``delayCloseOnAuthenticationFailure``); the close queued after it waits with it."""
+        conn.refused = True
         if self._failed_auth_delay_s <= 0:
             self._queue_ready(conn, data)
             return
@@ -520,6 +530,23 @@ class KafkaServer:
             self._pump(conn)
 
         loop.call_later(self._failed_auth_delay_s, release)
+
+    async def _linger(self, conn: Connection) -> None:
+        """After a refused login's answer, wait for the client to close (what clients do on
+        SASL_AUTHENTICATION_FAILED), up to ``refusal_linger_s``; bytes it still sends are dropped.
+
+        Kafka closes right after the answer. A client that reads the answer and the close in one
+        wake-up can lose the answer: kafka-python 3.0's transport (``_sock_recv``) drops the bytes
+        it read when the same read loop then sees EOF, and reports "socket disconnected" instead of
+        the server's "Invalid username or password". Closing second gives every client the reason.
+        """
+        with contextlib.suppress(TimeoutError, ConnectionError, OSError):
+            async with asyncio.timeout(self._failed_auth_delay_s + self._refusal_linger_s):
+                if conn.pending:
+                    await asyncio.wait(list(conn.pending))  # the delayed answer is released...
+                await conn.writer.drain()  # ...and written
+                while not conn.closed and await conn.reader.read(_READ_CHUNK):
+                    pass
 
     def _queue_ready(self, conn: Connection, data: bytes) -> None:
         slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()

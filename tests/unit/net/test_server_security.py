@@ -122,6 +122,9 @@ def serving(auth: ListenerAuth, test: Test, *, loop: str = "asyncio", **options:
     """Run ``test`` against a server on ``auth``'s listener, on the stdlib loop or uvloop (what
     ``kraft server-start`` uses when installed)."""
 
+    # A refused login's connection is closed by the client or after the linger: short here.
+    options.setdefault("refusal_linger_s", 0.2)
+
     async def main() -> None:
         handler = Recorder()
         server = KafkaServer(
@@ -333,6 +336,32 @@ def test_a_refused_login_is_answered_after_the_failed_authentication_delay() -> 
     serving(sasl_auth(), test, failed_authentication_delay_ms=300)
 
 
+def test_a_refused_login_is_closed_by_the_client_first_or_by_the_server_after_the_linger() -> None:
+    # Closing right after the answer makes kafka-python lose it when it reads both in one wake-up.
+    async def test(handler: Recorder, server: KafkaServer, port: int) -> None:
+        loop = asyncio.get_running_loop()
+        c = await connect(port)
+        assert (await login(c, "alice", "wrong")).error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        with pytest.raises(TimeoutError):  # no close behind the answer
+            await asyncio.wait_for(c.reader.read(65536), 0.3)
+        assert len(server.connections) == 1
+        c.writer.write(frame(encode_request(metadata.API, METADATA_V, 9, metadata_request())))
+        c.writer.close()  # what clients do with the refusal; the request above is dropped
+        deadline = loop.time() + 2
+        while server.connections and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        assert not server.connections and handler.seen == []
+        # A client that keeps the connection open is closed when the linger is over.
+        quiet = await connect(port)
+        assert (await login(quiet, "alice", "wrong")).error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+        answered = loop.time()
+        assert await quiet.closed_by_server()
+        assert 0.9 <= loop.time() - answered < 3
+        assert server.stats.authentications_failed == 2
+
+    serving(sasl_auth(), test, refusal_linger_s=1.0)
+
+
 def test_sasl_handshake_v0_takes_a_raw_token() -> None:
     async def test(handler: Recorder, server: KafkaServer, port: int) -> None:
         c = await connect(port)
@@ -425,8 +454,12 @@ def test_a_thousand_failed_logins_write_a_handful_of_log_lines_and_leave_memory_
                 sasl_authenticate.API, 1, 2, sasl_authenticate.REQUEST.cls(auth_bytes=token)
             )
             writer.write(frame(hs) + frame(auth))
-            while await reader.read(65536):
-                pass
+            decoder, answers = FrameDecoder(1 << 20), 0
+            while answers < 2:  # both answers, then close first as a client does
+                data = await reader.read(65536)
+                if not data:
+                    break
+                answers += len(decoder.feed(data))
             writer.close()
             await writer.wait_closed()
 
