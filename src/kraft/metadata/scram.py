@@ -18,7 +18,7 @@ import enum
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import ClassVar, Final
 
 MIN_ITERATIONS: Final = 4096  # Kafka's ScramMechanism.minIterations (both mechanisms)
 MAX_ITERATIONS: Final = 16384  # Kafka's ScramControlManager.MAX_ITERATIONS
@@ -108,7 +108,7 @@ class ScramImage:
 
     __slots__ = ("_mechanisms",)
 
-    EMPTY: ScramImage
+    EMPTY: ClassVar[ScramImage]
 
     def __init__(
         self, mechanisms: Mapping[ScramMechanism, Mapping[str, ScramCredential]] | None = None
