@@ -126,6 +126,7 @@ class LogManager:
         self._index = index
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
+        self._count: dict[Path, int] = dict.fromkeys(self._log_dirs, 0)  # logs per directory
         self._closed = False
         try:
             for log_dir in self._log_dirs:
@@ -182,6 +183,7 @@ class LogManager:
                 index=self._index,
             )
             self._dir_of[tp] = log_dir
+            self._count[log_dir] += 1
         if removed:
             fsync_dir(log_dir)
 
@@ -218,10 +220,7 @@ class LogManager:
         if log is not None:
             log.assign_topic_id(topic_id)
             return log
-        counts = {d: 0 for d in self._log_dirs}
-        for d in self._dir_of.values():
-            counts[d] += 1
-        log_dir = min(self._log_dirs, key=lambda d: counts[d])  # first of the least loaded
+        log_dir = min(self._log_dirs, key=lambda d: self._count[d])  # first of the least loaded
         log = PartitionLog(
             log_dir,
             topic,
@@ -234,6 +233,7 @@ class LogManager:
         )
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
+        self._count[log_dir] += 1
         return log
 
     def log_dir_states(self) -> list[tuple[str, int, int, list[PartitionLog]]]:
@@ -259,6 +259,7 @@ class LogManager:
         if log is None:
             return False
         log_dir = self._dir_of.pop(tp)
+        self._count[log_dir] -= 1
         log.close()
         doomed = log_dir / delete_dir_name(topic, partition, random_uuid(self._rng))
         os.replace(log.directory, doomed)

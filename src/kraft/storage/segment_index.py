@@ -21,12 +21,16 @@ decrease in offset. When a segment stops being the active one (roll, close), the
 the segment's final (max timestamp, offset) even off the interval, so its last entry is the
 segment's largest timestamp (what retention by time and ListOffsets need).
 
-Files: created preallocated to ``max_index_bytes`` (``log.index.size.max.bytes``, 10 MiB, rounded
-down to whole entries) as Kafka does, each entry written in place with ``pwrite``; trimmed to their
-entries and fdatasynced when the segment rolls or the log closes. An active segment's index is never
-fsynced on its own: after an unclean stop the active segment (and everything after the recovery
-point) is re-scanned and its indexes rebuilt, so only rolled segments' indexes are trusted, and they
-were made durable by the roll.
+Files: written, trimmed to their entries and fdatasynced when the segment rolls or the log closes
+(and when a scan at open rebuilds a rolled segment's indexes); an active segment's are written
+(unsynced) when the log is flushed, and otherwise live in memory. No file descriptor is held: a
+partition costs one descriptor, its segment's, where keeping both index files open cost three
+(10,000 partitions ran a broker out of its 20,000). Kafka keeps the same files preallocated to
+``log.index.size.max.bytes`` and memory-mapped, its descriptors closed; the difference is what a
+running broker's active segment has on disk. Nothing reads that: after an unclean stop the active
+segment (and everything after the recovery point) is re-scanned and its indexes rebuilt, so only
+rolled segments' indexes are trusted, and they were made durable by the roll; a clean close writes
+the active segment's too.
 
 Loading checks more than Kafka's ``sanityCheck`` (whole entries, last offset not below the base):
 every entry must keep the invariants above, lie inside the segment file, and the last offset entry
@@ -41,6 +45,7 @@ import contextlib
 import os
 import struct
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,8 +104,8 @@ class SegmentIndexes:
     """The offset and time index of one segment. Single-threaded, owned by its ``SegmentLog``."""
 
     __slots__ = (
-        "_offset_fd",
-        "_time_fd",
+        "_written_offsets",
+        "_written_times",
         "base_offset",
         "bytes_since_entry",
         "config",
@@ -124,8 +129,10 @@ class SegmentIndexes:
         self.bytes_since_entry = 0
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
-        self._offset_fd = -1
-        self._time_fd = -1
+        # Entries already in the files (a prefix of the held ones); -1: the files are rewritten whole
+        # at the next write (new, rebuilt, or of unknown content).
+        self._written_offsets = -1
+        self._written_times = -1
         if directory is not None and config.files:
             self.offset_path: Path | None = directory / offset_index_file_name(base_offset)
             self.time_path: Path | None = directory / time_index_file_name(base_offset)
@@ -134,75 +141,44 @@ class SegmentIndexes:
 
     # ------------------------------------------------------------------ files
 
-    def open_files(self, *, preallocate: bool) -> None:
-        """Open (creating) both files, truncated to the entries held, preallocated if ``preallocate``;
-        then write every entry held (a rebuilt index replaces whatever the files had)."""
+    def open_files(self) -> None:
+        """The held entries replace whatever the files had, at the next write (``seal``)."""
+        self._written_offsets = self._written_times = -1
+
+    def attach_files(self) -> None:
+        """The files hold the entries just loaded from them (zeros of a preallocated file after)."""
+        self._written_offsets, self._written_times = len(self.offsets), len(self.timestamps)
+
+    def write_files(self, *, sync: bool = False) -> None:
+        """Bring both files to the held entries (the unwritten tail, or everything), trimmed."""
         if self.offset_path is None or self.time_path is None:
             return
-        self.close_files()
-        self._offset_fd = os.open(self.offset_path, os.O_RDWR | os.O_CREAT, 0o644)
-        self._time_fd = os.open(self.time_path, os.O_RDWR | os.O_CREAT, 0o644)
-        self._rewrite()
-        if preallocate:
-            self.preallocate()
-
-    def attach_files(self, *, preallocate: bool) -> None:
-        """Open the files that hold exactly the entries loaded from them (no rewrite)."""
-        if self.offset_path is None or self.time_path is None:
-            return
-        self.close_files()
-        self._offset_fd = os.open(self.offset_path, os.O_RDWR)
-        self._time_fd = os.open(self.time_path, os.O_RDWR)
-        self.trim()
-        if preallocate:
-            self.preallocate()
-
-    def _rewrite(self) -> None:
-        offset_data = b"".join(
-            _OFFSET_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self.offsets, self.positions)
+        base = self.base_offset
+        offset_from, self._written_offsets = self._written_offsets, len(self.offsets)
+        _write_entries(
+            self.offset_path,
+            offset_from,
+            len(self.offsets),
+            OFFSET_ENTRY_SIZE,
+            lambda k: _OFFSET_ENTRY.pack(self.offsets[k] - base, self.positions[k]),
+            sync,
         )
-        time_data = b"".join(
-            _TIME_ENTRY.pack(t, o - self.base_offset) for t, o in zip(self.timestamps, self.time_offsets)
+        time_from, self._written_times = self._written_times, len(self.timestamps)
+        _write_entries(
+            self.time_path,
+            time_from,
+            len(self.timestamps),
+            TIME_ENTRY_SIZE,
+            lambda k: _TIME_ENTRY.pack(self.timestamps[k], self.time_offsets[k] - base),
+            sync,
         )
-        os.ftruncate(self._offset_fd, 0)
-        os.ftruncate(self._time_fd, 0)
-        if offset_data:
-            os.pwrite(self._offset_fd, offset_data, 0)
-        if time_data:
-            os.pwrite(self._time_fd, time_data, 0)
-
-    def preallocate(self) -> None:
-        """Kafka's ``resize(maxIndexSize)``: the files take their maximum length (sparse zeros)."""
-        if self._offset_fd < 0:
-            return
-        max_bytes = self.config.max_bytes
-        os.ftruncate(self._offset_fd, max_bytes - max_bytes % OFFSET_ENTRY_SIZE)
-        os.ftruncate(self._time_fd, max_bytes - max_bytes % TIME_ENTRY_SIZE)
-
-    def trim(self) -> None:
-        """Kafka's ``trimToValidSize``: the files end at their last entry."""
-        if self._offset_fd < 0:
-            return
-        os.ftruncate(self._offset_fd, len(self.offsets) * OFFSET_ENTRY_SIZE)
-        os.ftruncate(self._time_fd, len(self.timestamps) * TIME_ENTRY_SIZE)
 
     def seal(self) -> None:
-        """The segment stops being active: force the final time entry, trim, fdatasync."""
+        """The segment stops being active: force the final time entry; write, trim, fdatasync."""
         self._append_time(self.max_timestamp, self.offset_of_max_timestamp)
-        if self._offset_fd < 0:
-            return
-        self.trim()
-        _fdatasync(self._offset_fd)
-        _fdatasync(self._time_fd)
-
-    def close_files(self) -> None:
-        for fd in (self._offset_fd, self._time_fd):
-            if fd >= 0:
-                os.close(fd)
-        self._offset_fd = self._time_fd = -1
+        self.write_files(sync=True)
 
     def delete_files(self) -> None:
-        self.close_files()
         for path in (self.offset_path, self.time_path):
             if path is not None:
                 with contextlib.suppress(FileNotFoundError):
@@ -268,12 +244,6 @@ class SegmentIndexes:
         if self.bytes_since_entry > self.config.interval_bytes and not self.is_full():
             self.offsets.append(last_offset)
             self.positions.append(position)
-            if self._offset_fd >= 0:
-                os.pwrite(
-                    self._offset_fd,
-                    _OFFSET_ENTRY.pack(last_offset - self.base_offset, position),
-                    (len(self.offsets) - 1) * OFFSET_ENTRY_SIZE,
-                )
             self._append_time(self.max_timestamp, self.offset_of_max_timestamp)
             self.bytes_since_entry = 0
         self.bytes_since_entry += size
@@ -283,12 +253,6 @@ class SegmentIndexes:
             return
         self.timestamps.append(timestamp)
         self.time_offsets.append(offset)
-        if self._time_fd >= 0:
-            os.pwrite(
-                self._time_fd,
-                _TIME_ENTRY.pack(timestamp, offset - self.base_offset),
-                (len(self.timestamps) - 1) * TIME_ENTRY_SIZE,
-            )
 
     def truncate_to(self, offset: int) -> None:
         """Forget the entries at or past ``offset`` (Kafka's ``truncateTo``); the caller then feeds
@@ -302,11 +266,12 @@ class SegmentIndexes:
             self.max_timestamp, self.offset_of_max_timestamp = self.timestamps[-1], self.time_offsets[-1]
         else:
             self.max_timestamp, self.offset_of_max_timestamp = NO_TIMESTAMP, self.base_offset
-        if self._offset_fd >= 0:
-            self.trim()
-            _fdatasync(self._offset_fd)
-            _fdatasync(self._time_fd)
-            self.preallocate()
+        # Files already written past the cut are cut durably now: a rolled segment's files are
+        # trusted at open.
+        if self._written_offsets > len(self.offsets) or self._written_times > len(self.timestamps):
+            self._written_offsets = min(self._written_offsets, len(self.offsets))
+            self._written_times = min(self._written_times, len(self.timestamps))
+            self.write_files(sync=True)
 
     def reset(self) -> None:
         self.truncate_to(self.base_offset)
@@ -332,3 +297,21 @@ class SegmentIndexes:
         ``TimeIndex.lookup`` on the largest lower bound)."""
         k = bisect.bisect_left(self.timestamps, timestamp) - 1
         return self.time_offsets[k] if k >= 0 else self.base_offset
+
+
+def _write_entries(
+    path: Path, written: int, held: int, size: int, entry: Callable[[int], bytes], sync: bool
+) -> None:
+    """Write entries ``written..held`` of a file that holds the first ``written`` (-1: rewrite it
+    whole), cut it after the last entry, fdatasync it if ``sync``; the file is closed again."""
+    rewrite = written < 0
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | (os.O_TRUNC if rewrite else 0), 0o644)
+    try:
+        first = 0 if rewrite else written
+        if first < held:
+            os.pwrite(fd, b"".join(entry(k) for k in range(first, held)), first * size)
+        os.ftruncate(fd, held * size)
+        if sync:
+            _fdatasync(fd)
+    finally:
+        os.close(fd)

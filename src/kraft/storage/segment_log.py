@@ -193,7 +193,6 @@ class _Segment:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
-        self.indexes.close_files()
 
 
 class SegmentLog:
@@ -220,6 +219,11 @@ class SegmentLog:
             files without a scan (a missing or corrupt index makes it scanned); the segment that
             holds it and every later one are scanned. ``None``: scan every segment.
         clean_shutdown: the log was closed cleanly (every index sealed): no segment is scanned.
+        sync_new: when the directory holds no segment, make the new empty log durable at open (its
+            segment file, the directory entries, an empty epoch checkpoint). False leaves that to
+            the first ``flush()``: an empty log has nothing to lose, and a broker that becomes a
+            replica of thousands of new partitions at once must not fsync each one (Kafka also
+            writes a new log's files unsynced and flushes its directory at the first flush).
     """
 
     def __init__(
@@ -235,6 +239,7 @@ class SegmentLog:
         index: IndexConfig = MEMORY_INDEXES,
         recover_from: int | None = None,
         clean_shutdown: bool = False,
+        sync_new: bool = True,
     ) -> None:
         if segment_bytes < 1:
             raise KraftError(f"segment_bytes must be positive, got {segment_bytes}")
@@ -253,6 +258,7 @@ class SegmentLog:
         self._start_offset = 0
         self._flushed_offset = 0
         self._closed = False
+        self._sync_new = sync_new
         self.recovery_report = RecoveryReport() if recovery_report is None else recovery_report
         if not self._dir.is_dir():
             if not create:
@@ -314,7 +320,8 @@ class SegmentLog:
             else:
                 segment = loaded
             self._append_segment(segment)
-        if not self._segments:
+        new = not self._segments
+        if new:
             self._append_segment(self._create_segment(initial_offset))
 
         start = self._segments[0].base_offset if log_start_offset is None else log_start_offset(self)
@@ -328,6 +335,11 @@ class SegmentLog:
         self._cache.truncate_from_start(start)
         self._reconcile_checkpoint()
 
+        if new and not self._sync_new:
+            # Nothing written yet: the empty segment, the directory entries and the epoch checkpoint
+            # become durable at the first flush (they are marked dirty).
+            self._flushed_offset = self.end_offset()
+            return
         # Whatever survived in the page cache from before a process crash is made durable now, so
         # that last_flushed_offset() is truthful from the start.
         _fdatasync(self._segments[-1].fd)
@@ -424,7 +436,7 @@ class SegmentLog:
                 segment.next_offset = base_offset
             segment.size = segment.synced_size = size
             indexes.bytes_since_entry = size - (indexes.positions[-1] if indexes.positions else 0)
-            indexes.attach_files(preallocate=next_base is None)
+            indexes.attach_files()
         except (CorruptIndexError, OSError, CorruptRecordError) as e:
             segment.close()
             self.recovery_report.rebuilt_indexes.append(path)
@@ -453,7 +465,7 @@ class SegmentLog:
         segment.size = position
         segment.synced_size = position
         if reason is None:
-            segment.indexes.open_files(preallocate=is_last)
+            segment.indexes.open_files()
             if not is_last:
                 segment.indexes.seal()  # as the roll that finished it did
             return segment, last_epoch
@@ -471,7 +483,7 @@ class SegmentLog:
         dropped = file_size - position
         os.ftruncate(fd, position)
         _fdatasync(fd)
-        segment.indexes.open_files(preallocate=True)
+        segment.indexes.open_files()
         self.recovery_report.truncated_tails.append(TruncatedTail(path, position, dropped, reason))
         logger.warning(
             "%s: truncated a torn tail of %d bytes at position %d (%s)", path, dropped, position, reason
@@ -562,13 +574,7 @@ class SegmentLog:
         except FileExistsError:
             raise StorageError(f"segment {path} already exists") from None
         self._dir_dirty = True
-        indexes = self._new_indexes(base_offset)
-        try:
-            indexes.open_files(preallocate=True)
-        except BaseException:
-            os.close(fd)
-            raise
-        return _Segment(path, base_offset, fd, indexes)
+        return _Segment(path, base_offset, fd, self._new_indexes(base_offset))
 
     def _roll(self) -> _Segment:
         old = self._segments[-1]
@@ -1094,6 +1100,9 @@ class SegmentLog:
             if segment.synced_size < segment.size:
                 _fdatasync(segment.fd)
                 segment.synced_size = segment.size
+        # The active segment's index files catch up (not synced: they are rebuilt after an unclean
+        # stop); they are created here the first time, so the directory fsync below covers them.
+        self._segments[-1].indexes.write_files()
         if self._dir_dirty:
             fsync_dir(self._dir)
             self._dir_dirty = False

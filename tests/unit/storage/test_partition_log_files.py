@@ -18,12 +18,14 @@ from partition_log_contract import TOPIC, TOPIC_ID, append, idempotent, produce
 
 from kraft.common.errors import KraftError, StorageError
 from kraft.records.batch import SimpleRecord, build_batch, iter_batch_headers
+from kraft.storage import segment_index, segment_log
 from kraft.storage.epoch_cache import EpochEntry
 from kraft.storage.partition_log import (
     PARTITION_METADATA_FILE,
     PartitionLog,
     decode_partition_metadata,
     encode_partition_metadata,
+    read_partition_metadata,
 )
 
 # A topic id as Kafka prints it (Uuid.toString: URL-safe base64 without padding).
@@ -227,3 +229,49 @@ def test_roll_starts_a_segment_only_after_data(tmp_path: Path) -> None:
         "00000000000000000000.log",
         "00000000000000000001.log",
     ]
+
+
+# ------------------------------------------------------------------------------------ creation cost
+
+
+def test_a_new_log_is_created_without_fsyncs_and_made_durable_by_its_first_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A broker that becomes a replica of 10,000 new partitions did 6 fsyncs for each (60 s of a held
+    # event loop); as Kafka, a new log's files are synced at its first flush.
+    synced: list[str] = []
+    real_fsync, real_fdatasync = os.fsync, os.fdatasync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    def fdatasync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fdatasync(fd)
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd")
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    monkeypatch.setattr(segment_log, "_fdatasync", fdatasync)
+    monkeypatch.setattr(segment_index, "_fdatasync", fdatasync)
+    log = _open(tmp_path)
+    assert synced == []
+    assert read_partition_metadata(log.directory) == TOPIC_ID  # written (atomically), not synced
+    append(log, b"a", epoch=1)
+    assert synced == []
+    log.flush()
+    # partition.metadata, the partition directory's entry in the log directory, the segment, the
+    # partition directory's own entries, the epoch checkpoint.
+    assert str(log.directory / PARTITION_METADATA_FILE) in synced
+    assert str(tmp_path) in synced and str(log.directory) in synced
+    assert str(log.directory / "00000000000000000000.log") in synced
+    synced.clear()
+    append(log, b"b", epoch=1)
+    log.flush()
+    assert str(tmp_path) not in synced  # once only
+    log.close()
+    reopened = _open(tmp_path)
+    assert reopened.log_end_offset == 2 and reopened.topic_id == TOPIC_ID
+    reopened.close()

@@ -48,24 +48,58 @@ def _fill(log: PartitionLog, timestamps: list[int]) -> None:
 # ------------------------------------------------------------------------------------- the formats
 
 
-def test_index_files_are_kafkas_bytes_preallocated_then_trimmed(tmp_path: Path) -> None:
+def test_index_files_are_kafkas_bytes_written_at_flush_roll_and_close(tmp_path: Path) -> None:
     assert BATCH == 88  # 61-byte header + a 27-byte record
     log = _open(tmp_path)
     _fill(log, [10, 30, 20, 50, 40, 60])
-    offset_index, time_index = _files(log, 0)
-    # The active segment's files are preallocated to log.index.size.max.bytes in whole entries.
-    assert (len(offset_index), len(time_index)) == (1024, 1020)
     # Before batch k (position 88k), an entry when more than 100 bytes came since the last one:
     # batches 2 and 4 (bytes since: 176 before batch 2, then 176 again before batch 4).
     expected_offsets = struct.pack(">ii", 2, 176) + struct.pack(">ii", 4, 352)
     # Time entries: (max timestamp so far, last offset of the batch that first reached it).
     expected_times = struct.pack(">qi", 30, 1) + struct.pack(">qi", 50, 3)
-    assert offset_index[:16] == expected_offsets and offset_index[16:] == bytes(1024 - 16)
-    assert time_index[:24] == expected_times
+    # The active segment's entries are in memory until a flush writes them (no descriptor held).
+    assert not (log.directory / f"{0:020d}.index").exists()
+    log.flush()
+    assert _files(log, 0) == (expected_offsets, expected_times)
+    _fill(log, [70])  # batch 6: 264 bytes since batch 4's entry
+    log.flush()
+    assert _files(log, 0) == (
+        expected_offsets + struct.pack(">ii", 6, 528),
+        expected_times + struct.pack(">qi", 70, 6),
+    )
+    log.close()
+    # Close forces the segment's final (max timestamp, offset) entry: already (70, 6) here.
+    assert _files(log, 0) == (
+        expected_offsets + struct.pack(">ii", 6, 528),
+        expected_times + struct.pack(">qi", 70, 6),
+    )
+
+
+def test_close_writes_the_final_time_entry(tmp_path: Path) -> None:
+    log = _open(tmp_path)
+    _fill(log, [10, 30, 20, 50, 40, 60])
     log.flush()
     log.close()
-    # Close trims both files and forces the segment's final (max timestamp, offset) entry.
-    assert _files(log, 0) == (expected_offsets, expected_times + struct.pack(">qi", 60, 5))
+    offsets, times = _files(log, 0)
+    assert times[-12:] == struct.pack(">qi", 60, 5) and len(offsets) == 16
+
+
+def test_a_partition_log_holds_one_file_descriptor(tmp_path: Path) -> None:
+    # Each index file held open made a partition cost three descriptors: 10,000 partitions ran a
+    # broker out of a 20,000 limit.
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd")
+    before = open_fds()
+    logs = [PartitionLog(tmp_path, TOPIC, p, TOPIC_ID, index=SMALL) for p in range(20)]
+    for log in logs:
+        _fill(log, [1, 2, 3, 4, 5])
+    assert open_fds() - before == 20
+    for log in logs:
+        log.close()
+    assert open_fds() == before
 
 
 def test_a_roll_seals_the_finished_segments_indexes(tmp_path: Path) -> None:
@@ -74,7 +108,6 @@ def test_a_roll_seals_the_finished_segments_indexes(tmp_path: Path) -> None:
     assert log.segment_base_offsets() == [0, 3]
     # Segment 0 (3 batches): one entry before batch 2; the sealed time index ends with (7, 1).
     assert _files(log, 0) == (struct.pack(">ii", 2, 176), struct.pack(">qi", 7, 1))
-    assert len(_files(log, 3)[0]) == 1024  # the new active segment's, preallocated
 
 
 def test_a_full_index_rolls_the_segment_before_the_next_append(tmp_path: Path) -> None:
