@@ -172,6 +172,46 @@ class _DelayedProduce:
     deadline_ms: int
 
 
+class _QuietRow:
+    """A Fetch answer row being filled, built into the generated class only if it is kept."""
+
+    __slots__ = (
+        "current_leader",
+        "diverging_epoch",
+        "error_code",
+        "high_watermark",
+        "last_stable_offset",
+        "log_start_offset",
+        "partition_index",
+        "records",
+    )
+
+    def __init__(self, partition_index: int) -> None:
+        self.partition_index = partition_index
+        self.error_code = 0
+        self.high_watermark = -1
+        self.last_stable_offset = -1
+        self.log_start_offset = -1
+        self.records = b""
+        self.current_leader: Any = None
+        self.diverging_epoch: Any = None
+
+    def build(self, part_cls: Any) -> Any:
+        row = part_cls(
+            partition_index=self.partition_index,
+            error_code=self.error_code,
+            high_watermark=self.high_watermark,
+            last_stable_offset=self.last_stable_offset,
+            log_start_offset=self.log_start_offset,
+            records=self.records,
+        )
+        if self.current_leader is not None:
+            row.current_leader = self.current_leader
+        if self.diverging_epoch is not None:
+            row.diverging_epoch = self.diverging_epoch
+        return row
+
+
 @dataclass(slots=True, eq=False)
 class _DelayedFetch:
     envelope: ClientEnvelope
@@ -656,7 +696,7 @@ class ReplicaManager:
             return
         if context.kind is ContextKind.INCREMENTAL:
             body = _session_body(body, version, context)
-        answer, nbytes, errors = self._read(body, version, now_ms, first=first)
+        answer, nbytes, errors = self._read(body, version, now_ms, first=first, context=context)
         if first and not errors and nbytes < body.min_bytes and body.max_wait_ms > 0:
             deadline = now_ms + body.max_wait_ms
             self._fetches.watch(
@@ -746,8 +786,20 @@ class ReplicaManager:
                     self._produces.watch(row.partition.tp, op, op.deadline_ms)
                     return
 
-    def _read(self, body: Any, version: int, now_ms: int, *, first: bool) -> tuple[Any, int, bool]:
-        """The Fetch answer as of now: (response, bytes of records in it, whether any partition erred)."""
+    def _read(
+        self, body: Any, version: int, now_ms: int, *, first: bool, context: FetchContext | None = None
+    ) -> tuple[Any, int, bool]:
+        """The Fetch answer as of now: (response, bytes of records in it, whether any partition erred).
+
+        For an incremental fetch (``context``) a partition that its session would leave out (no
+        records, no error, high watermark and log start as last sent) gets no row: a follower's
+        session holds every partition it follows, and building thousands of rows to drop them was
+        most of an idle broker's CPU. Its fetch is still accounted (follower state, ISR, HW)."""
+        cached = (
+            context.session.partitions
+            if context is not None and context.kind is ContextKind.INCREMENTAL and context.session is not None
+            else None
+        )
         replica_id = body.replica_state.replica_id if version >= 15 else body.replica_id
         replica_epoch = body.replica_state.replica_epoch if version >= 15 else -1
         follower = replica_id >= 0
@@ -764,10 +816,11 @@ class ReplicaManager:
                 image.topics_by_id.get(t.topic_id) if version >= 13 else image.topics_by_name.get(t.topic)
             )
             rows = []
+            topic_key = t.topic_id if version >= 13 else t.topic
             for fp in t.partitions:
                 # Records are never null, not even beside an error: librdkafka refuses a whole answer
                 # with a partition of MessageSetSize -1 (the Jepsen-style check saw consumers loop).
-                row = part_cls(partition_index=fp.partition, error_code=0, high_watermark=-1, records=b"")
+                row = _QuietRow(fp.partition)
                 rows.append(row)
                 if topic_image is None:
                     row.error_code = (
@@ -837,10 +890,24 @@ class ReplicaManager:
                     )
                     total += len(data)
                     budget -= len(data)
-                row.high_watermark = log_.high_watermark
-                row.last_stable_offset = log_.high_watermark
-                row.log_start_offset = log_.log_start_offset
+                hw, log_start = log_.high_watermark, log_.log_start_offset
+                if not data and cached is not None:
+                    c = cached.get((topic_key, fp.partition))
+                    if (
+                        c is not None
+                        and c.high_watermark == hw
+                        and c.last_stable_offset == hw
+                        and c.log_start_offset == log_start
+                    ):
+                        rows.pop()  # the session leaves it out: no row to build
+                        continue
+                row.high_watermark = hw
+                row.last_stable_offset = hw
+                row.log_start_offset = log_start
                 row.records = data
+            if not rows and cached is not None:
+                continue
+            rows = [r.build(part_cls) if isinstance(r, _QuietRow) else r for r in rows]
             t_kwargs: dict[str, Any] = {"partitions": rows}
             if version >= 13:
                 t_kwargs["topic_id"] = t.topic_id
@@ -1160,7 +1227,7 @@ class ReplicaManager:
         self.now_ms = now_ms
         self.broker_epoch = broker_epoch
         for op in self._fetches.expire(now_ms):
-            answer, _, _ = self._read(op.body, op.version, now_ms, first=False)
+            answer, _, _ = self._read(op.body, op.version, now_ms, first=False, context=op.context)
             self._reply_fetch(op.envelope, op.context, answer, op.version, now_ms)
         for produce_op in self._produces.expire(now_ms):
             if not self._try_complete_produce(produce_op):
@@ -1216,7 +1283,7 @@ class ReplicaManager:
                 if not everything and not (f.partitions & changed):
                     self._fetches.watch(_FETCH, f, f.deadline_ms)
                     continue
-                answer, nbytes, errors = self._read(f.body, f.version, now_ms, first=False)
+                answer, nbytes, errors = self._read(f.body, f.version, now_ms, first=False, context=f.context)
                 if errors or nbytes >= f.body.min_bytes:
                     self._reply_fetch(f.envelope, f.context, answer, f.version, now_ms)
                 else:
