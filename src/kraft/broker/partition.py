@@ -222,6 +222,8 @@ class Partition:
             return False
         log = self.log
         hw = log.log_end_offset
+        if log.high_watermark >= hw:
+            return False  # at the log end already (every idle fetch of a caught-up follower)
         for r in self.maximal_isr():
             if r == self.node_id:
                 continue

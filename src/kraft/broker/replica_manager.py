@@ -306,6 +306,13 @@ class ReplicaManager:
         self._next_retention_ms = 0
         self._isr_dirty = False
         self._isr_check_ms = 0
+        # Bumped by every role change (activate, publish, stop): what the per-poll scans cache on.
+        self._roles_version = 0
+        self._followed: tuple[int, dict[int, list[Partition]]] = (-1, {})
+        # (roles version, a lower bound of the earliest follower lag deadline): followers' caught-up
+        # times only move forward between role changes, so the deadline computed once stays a
+        # lower bound (waking early just computes it again).
+        self._lag_wake: tuple[int, int | None] = (-1, None)
         self.active = False  # roles are taken once the broker caught up with its registration
         self.broker_epoch = -1
         self.now_ms = 0
@@ -337,6 +344,7 @@ class ReplicaManager:
                     self._fetch_from_if_changed(self._partition(tp, image), p, image)
         self._all_changed = True
         self._isr_dirty = True
+        self._roles_version += 1
 
     def _fetch_from_if_changed(
         self, partition: Partition, p: PartitionRegistration, image: MetadataImage
@@ -372,6 +380,7 @@ class ReplicaManager:
                 partition.maybe_advance_high_watermark()
         self._all_changed = True
         self._isr_dirty = True
+        self._roles_version += 1
 
     def _partition(self, tp: TopicIdPartition, image: MetadataImage) -> Partition:
         partition = self.partitions.get(tp)
@@ -392,6 +401,7 @@ class ReplicaManager:
             self._segment_configs[partition.tp] = wanted
 
     def _stop(self, tp: TopicIdPartition, name: str) -> None:
+        self._roles_version += 1
         partition = self.partitions.pop(tp, None)
         self._segment_configs.pop(tp, None)
         for fetcher in self._fetchers.values():
@@ -1024,10 +1034,7 @@ class ReplicaManager:
     def _fetch_requests(self, now_ms: int) -> int | None:
         """Send a Fetch to every leader that has none in flight; returns the next fetcher deadline."""
         wake: int | None = None
-        followed: dict[int, list[Partition]] = {}
-        for partition in self.partitions.values():
-            if not partition.is_leader and partition.leader_id >= 0 and partition.leader_id != self.node_id:
-                followed.setdefault(partition.leader_id, []).append(partition)
+        followed = self._followed_by_leader()
         for leader_id in list(self._fetchers):
             if leader_id not in followed and self._fetchers[leader_id].in_flight is None:
                 del self._fetchers[leader_id]
@@ -1058,7 +1065,7 @@ class ReplicaManager:
         cls: Any = fetch.REQUEST.cls
         topic_cls = cls.FetchTopic
         wanted: dict[TopicIdPartition, PartitionFetch] = {}
-        for partition in sorted(partitions, key=lambda p: (p.topic, p.index)):
+        for partition in partitions:  # in (topic, partition) order
             log_ = partition.log
             wanted[partition.tp] = PartitionFetch(
                 fetch_offset=log_.log_end_offset,
@@ -1260,11 +1267,37 @@ class ReplicaManager:
         wake = _earliest(wake, self._next_retention_ms)
         wake = _earliest(wake, self._fetches.next_deadline_ms())
         wake = _earliest(wake, self._produces.next_deadline_ms())
+        return _earliest(wake, self._next_lag_wake(now_ms))
+
+    def _next_lag_wake(self, now_ms: int) -> int | None:
+        """When the first ISR follower of a led partition will have lagged too long: scanned again
+        only after a role change or once the bound computed last is reached."""
+        version, bound = self._lag_wake
+        if version == self._roles_version and (bound is None or now_ms < bound):
+            return bound
         lag = self.config.replica_lag_time_max_ms
+        bound = None
         for partition in self.partitions.values():
             if partition.is_leader:
-                wake = _earliest(wake, partition.next_lag_deadline_ms(lag))
-        return wake
+                bound = _earliest(bound, partition.next_lag_deadline_ms(lag))
+        self._lag_wake = (self._roles_version, bound)
+        return bound
+
+    def _followed_by_leader(self) -> dict[int, list[Partition]]:
+        """The partitions this broker follows, by leader, in (topic, partition) order; cached until
+        a role changes."""
+        version, followed = self._followed
+        if version != self._roles_version:
+            followed = {}
+            for partition in sorted(self.partitions.values(), key=lambda p: (p.topic, p.index)):
+                if (
+                    not partition.is_leader
+                    and partition.leader_id >= 0
+                    and partition.leader_id != self.node_id
+                ):
+                    followed.setdefault(partition.leader_id, []).append(partition)
+            self._followed = (self._roles_version, followed)
+        return followed
 
     def complete_waiting(self, now_ms: int) -> None:
         """Re-check what waits on the partitions whose data, high watermark or ISR moved (all of them
