@@ -1344,29 +1344,78 @@ def _partition_fetch(fp: Any, version: int) -> PartitionFetch:
 
 def _session_body(body: Any, version: int, context: FetchContext) -> Any:
     """An incremental Fetch as the broker reads it: every partition of the session, with the request
-    it last sent for each, in the session's order (consecutive partitions of a topic grouped)."""
-    cls: Any = fetch.REQUEST.cls
-    topic_cls = cls.FetchTopic
-    topics: list[Any] = []
+    it last sent for each, in the session's order (consecutive partitions of a topic grouped).
+
+    Plain objects with the attributes ``_read`` and the purgatory use, not the generated request
+    classes: a follower's session holds every partition it follows, rebuilt on each of its fetches.
+    """
+    topics: list[_ReadTopic] = []
     last: Any = None
     for (topic, index), request in context.partitions:
         if last is None or last != topic:
             last = topic
-            topics.append(
-                topic_cls(**({"topic_id": topic} if version >= 13 else {"topic": topic}), partitions=[])
-            )
+            topics.append(_ReadTopic(topic, []))
         topics[-1].partitions.append(
-            topic_cls.FetchPartition(
-                partition=index,
-                current_leader_epoch=request.current_leader_epoch,
-                fetch_offset=request.fetch_offset,
-                last_fetched_epoch=request.last_fetched_epoch,
-                log_start_offset=request.log_start_offset,
-                partition_max_bytes=request.max_bytes,
+            _ReadPartition(
+                index,
+                request.current_leader_epoch,
+                request.fetch_offset,
+                request.last_fetched_epoch,
+                request.log_start_offset,
+                request.max_bytes,
             )
         )
-    fields = {n: getattr(body, n) for n in type(body)._schema.field_names if n != "topics"}
-    return cls(**fields, topics=topics)
+    return _ReadBody(body, topics)
+
+
+class _ReadPartition:
+    __slots__ = (
+        "current_leader_epoch",
+        "fetch_offset",
+        "last_fetched_epoch",
+        "log_start_offset",
+        "partition",
+        "partition_max_bytes",
+    )
+
+    def __init__(
+        self,
+        partition: int,
+        current_leader_epoch: int,
+        fetch_offset: int,
+        last_fetched_epoch: int,
+        log_start_offset: int,
+        partition_max_bytes: int,
+    ) -> None:
+        self.partition = partition
+        self.current_leader_epoch = current_leader_epoch
+        self.fetch_offset = fetch_offset
+        self.last_fetched_epoch = last_fetched_epoch
+        self.log_start_offset = log_start_offset
+        self.partition_max_bytes = partition_max_bytes
+
+
+class _ReadTopic:
+    """A topic of a session read: ``topic_id`` and ``topic`` are both its key (v13+: an id)."""
+
+    __slots__ = ("partitions", "topic", "topic_id")
+
+    def __init__(self, key: Any, partitions: list[_ReadPartition]) -> None:
+        self.topic_id = self.topic = key
+        self.partitions = partitions
+
+
+class _ReadBody:
+    """The request's top-level fields, with the session's partitions as ``topics``."""
+
+    __slots__ = ("_request", "topics")
+
+    def __init__(self, request: Any, topics: list[_ReadTopic]) -> None:
+        self._request = request
+        self.topics = topics
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._request, name)
 
 
 def _offset_of(
