@@ -78,6 +78,7 @@ class IsrManager:
         self.partitions_expanded = 0
         self.partitions_recovered = 0
         # (topic id, partition) -> partition epoch we asked about; not asked again until it moves.
+        self._led_scanned: MetadataImage | None = None  # the image the RECOVERING scan last read
         self._asked: dict[tuple[uuid.UUID, int], int] = {}
         self._in_flight: tuple[int, int] | None = None  # (correlation id, deadline)
         self._not_before_ms = 0
@@ -205,6 +206,11 @@ class IsrManager:
             self._asked[key] = p.partition_epoch
             if len(out) >= MAX_PARTITIONS_PER_REQUEST:
                 break
+        # Led partitions still RECOVERING change only with the image or what was asked: scanned once
+        # per image (not on every poll: 10,000 partitions made it a broker's main cost).
+        if image is self._led_scanned and not self._dirty:
+            return out
+        self._led_scanned, self._dirty = image, False
         for tp in image.partitions_led_by(self.node_id):
             # An unclean leader's log is settled as soon as it leads (it keeps its log as it is).
             p = image.partition(tp.topic_id, tp.partition_id)
@@ -218,6 +224,8 @@ class IsrManager:
                 continue
             out.append((tp.topic_id, tp.partition_id, p, p.isr, int(LeaderRecoveryState.RECOVERED)))
             self._asked[key] = p.partition_epoch
+        if len(out) >= MAX_PARTITIONS_PER_REQUEST:
+            self._dirty = True  # more may wait behind this request
         return out
 
     def _mark_pending(
