@@ -504,9 +504,7 @@ class KafkaServer:
             principal=gate.principal,
             host=conn.host,
         )
-        slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
-        conn.pending.append(slot)
-        conn.in_flight += 1
+        slot = self._new_slot(conn)
         task = asyncio.create_task(self._run_handler(conn, request, slot))
         conn.tasks.add(task)
         task.add_done_callback(conn.tasks.discard)
@@ -519,17 +517,14 @@ class KafkaServer:
         if self._failed_auth_delay_s <= 0:
             self._queue_ready(conn, data)
             return
-        loop = asyncio.get_running_loop()
-        slot: asyncio.Future[bytes | None] = loop.create_future()
-        conn.in_flight += 1
-        conn.pending.append(slot)
+        slot = self._new_slot(conn)
 
         def release() -> None:
             if not slot.done():
                 slot.set_result(data)
             self._pump(conn)
 
-        loop.call_later(self._failed_auth_delay_s, release)
+        asyncio.get_running_loop().call_later(self._failed_auth_delay_s, release)
 
     async def _linger(self, conn: Connection) -> None:
         """After a refused login's answer, wait for the client to close (what clients do on
@@ -548,11 +543,16 @@ class KafkaServer:
                 while not conn.closed and await conn.reader.read(_READ_CHUNK):
                     pass
 
-    def _queue_ready(self, conn: Connection, data: bytes) -> None:
+    @staticmethod
+    def _new_slot(conn: Connection) -> asyncio.Future[bytes | None]:
+        """The place of the next answer in ``conn``'s request order (filled when it is ready)."""
         slot: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
-        slot.set_result(data)
-        conn.in_flight += 1
         conn.pending.append(slot)
+        conn.in_flight += 1
+        return slot
+
+    def _queue_ready(self, conn: Connection, data: bytes) -> None:
+        self._new_slot(conn).set_result(data)
         self._pump(conn)
 
     async def _run_handler(
