@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from crc32c import crc32c  # noqa: E402
+from crc32c import crc32c
 
-from kraft.records.batch import SimpleRecord, build_batch  # noqa: E402
-from kraft.storage.partition_log import PartitionLog  # noqa: E402
+from kraft.records.batch import SimpleRecord, build_batch
+from kraft.storage.partition_log import PartitionLog
 
 TOPIC_ID = uuid.UUID(int=7, version=4)
 SEGMENT_BYTES = 1 << 30
@@ -103,7 +103,9 @@ def main() -> None:
             best = min(best, elapsed)
         gib = size / (1 << 30)
         print(f"open after kill -9 (recovery point 0, no snapshot): {best:6.2f} s  ({gib / best:.2f} GiB/s)")
-        print(f"baseline: read the files                           {read_s:6.2f} s  ({gib / read_s:.2f} GiB/s)")
+        print(
+            f"baseline: read the files                           {read_s:6.2f} s  ({gib / read_s:.2f} GiB/s)"
+        )
         print(f"baseline: read + CRC-32C                           {crc_s:6.2f} s  ({gib / crc_s:.2f} GiB/s)")
         print(f"ratio open / read {best / read_s:.1f}x, open / (read + CRC) {best / crc_s:.1f}x")
     finally:
