@@ -172,6 +172,12 @@ class _DelayedProduce:
     deadline_ms: int
 
 
+# New partitions a broker takes per publish or poll (opening or creating each one's log, about
+# 0.7 ms when new): a delta of 10,000 new partitions held a broker's event loop for 15 s, past its
+# session timeout, so every broker was fenced. More wait for the next polls (retriable errors meanwhile).
+NEW_PARTITIONS_PER_POLL = 256
+
+
 class _QuietRow:
     """A Fetch answer row being filled, built into the generated class only if it is kept."""
 
@@ -313,6 +319,9 @@ class ReplicaManager:
         # times only move forward between role changes, so the deadline computed once stays a
         # lower bound (waking early just computes it again).
         self._lag_wake: tuple[int, int | None] = (-1, None)
+        # Partitions this broker hosts whose roles are taken in later polls (``_take_pending``):
+        # a delta that brings more than ``NEW_PARTITIONS_PER_POLL`` new ones is taken in slices.
+        self._pending: dict[TopicIdPartition, None] = {}
         self.active = False  # roles are taken once the broker caught up with its registration
         self.broker_epoch = -1
         self.now_ms = 0
@@ -333,18 +342,49 @@ class ReplicaManager:
         self.active = True
         self.now_ms = now_ms
         image = self._image
+        budget = NEW_PARTITIONS_PER_POLL
         for topic in image.topics_by_id.values():
             for index, p in sorted(topic.partitions.items()):
-                if self.node_id not in p.replicas:
-                    continue
-                tp = TopicIdPartition(topic.id, index)
-                if p.leader == self.node_id:
-                    self._partition(tp, image).make_leader(p, self._min_isr(image, tp, p), now_ms)
-                else:
-                    self._fetch_from_if_changed(self._partition(tp, image), p, image)
+                if self.node_id in p.replicas:
+                    budget = self._take_role(TopicIdPartition(topic.id, index), p, image, now_ms, budget)
         self._all_changed = True
         self._isr_dirty = True
         self._roles_version += 1
+
+    def _take_role(
+        self, tp: TopicIdPartition, p: PartitionRegistration, image: MetadataImage, now_ms: int, budget: int
+    ) -> int:
+        """Lead or follow ``p`` as the image says; a partition without a ``Partition`` yet (its log
+        to open or create) is taken only while ``budget`` lasts, else queued for a later poll.
+        Returns the budget left."""
+        if tp not in self.partitions:
+            if budget <= 0 or tp in self._pending:
+                self._pending[tp] = None
+                return budget
+            budget -= 1
+        if p.leader == self.node_id:
+            self._partition(tp, image).make_leader(p, self._min_isr(image, tp, p), now_ms)
+        else:
+            self._fetch_from_if_changed(self._partition(tp, image), p, image)
+        return budget
+
+    def _take_pending(self, now_ms: int) -> bool:
+        """Take the next slice of queued roles (from the current image); whether any remain."""
+        image = self._image
+        budget = NEW_PARTITIONS_PER_POLL
+        while self._pending and budget > 0:
+            tp = next(iter(self._pending))
+            del self._pending[tp]
+            p = image.partition(tp.topic_id, tp.partition_id)
+            if p is not None and self.node_id in p.replicas:
+                budget = self._take_role(tp, p, image, now_ms, budget)
+        for partition in self.partitions.values():
+            if partition.is_leader:
+                partition.maybe_advance_high_watermark()
+        self._all_changed = True
+        self._isr_dirty = True
+        self._roles_version += 1
+        return bool(self._pending)
 
     def _fetch_from_if_changed(
         self, partition: Partition, p: PartitionRegistration, image: MetadataImage
@@ -364,11 +404,13 @@ class ReplicaManager:
             return
         now_ms = self.now_ms
         for tp, name in changes.deletes.items():
+            self._pending.pop(tp, None)
             self._stop(tp, name)
+        budget = NEW_PARTITIONS_PER_POLL
         for tp, p in changes.leaders.items():
-            self._partition(tp, image).make_leader(p, self._min_isr(image, tp, p), now_ms)
+            budget = self._take_role(tp, p, image, now_ms, budget)
         for tp, p in changes.followers.items():
-            self._fetch_from_if_changed(self._partition(tp, image), p, image)
+            budget = self._take_role(tp, p, image, now_ms, budget)
         if configs_changed:
             for tp, partition in self.partitions.items():
                 now = image.partition(tp.topic_id, tp.partition_id)
@@ -1233,6 +1275,7 @@ class ReplicaManager:
         """Run what is due; returns when to poll again (None: nothing scheduled)."""
         self.now_ms = now_ms
         self.broker_epoch = broker_epoch
+        more_roles = self._take_pending(now_ms) if self._pending else False
         for op in self._fetches.expire(now_ms):
             answer, _, _ = self._read(op.body, op.version, now_ms, first=False, context=op.context)
             self._reply_fetch(op.envelope, op.context, answer, op.version, now_ms)
@@ -1267,7 +1310,8 @@ class ReplicaManager:
         wake = _earliest(wake, self._next_retention_ms)
         wake = _earliest(wake, self._fetches.next_deadline_ms())
         wake = _earliest(wake, self._produces.next_deadline_ms())
-        return _earliest(wake, self._next_lag_wake(now_ms))
+        wake = _earliest(wake, self._next_lag_wake(now_ms))
+        return now_ms if more_roles else wake
 
     def _next_lag_wake(self, now_ms: int) -> int | None:
         """When the first ISR follower of a led partition will have lagged too long: scanned again

@@ -904,3 +904,68 @@ def test_the_replica_fetcher_uses_a_fetch_session() -> None:
     full = [(s, e, ps) for s, e, _, ps in seen if e == 0]
     assert full and sorted(full[0][2]) == [0, 1]  # a full fetch lists every partition
     assert any(s.privileged and s.id != sid for s in leader.fetch_sessions.sessions.values())
+
+
+# ------------------------------------------------------------------------------ many new partitions
+
+BIG_ID = uuid.UUID(int=0xB16)
+
+
+def _big_topic(partitions: int) -> list[ApiMessageAndVersion]:
+    records = [make_record(T.TOPIC, name="big", topic_id=BIG_ID)]
+    for index in range(partitions):
+        records.append(
+            make_record(
+                T.PARTITION,
+                partition_id=index,
+                topic_id=BIG_ID,
+                replicas=[1, 2, 3],
+                isr=[1, 2, 3],
+                removing_replicas=[],
+                adding_replicas=[],
+                leader=1,
+                leader_epoch=0,
+                partition_epoch=0,
+            )
+        )
+    return records
+
+
+def _produce_big(c: Cluster, index: int) -> int:
+    batch = build_value_batch([b"v"], base_offset=0, partition_leader_epoch=-1, timestamp_ms=c.now)
+    part = PR.TopicProduceData.PartitionProduceData(index=index, records=batch)
+    body = PR(acks=1, timeout_ms=5_000, topic_data=[PR.TopicProduceData(name="big", partition_data=[part])])
+    return c.send(1, produce.API, 12, body)
+
+
+def test_a_delta_of_many_new_partitions_is_taken_in_slices_between_polls() -> None:
+    # 10,000 new partitions in one delta held a broker's event loop (creating their logs) past its
+    # session timeout: every broker was fenced. Now NEW_PARTITIONS_PER_POLL are taken per poll.
+    from kraft.broker.replica_manager import NEW_PARTITIONS_PER_POLL as SLICE
+
+    c = Cluster()
+    c.load(*_big_topic(SLICE * 2 + 10))
+    for b in (1, 2, 3):
+        assert len(c.managers[b].partitions) == 1 + SLICE  # t-0, then the first slice
+        assert len(c.logs[b].logs) == 1 + SLICE
+    last = SLICE * 2 + 9
+    code, _ = c.produce_result(_produce_big(c, last))
+    assert code == E.NOT_LEADER_OR_FOLLOWER  # not taken yet: a retriable error, nothing written
+    assert c.managers[1].poll(c.now, 101) == c.now  # more to take: poll again at once
+    c.run(50)
+    for b in (1, 2, 3):
+        assert len(c.managers[b].partitions) == 1 + SLICE * 2 + 10
+    code, offset = c.produce_result(_produce_big(c, last))
+    assert (code, offset) == (E.NONE, 0)
+
+
+def test_queued_partitions_follow_later_deltas_and_deletions() -> None:
+    from kraft.broker.replica_manager import NEW_PARTITIONS_PER_POLL as SLICE
+
+    c = Cluster()
+    c.load(*_big_topic(SLICE + 5))
+    # The topic goes before its queued partitions are taken: none of them is created.
+    c.load(make_record(T.REMOVE_TOPIC, topic_id=BIG_ID))
+    c.run(50)
+    assert len(c.managers[2].partitions) == 1
+    assert {name for name, _ in c.logs[2].logs} == {"t"}
