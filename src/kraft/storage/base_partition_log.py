@@ -911,7 +911,8 @@ class BasePartitionLog:
         flush the log (``LogManager.close`` flushes first)."""
         if not self._store.closed:
             end = self._store.end_offset()
-            if end not in self._snapshot_offsets():
+            # Kafka's ``takeSnapshot``: only past the latest snapshot (so not for an empty log).
+            if end > max(self._snapshot_offsets(), default=0):
                 self._take_snapshot(end)
         self._store.close()
 

@@ -228,6 +228,10 @@ class PartitionLog(BasePartitionLog):
         return self._directory
 
     def _flush_store(self) -> None:
+        if self._creation_unsynced and self.log_end_offset == 0:
+            # Nothing written: the empty log needs no durability (it is created again from the
+            # metadata); a clean stop of a broker with 15,000 new partitions spent 5 fsyncs on each.
+            return
         if self._creation_unsynced:
             # The new log's creation first: partition.metadata's content, the partition
             # directory's entry in the log directory; the store's flush then syncs the partition
