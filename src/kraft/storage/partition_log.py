@@ -199,7 +199,7 @@ class PartitionLog(BasePartitionLog):
             index=index,
             recover_from=0 if recovery_point is None else recovery_point,
             clean_shutdown=clean_shutdown,
-            sync_new=not self._creation_unsynced,
+            sync_new=False,
         )
         try:
             super().__init__(
@@ -228,8 +228,8 @@ class PartitionLog(BasePartitionLog):
         return self._directory
 
     def _flush_store(self) -> None:
-        if self._creation_unsynced and self.log_end_offset == 0:
-            # Nothing written: the empty log needs no durability (it is created again from the
+        if self.log_end_offset == self.log_start_offset and not self.size_in_bytes:
+            # Nothing written: an empty log needs no durability (it is created again from the
             # metadata); a clean stop of a broker with 15,000 new partitions spent 5 fsyncs on each.
             return
         if self._creation_unsynced:

@@ -219,11 +219,12 @@ class SegmentLog:
             files without a scan (a missing or corrupt index makes it scanned); the segment that
             holds it and every later one are scanned. ``None``: scan every segment.
         clean_shutdown: the log was closed cleanly (every index sealed): no segment is scanned.
-        sync_new: when the directory holds no segment, make the new empty log durable at open (its
-            segment file, the directory entries, an empty epoch checkpoint). False leaves that to
-            the first ``flush()``: an empty log has nothing to lose, and a broker that becomes a
-            replica of thousands of new partitions at once must not fsync each one (Kafka also
-            writes a new log's files unsynced and flushes its directory at the first flush).
+        sync_new: when the log holds no byte (a new directory, or only empty segments), make it
+            durable at open anyway (its segment file, the directory entries, the epoch checkpoint).
+            False leaves that to the first ``flush()``: an empty log has nothing to lose, and a
+            broker that hosts thousands of empty partitions must not fsync each one at creation or
+            at every start (Kafka also writes a new log's files unsynced and flushes its directory
+            at the first flush).
     """
 
     def __init__(
@@ -320,8 +321,7 @@ class SegmentLog:
             else:
                 segment = loaded
             self._append_segment(segment)
-        new = not self._segments
-        if new:
+        if not self._segments:
             self._append_segment(self._create_segment(initial_offset))
 
         start = self._segments[0].base_offset if log_start_offset is None else log_start_offset(self)
@@ -335,7 +335,7 @@ class SegmentLog:
         self._cache.truncate_from_start(start)
         self._reconcile_checkpoint()
 
-        if new and not self._sync_new:
+        if not self._sync_new and not any(segment.size for segment in self._segments):
             # Nothing written yet: the empty segment, the directory entries and the epoch checkpoint
             # become durable at the first flush (they are marked dirty).
             self._flushed_offset = self.end_offset()
