@@ -14,7 +14,16 @@ from pathlib import Path
 
 def fsync_dir(directory: str | os.PathLike[str]) -> None:
     """Make creations, renames and deletions of entries in ``directory`` durable."""
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    _fsync_path(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+
+
+def fsync_file(path: str | os.PathLike[str]) -> None:
+    """Make a file's content durable (one written earlier without a sync)."""
+    _fsync_path(path, os.O_RDONLY)
+
+
+def _fsync_path(path: str | os.PathLike[str], flags: int) -> None:
+    fd = os.open(path, flags)
     try:
         os.fsync(fd)
     finally:
@@ -29,8 +38,12 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
         view = view[n:]
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, tmp_suffix: str = ".tmp") -> None:
-    """Durably replace ``path`` by ``data``.
+def atomic_write(
+    path: str | os.PathLike[str], data: bytes, *, tmp_suffix: str = ".tmp", durable: bool = True
+) -> None:
+    """Durably replace ``path`` by ``data``; ``durable=False``: the same replace without its two
+    fsyncs (of the file and of the directory), which the caller then owes (``fsync_file``,
+    ``fsync_dir``) before relying on the content surviving a power loss.
 
     Raises:
         OSError: the write, fsync or rename failed; ``path`` is unchanged and the temp file is gone.
@@ -41,7 +54,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, tmp_suffix: str =
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             write_all(fd, data)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, target)
@@ -51,7 +65,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, tmp_suffix: str =
         raise
     # After the rename the new content is the file's; the directory fsync makes the rename itself
     # survive a power loss.
-    fsync_dir(target.parent)
+    if durable:
+        fsync_dir(target.parent)
 
 
 def pwrite_all(fd: int, data: bytes | bytearray | memoryview, position: int) -> None:

@@ -43,7 +43,7 @@ from pathlib import Path
 from kraft.common.errors import StorageError
 from kraft.common.uuids import ZERO_UUID, uuid_from_base64, uuid_to_base64
 from kraft.storage.base_partition_log import BasePartitionLog
-from kraft.storage.fsutil import atomic_write, fsync_dir
+from kraft.storage.fsutil import atomic_write, fsync_dir, fsync_file
 from kraft.storage.log_dir import partition_dir
 from kraft.storage.producer_snapshot import parse_snapshot_file_name, snapshot_file_name
 from kraft.storage.segment_index import IndexConfig
@@ -108,12 +108,7 @@ def write_partition_metadata(
     """Write ``partition.metadata`` atomically (temp file, rename); ``durable``: with the fsyncs of
     the file and of the directory (else the caller syncs them later)."""
     path = Path(directory) / PARTITION_METADATA_FILE
-    if durable:
-        atomic_write(path, encode_partition_metadata(topic_id))
-        return
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(encode_partition_metadata(topic_id))
-    os.replace(tmp, path)
+    atomic_write(path, encode_partition_metadata(topic_id), durable=durable)
 
 
 class PartitionLog(BasePartitionLog):
@@ -238,11 +233,7 @@ class PartitionLog(BasePartitionLog):
             # directory's own entries (segment, partition.metadata) and the epoch checkpoint.
             metadata = self._directory / PARTITION_METADATA_FILE
             if metadata.exists():
-                fd = os.open(metadata, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                fsync_file(metadata)
             fsync_dir(self._directory.parent)
             self._creation_unsynced = False
         super()._flush_store()
