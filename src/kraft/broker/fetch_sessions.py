@@ -96,24 +96,28 @@ class CachedPartition:
     def must_respond(self, answer: PartitionAnswer, *, update: bool) -> bool:
         """Kafka's ``maybeUpdateResponseData`` (plus the last stable offset, which here is the high
         watermark anyway): whether the partition goes into an incremental answer."""
-        respond = answer.records_size > 0 or answer.preferred_read_replica >= 0 or answer.diverging
-        if self.high_watermark != answer.high_watermark:
-            respond = True
-            if update:
-                self.high_watermark = answer.high_watermark
-        if self.last_stable_offset != answer.last_stable_offset:
-            respond = True
-            if update:
-                self.last_stable_offset = answer.last_stable_offset
-        if self.log_start_offset != answer.log_start_offset:
-            respond = True
-            if update:
-                self.log_start_offset = answer.log_start_offset
-        if answer.error_code != ErrorCode.NONE:
-            respond = True
-            if update:
-                self.high_watermark = -1
+        error = answer.error_code != ErrorCode.NONE
+        respond = (
+            answer.records_size > 0
+            or answer.preferred_read_replica >= 0
+            or answer.diverging
+            or error
+            or self.offsets_differ(answer.high_watermark, answer.last_stable_offset, answer.log_start_offset)
+        )
+        if update:
+            self.high_watermark = -1 if error else answer.high_watermark
+            self.last_stable_offset = answer.last_stable_offset
+            self.log_start_offset = answer.log_start_offset
         return respond
+
+    def offsets_differ(self, high_watermark: int, last_stable_offset: int, log_start_offset: int) -> bool:
+        """Whether these offsets are not the ones last sent: an answer without records, error,
+        divergence or preferred replica goes into an incremental answer only then."""
+        return (
+            self.high_watermark != high_watermark
+            or self.last_stable_offset != last_stable_offset
+            or self.log_start_offset != log_start_offset
+        )
 
 
 @dataclass(slots=True, eq=False)

@@ -378,13 +378,18 @@ class ReplicaManager:
             p = image.partition(tp.topic_id, tp.partition_id)
             if p is not None and self.node_id in p.replicas:
                 budget = self._take_role(tp, p, image, now_ms, budget)
+        self._roles_taken()
+        return bool(self._pending)
+
+    def _roles_taken(self) -> None:
+        """After roles were taken: leaders' high watermarks, and everything that waits or scans
+        on roles looks again."""
         for partition in self.partitions.values():
             if partition.is_leader:
                 partition.maybe_advance_high_watermark()
         self._all_changed = True
         self._isr_dirty = True
         self._roles_version += 1
-        return bool(self._pending)
 
     def _fetch_from_if_changed(
         self, partition: Partition, p: PartitionRegistration, image: MetadataImage
@@ -417,12 +422,7 @@ class ReplicaManager:
                 if now is not None:
                     partition.min_isr = self._min_isr(image, tp, now)
                 self._configure_segments(partition)
-        for partition in self.partitions.values():
-            if partition.is_leader:
-                partition.maybe_advance_high_watermark()
-        self._all_changed = True
-        self._isr_dirty = True
-        self._roles_version += 1
+        self._roles_taken()
 
     def _partition(self, tp: TopicIdPartition, image: MetadataImage) -> Partition:
         partition = self.partitions.get(tp)
@@ -945,12 +945,7 @@ class ReplicaManager:
                 hw, log_start = log_.high_watermark, log_.log_start_offset
                 if not data and cached is not None:
                     c = cached.get((topic_key, fp.partition))
-                    if (
-                        c is not None
-                        and c.high_watermark == hw
-                        and c.last_stable_offset == hw
-                        and c.log_start_offset == log_start
-                    ):
+                    if c is not None and not c.offsets_differ(hw, hw, log_start):
                         rows.pop()  # the session leaves it out: no row to build
                         continue
                 row.high_watermark = hw
@@ -959,8 +954,8 @@ class ReplicaManager:
                 row.records = data
             if not rows and cached is not None:
                 continue
-            rows = [r.build(part_cls) if isinstance(r, _QuietRow) else r for r in rows]
-            t_kwargs: dict[str, Any] = {"partitions": rows}
+            built = [r.build(part_cls) for r in rows]
+            t_kwargs: dict[str, Any] = {"partitions": built}
             if version >= 13:
                 t_kwargs["topic_id"] = t.topic_id
             else:
