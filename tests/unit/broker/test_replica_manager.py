@@ -81,6 +81,24 @@ def register(broker_id: int) -> ApiMessageAndVersion:
     )
 
 
+def partition_record(
+    topic_id: uuid.UUID, index: int, *, isr: tuple[int, ...] = (1, 2, 3)
+) -> ApiMessageAndVersion:
+    """A PartitionRecord of a partition on brokers [1, 2, 3], led by broker 1 in epoch 0."""
+    return make_record(
+        T.PARTITION,
+        partition_id=index,
+        topic_id=topic_id,
+        replicas=[1, 2, 3],
+        isr=list(isr),
+        removing_replicas=[],
+        adding_replicas=[],
+        leader=1,
+        leader_epoch=0,
+        partition_epoch=0,
+    )
+
+
 class Cluster:
     """Three brokers hosting topic ``t`` (one partition, replicas [1, 2, 3], leader 1)."""
 
@@ -114,18 +132,7 @@ class Cluster:
             make_record(
                 T.CONFIG, resource_type=2, resource_name="t", name="min.insync.replicas", value=str(min_isr)
             ),
-            make_record(
-                T.PARTITION,
-                partition_id=0,
-                topic_id=TOPIC_ID,
-                replicas=[1, 2, 3],
-                isr=list(isr),
-                removing_replicas=[],
-                adding_replicas=[],
-                leader=1,
-                leader_epoch=0,
-                partition_epoch=0,
-            ),
+            partition_record(TOPIC_ID, 0, isr=isr),
         )
 
     # -- the controller --------------------------------------------------------------------------
@@ -696,20 +703,7 @@ def test_a_broker_reports_nothing_before_it_is_activated() -> None:
 def _two_partitions() -> Cluster:
     """Partition 0 with three records, partition 1 empty, both led by broker 1 and replicated."""
     c = Cluster()
-    c.load(
-        make_record(
-            T.PARTITION,
-            partition_id=1,
-            topic_id=TOPIC_ID,
-            replicas=[1, 2, 3],
-            isr=[1, 2, 3],
-            removing_replicas=[],
-            adding_replicas=[],
-            leader=1,
-            leader_epoch=0,
-            partition_epoch=0,
-        )
-    )
+    c.load(partition_record(TOPIC_ID, 1))
     c.produce([b"a", b"b", b"c"])
     c.run(300)
     assert c.log(1).high_watermark == 3
@@ -912,23 +906,10 @@ BIG_ID = uuid.UUID(int=0xB16)
 
 
 def _big_topic(partitions: int) -> list[ApiMessageAndVersion]:
-    records = [make_record(T.TOPIC, name="big", topic_id=BIG_ID)]
-    for index in range(partitions):
-        records.append(
-            make_record(
-                T.PARTITION,
-                partition_id=index,
-                topic_id=BIG_ID,
-                replicas=[1, 2, 3],
-                isr=[1, 2, 3],
-                removing_replicas=[],
-                adding_replicas=[],
-                leader=1,
-                leader_epoch=0,
-                partition_epoch=0,
-            )
-        )
-    return records
+    return [
+        make_record(T.TOPIC, name="big", topic_id=BIG_ID),
+        *(partition_record(BIG_ID, index) for index in range(partitions)),
+    ]
 
 
 def _produce_big(c: Cluster, index: int) -> int:
