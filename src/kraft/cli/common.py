@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from kraft.client.admin import AdminClient
     from kraft.client.broker_admin import BrokerAdminClient
+    from kraft.client.connection import Address
     from kraft.client.security import ClientSecurityConfig
 
 DEFAULT_TIMEOUT_MS = 30_000
@@ -230,6 +231,17 @@ def broker_tool(
 ) -> Callable[[BrokerToolBody], BrokerTool]:
     """``@broker_tool(PROG, build_parser)``: the decorated function becomes a ``BrokerTool``."""
     return lambda execute: BrokerTool(prog, build_parser, execute)
+
+
+def bootstrap_arg(text: str) -> list[Address]:
+    """The addresses of ``--bootstrap-server`` (or ``bootstrap.servers``); a malformed list is
+    misuse (``UsageError``), found before connecting."""
+    from kraft.client.connection import AdminError, parse_bootstrap
+
+    try:
+        return parse_bootstrap(text)
+    except AdminError as e:
+        raise UsageError(one_line(e)) from None
 
 
 def one_line(error: Exception) -> str:

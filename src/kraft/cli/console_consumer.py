@@ -44,7 +44,7 @@ from kraft.cli.client_properties import (
     security_of,
     warn_unknown,
 )
-from kraft.cli.common import UsageError, one_line, run_tool
+from kraft.cli.common import UsageError, bootstrap_arg, one_line, run_tool
 from kraft.cli.topics import include_pattern
 
 if TYPE_CHECKING:
@@ -407,17 +407,14 @@ def _partitions(ns: argparse.Namespace, consumer: Consumer) -> list[TopicPartiti
 
 
 def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from kraft.client.connection import AdminError, parse_bootstrap
+    from kraft.client.connection import AdminError
     from kraft.client.consumer import Consumer, OffsetReset
 
     settings = settings_from_args(ns, err)
     formatter = MessageFormatter.from_properties(merged_properties(ns.formatter_config, ns.property))
     if ns.include is not None:
         include_pattern(ns.include)  # a bad regex is misuse, found before connecting
-    try:
-        bootstrap = parse_bootstrap(ns.bootstrap_server)
-    except AdminError as e:
-        raise UsageError(one_line(e)) from None
+    bootstrap = bootstrap_arg(ns.bootstrap_server)
     consumer = Consumer(
         bootstrap,
         client_id=settings.client_id,

@@ -54,7 +54,7 @@ from kraft.cli.client_properties import (
     security_of,
     warn_unknown,
 )
-from kraft.cli.common import UsageError, one_line, run_tool
+from kraft.cli.common import UsageError, bootstrap_arg, one_line, run_tool
 from kraft.records.batch import WRITABLE_COMPRESSION, Compression, Header
 
 if TYPE_CHECKING:
@@ -476,16 +476,13 @@ def _without_line_break(line: str) -> str:
 
 
 def _run(ns: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    from kraft.client.connection import AdminError, parse_bootstrap
+    from kraft.client.connection import AdminError
     from kraft.client.producer import Producer, ProducerRecord
 
     validate(ns)
     settings = producer_settings(ns, err)
     reader = LineReader.from_properties(merged_properties(ns.reader_config, ns.property))
-    try:
-        bootstrap = parse_bootstrap(ns.bootstrap_server)
-    except AdminError as e:
-        raise UsageError(one_line(e)) from None
+    bootstrap = bootstrap_arg(ns.bootstrap_server)
     producer = Producer(
         bootstrap,
         acks=settings.acks,

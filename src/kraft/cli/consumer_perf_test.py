@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import TextIO
 
 from kraft.cli.client_properties import config_file, merged_properties, security_of
-from kraft.cli.common import UsageError, one_line, run_tool
+from kraft.cli.common import UsageError, bootstrap_arg, one_line, run_tool
 
 PROG = "kraft consumer-perf-test"
 HEADER = (
@@ -78,7 +78,7 @@ def _line(start: str, end: str, nbytes: int, records: int, elapsed_ms: float) ->
 
 
 def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from kraft.client.connection import AdminError, parse_bootstrap
+    from kraft.client.connection import AdminError
     from kraft.client.consumer import Consumer, OffsetReset
     from kraft.client.data import DataError, TopicPartition
 
@@ -86,10 +86,7 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("--messages must not be negative; --timeout, --fetch-size, --reporting-interval > 0")
     path = config_file(ns.command_config, ns.consumer_config, "--consumer.config", err)
     props = merged_properties(path, None)
-    try:
-        bootstrap = parse_bootstrap(ns.bootstrap_server)
-    except AdminError as e:
-        raise UsageError(one_line(e)) from None
+    bootstrap = bootstrap_arg(ns.bootstrap_server)
     consumer = Consumer(
         bootstrap,
         client_id=props.get("client.id", "perf-consumer-client"),

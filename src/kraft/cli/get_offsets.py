@@ -37,6 +37,7 @@ from kraft.cli.common import (
     add_command_config_option,
     add_json_option,
     add_timeout_options,
+    bootstrap_arg,
     check_timeouts,
     one_line,
     run_tool,
@@ -146,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from kraft.client.connection import AdminError, parse_bootstrap
+    from kraft.client.connection import AdminError
     from kraft.client.data import (
         UNKNOWN_OFFSET,
         DataClient,
@@ -172,10 +173,7 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rules = [PartitionRule(pattern, 0, _INT32_MAX)]
         if ids:
             rules = [PartitionRule(pattern, i, i + 1) for i in sorted(ids)]
-    try:
-        bootstrap = parse_bootstrap(ns.bootstrap_server)
-    except AdminError as e:
-        raise UsageError(one_line(e)) from None
+    bootstrap = bootstrap_arg(ns.bootstrap_server)
     client = DataClient(
         bootstrap,
         security=security_from_args(ns),

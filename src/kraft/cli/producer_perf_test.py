@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from kraft.cli.client_properties import config_file, merged_properties, security_of
-from kraft.cli.common import UsageError, one_line, run_tool
+from kraft.cli.common import UsageError, bootstrap_arg, one_line, run_tool
 
 PROG = "kraft producer-perf-test"
 REPORTING_INTERVAL_MS = 5_000  # Kafka's ProducerPerformance prints a window every 5 s
@@ -131,7 +131,7 @@ def _payload(size: int) -> bytes:
 
 def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from kraft.cli.console_producer import compression_codec, parse_acks
-    from kraft.client.connection import AdminError, parse_bootstrap
+    from kraft.client.connection import AdminError
     from kraft.client.producer import Producer, ProducerRecord
 
     if ns.num_records < 0 or ns.record_size < 0:
@@ -146,9 +146,9 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     acks = parse_acks(props.get("acks", "all"))
     try:
         batch_size = int(props.get("batch.size", "16384"))
-        bootstrap = parse_bootstrap(servers)
-    except (ValueError, AdminError) as e:
+    except ValueError as e:
         raise UsageError(one_line(e)) from None
+    bootstrap = bootstrap_arg(servers)
     producer = Producer(
         bootstrap,
         acks=acks,
