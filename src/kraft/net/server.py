@@ -333,6 +333,10 @@ class KafkaServer:
                 return
         try:
             await self._serve(listener, peer, host, reader, writer)
+        except asyncio.CancelledError:
+            # The loop is stopping (``_serve`` closed the connection). Ending cancelled would make
+            # Python 3.11's stream callback log "Exception in callback" (3.12 checks for it).
+            pass
         finally:
             if self._limiter is not None:
                 self._limiter.release(host)

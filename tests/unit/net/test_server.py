@@ -344,3 +344,25 @@ async def test_an_answer_handed_out_again_is_encoded_once_with_each_requests_cor
     assert [cid for cid, _ in answers] == [11, 12, 13]
     assert all(body.controller_id == 7 for _, body in answers)
     assert calls == [12]  # encoded once, the header written per request
+
+
+def test_a_connection_still_open_when_the_loop_stops_ends_without_an_error_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # At a node's stop the loop cancels the connection handlers still running. A handler task that
+    # ends cancelled makes Python 3.11's stream callback (``task.exception()``) log "Exception in
+    # callback ... CancelledError" after the node's last line (seen once in a fresh-clone run).
+    import logging
+
+    async def main() -> None:
+        server = KafkaServer(
+            apis=dict(CONTROLLER_LISTENER_APIS), handler=FakeHandler(), max_request_bytes=4096
+        )
+        port = await server.listen("CONTROLLER", "127.0.0.1", 0)
+        await connect(port)
+        await until(lambda: len(server.connections) == 1)
+        # No close: asyncio.run cancels the handler task, as a node's stop does.
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(main())
+    assert "Exception in callback" not in caplog.text, caplog.text
