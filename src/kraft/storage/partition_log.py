@@ -93,11 +93,21 @@ def decode_partition_metadata(data: bytes, *, source: str = PARTITION_METADATA_F
 
 
 def read_partition_metadata(directory: str | os.PathLike[str]) -> uuid.UUID | None:
-    """The topic id recorded in ``directory``; ``None`` when it has no ``partition.metadata``."""
+    """The topic id recorded in ``directory``; ``None`` when it has no ``partition.metadata``, or an
+    empty one.
+
+    A new log's file is renamed into place unsynced (``PartitionLog``): after a power loss a file
+    system may keep the rename and lose the content. An empty file can only be that unfinished
+    creation, so it counts as absent and the log takes its topic id from the metadata again. Kafka
+    fails to read it and takes the whole log directory offline.
+    """
     path = Path(directory) / PARTITION_METADATA_FILE
     try:
         data = path.read_bytes()
     except FileNotFoundError:
+        return None
+    if not data:
+        logger.warning("%s is empty (a creation cut short by a crash): the topic id comes from metadata", path)
         return None
     return decode_partition_metadata(data, source=str(path))
 

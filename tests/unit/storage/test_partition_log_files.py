@@ -69,6 +69,27 @@ def test_a_malformed_partition_metadata_is_refused(tmp_path: Path, text: str) ->
         _open(tmp_path, None)
 
 
+def test_an_empty_partition_metadata_is_a_creation_cut_short_and_takes_the_topic_id_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A new log's partition.metadata is renamed into place unsynced; a power loss can keep the
+    # rename and lose the bytes. The directory opens (Kafka takes the log dir offline) and the log
+    # takes its topic id from metadata, written out again.
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    (directory / PARTITION_METADATA_FILE).write_bytes(b"")
+    with caplog.at_level(logging.WARNING):
+        log = _open(tmp_path, None)
+    assert log.topic_id is None
+    assert "empty" in caplog.text
+    log.assign_topic_id(TOPIC_ID)
+    assert read_partition_metadata(directory) == TOPIC_ID
+    log.close()
+    (directory / PARTITION_METADATA_FILE).write_bytes(b"")
+    assert _open(tmp_path, TOPIC_ID).topic_id == TOPIC_ID
+    assert read_partition_metadata(directory) == TOPIC_ID
+
+
 def test_a_newer_partition_metadata_version_is_read_as_kafka_does() -> None:
     # Kafka accepts any version >= 0 ("to ensure downgrade compatibility").
     assert decode_partition_metadata(b"version: 1\ntopic_id: vEwUUY0qTqKq3FkVsGHGxw\n") == uuid.UUID(
