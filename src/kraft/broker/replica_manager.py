@@ -226,6 +226,7 @@ class _DelayedFetch:
     deadline_ms: int
     partitions: frozenset[TopicIdPartition]  # what it reads: re-read only when one of them moved
     context: FetchContext  # its fetch session's part (KIP-227): how the answer is cut down
+    follower: bool  # a replica's: reads to the log end, so only an append can complete it
 
 
 @dataclass(slots=True)
@@ -304,6 +305,7 @@ class ReplicaManager:
         # What moved since waiting requests were last checked: partitions whose data, high watermark
         # or ISR moved, or everything (roles or configs changed).
         self._changed: set[TopicIdPartition] = set()
+        self._appended: set[TopicIdPartition] = set()  # led partitions with new records (follower fetches)
         self._all_changed = False
         self._topic_configs: dict[str, _TopicConfig] = {}
         # (segment.bytes, segment.ms) each open log was last given.
@@ -621,10 +623,12 @@ class ReplicaManager:
             self._outbound.append(envelope.reply(NO_RESPONSE))
             return
         op = _DelayedProduce(envelope, version, topics, now_ms + max(0, body.timeout_ms))
-        if waits and not self._try_complete_produce(op):
-            self._watch_produce(op)
-        elif not waits:
+        if not waits:
             self._answer_produce(op)
+            return
+        pending = self._settle_produce(op)
+        if pending is not None:
+            self._produces.watch(pending, op, op.deadline_ms)
 
     def _append(
         self, topic_id: uuid.UUID, name: str, pd: Any, acks: int, row: _PartitionProduce, now_ms: int
@@ -674,9 +678,11 @@ class ReplicaManager:
         row.partition = partition
         partition.maybe_advance_high_watermark()  # a leader alone in its ISR commits at once
         self._changed.add(partition.tp)
+        self._appended.add(partition.tp)
 
-    def _try_complete_produce(self, op: _DelayedProduce) -> bool:
-        """Whether every acks=all partition of ``op`` is settled; answers it if so."""
+    def _settle_produce(self, op: _DelayedProduce) -> TopicIdPartition | None:
+        """Settle what ``op``'s acks=all partitions can; answers it when every one is settled and
+        returns None, else returns the first partition it still waits on."""
         for _, _, rows in op.topics:
             for row in rows:
                 if row.error != ErrorCode.NONE or row.required_offset < 0:
@@ -694,9 +700,9 @@ class ReplicaManager:
                 elif partition.under_min_isr():
                     row.error = ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
                 else:
-                    return False
+                    return partition.tp
         self._answer_produce(op)
-        return True
+        return None
 
     def _answer_produce(self, op: _DelayedProduce, *, timed_out: bool = False) -> None:
         cls: Any = produce.RESPONSE.cls
@@ -754,7 +760,13 @@ class ReplicaManager:
             self._fetches.watch(
                 _FETCH,
                 _DelayedFetch(
-                    envelope, version, body, deadline, self._fetched_partitions(body, version), context
+                    envelope,
+                    version,
+                    body,
+                    deadline,
+                    self._fetched_partitions(body, version),
+                    context,
+                    follower=(body.replica_state.replica_id if version >= 15 else body.replica_id) >= 0,
                 ),
                 deadline,
             )
@@ -829,14 +841,6 @@ class ReplicaManager:
             if topic is not None:
                 out.update(TopicIdPartition(topic.id, fp.partition) for fp in t.partitions)
         return frozenset(out)
-
-    def _watch_produce(self, op: _DelayedProduce) -> None:
-        """Wait under the first partition whose acknowledgement is still pending."""
-        for _, _, rows in op.topics:
-            for row in rows:
-                if row.error == ErrorCode.NONE and row.required_offset >= 0 and row.partition is not None:
-                    self._produces.watch(row.partition.tp, op, op.deadline_ms)
-                    return
 
     def _read(
         self, body: Any, version: int, now_ms: int, *, first: bool, context: FetchContext | None = None
@@ -1275,7 +1279,7 @@ class ReplicaManager:
             answer, _, _ = self._read(op.body, op.version, now_ms, first=False, context=op.context)
             self._reply_fetch(op.envelope, op.context, answer, op.version, now_ms)
         for produce_op in self._produces.expire(now_ms):
-            if not self._try_complete_produce(produce_op):
+            if self._settle_produce(produce_op) is not None:
                 self._answer_produce(produce_op, timed_out=True)
         wake = self._fetch_requests(now_ms)
         self.complete_waiting(now_ms)
@@ -1342,24 +1346,28 @@ class ReplicaManager:
         """Re-check what waits on the partitions whose data, high watermark or ISR moved (all of them
         after a role or config change): a produce waits under one partition, a fetch is re-read only
         when one of its partitions moved."""
+        produces, fetches = self._produces, self._fetches
         while self._changed or self._all_changed:
-            changed, everything = self._changed, self._all_changed
-            self._changed, self._all_changed = set(), False
-            for tp in self._produces.keys() if everything else changed:
-                for op in self._produces.take(tp):
-                    if not self._try_complete_produce(op):
-                        self._watch_produce(op)
-            if not len(self._fetches):
+            changed, appended, everything = self._changed, self._appended, self._all_changed
+            self._changed, self._appended, self._all_changed = set(), set(), False
+            for tp in produces.keys() if everything else changed:
+                for op in produces.waiting(tp):
+                    pending = self._settle_produce(op)
+                    if pending is None:
+                        produces.remove(op)
+                    elif pending != tp:
+                        produces.move(op, pending)
+            if not len(fetches):
                 continue
-            for f in self._fetches.take(_FETCH):
-                if not everything and not (f.partitions & changed):
-                    self._fetches.watch(_FETCH, f, f.deadline_ms)
+            for f in fetches.waiting(_FETCH):
+                # A follower reads up to the log end: a moved high watermark alone (each follower
+                # fetch moves it) gives it nothing to read, as in Kafka's DelayedFetch.
+                if not everything and not (f.partitions & (appended if f.follower else changed)):
                     continue
                 answer, nbytes, errors = self._read(f.body, f.version, now_ms, first=False, context=f.context)
                 if errors or nbytes >= f.body.min_bytes:
+                    fetches.remove(f)
                     self._reply_fetch(f.envelope, f.context, answer, f.version, now_ms)
-                else:
-                    self._fetches.watch(_FETCH, f, f.deadline_ms)
 
     def drain(self) -> list[ClientEnvelope]:
         out, self._outbound = self._outbound, []

@@ -107,7 +107,9 @@ def read_partition_metadata(directory: str | os.PathLike[str]) -> uuid.UUID | No
     except FileNotFoundError:
         return None
     if not data:
-        logger.warning("%s is empty (a creation cut short by a crash): the topic id comes from metadata", path)
+        logger.warning(
+            "%s is empty (a creation cut short by a crash): the topic id comes from metadata", path
+        )
         return None
     return decode_partition_metadata(data, source=str(path))
 

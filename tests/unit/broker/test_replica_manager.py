@@ -431,6 +431,30 @@ def test_a_consumer_long_poll_is_answered_when_records_commit() -> None:
     assert c.fetched(cid) == (E.NONE, 1, [b"late"])
 
 
+def test_parked_follower_fetches_wake_on_an_append_and_not_on_a_high_watermark_move(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    c = Cluster()
+    c.run(50)  # both followers' fetches parked at the leader (fetch.wait.max.ms 100)
+    leader = c.managers[1]
+    reads: list[int] = []
+    read = leader._read
+
+    def counted(body: Any, version: int, now_ms: int, **kwargs: Any) -> Any:
+        reads.append(body.replica_state.replica_id)
+        return read(body, version, now_ms, **kwargs)
+
+    monkeypatch.setattr(leader, "_read", counted)
+    cid = c.produce([b"a"])
+    assert sorted(reads) == [2, 3]  # the append re-read both parked fetches: they left with it
+    reads.clear()
+    c.run(10)  # one step: each follower's next fetch arrives, the second one moves the HW
+    assert c.produce_result(cid) == (E.NONE, 0)
+    # The first one parked again; the HW move gives a follower nothing to read, so it is not
+    # re-read (each follower fetch moves the HW: re-reading on it cost a read per fetch).
+    assert reads == [2, 3]
+
+
 def test_a_long_poll_with_nothing_to_read_answers_empty_at_its_deadline() -> None:
     c = Cluster()
     cid = c.consume(0, max_wait_ms=300)
