@@ -92,6 +92,9 @@ class CachedPartition:
     high_watermark: int = -1  # -1 (as after an error) makes the next answer carry the partition
     last_stable_offset: int = -1
     log_start_offset: int = -1
+    # The broker's note that this partition was quiet at its last read (what the reader needs to
+    # tell it still is); dropped when the request changes. Opaque here.
+    quiet: object | None = None
 
     def must_respond(self, answer: PartitionAnswer, *, update: bool) -> bool:
         """Kafka's ``maybeUpdateResponseData`` (plus the last stable offset, which here is the high
@@ -147,7 +150,8 @@ class FetchContext:
     """How one Fetch is read and answered (Kafka's FetchContext subclasses as one record).
 
     ``partitions`` is what the broker reads, in order: the request's for sessionless and full
-    fetches, all of the session's (with their cached request) for an incremental one.
+    fetches. An incremental one reads all of the session's, ``session.partitions`` with each one's
+    cached request (``partitions`` is empty: a follower's session holds thousands).
     """
 
     kind: ContextKind
@@ -224,6 +228,7 @@ class FetchSessionCache:
                 session.partitions[key] = CachedPartition(request)
             else:
                 cached.request = request
+                cached.quiet = None
         for key in forgotten:
             session.partitions.pop(key, None)
         if not session.partitions:
@@ -233,7 +238,7 @@ class FetchSessionCache:
         session.epoch = next_epoch(session.epoch)
         return FetchContext(
             ContextKind.INCREMENTAL,
-            [(key, cached.request) for key, cached in session.partitions.items()],
+            [],  # the whole session is read: ``session.partitions``, with each one's cached request
             session=session,
             expected_epoch=session.epoch,
             privileged=session.privileged,
@@ -260,9 +265,10 @@ class FetchSessionCache:
             return SessionAnswer(ErrorCode.INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID, frozenset())
         include: set[PartitionKey] = set()
         moved: list[PartitionKey] = []
-        for key, cached in session.partitions.items():
-            got = answers.get(key)
-            if got is None:
+        cached_partitions = session.partitions
+        for key, got in answers.items():  # what was read: the session's partitions, maybe fewer
+            cached = cached_partitions.get(key)
+            if cached is None:
                 continue
             if cached.must_respond(got, update=True):
                 include.add(key)

@@ -146,6 +146,10 @@ class Partition:
         self.epoch_start_offset = 0  # where this broker's leadership epoch began
         self.followers: dict[int, FollowerState] = {}
         self.min_isr = 1  # effective: min(min.insync.replicas, replication factor)
+        # Bumped by every role, epoch, ISR or replica change and when the broker stops hosting it:
+        # a follower's fetch session skips a partition whose answer cannot have changed (the replica
+        # manager's quiet partitions), and this is half of that "cannot".
+        self.role_version = 0
 
     @property
     def topic_id(self) -> uuid.UUID:
@@ -196,6 +200,7 @@ class Partition:
         return changed
 
     def _take(self, p: PartitionRegistration, min_isr: int) -> None:
+        self.role_version += 1
         if p.partition_epoch != self.partition_epoch:
             self.pending_isr = None  # the controller decided: the metadata's ISR is the truth again
         self.leader_id = p.leader

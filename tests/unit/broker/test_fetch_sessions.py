@@ -145,7 +145,7 @@ def test_incremental_answer_carries_only_what_changed(
     sid = open_session(c)
     ctx = incremental(c, sid, 1)
     assert ctx.kind is ContextKind.INCREMENTAL
-    assert [k for k, _ in ctx.partitions] == [A, B]  # the broker reads the whole session
+    assert ctx.session is not None and list(ctx.session.partitions) == [A, B]  # read: the whole session
     out = c.answer(ctx, 1, {A: a, B: b})
     assert (out.error, out.session_id, set(out.include or ())) == (E.NONE, sid, included), case
 
@@ -165,7 +165,8 @@ def test_incremental_adds_updates_and_forgets_partitions() -> None:
     c = cache()
     sid = open_session(c)
     ctx = incremental(c, sid, 1, [(B, req(42)), (C, req(7))], forgotten=(A,))
-    assert [(k, r.fetch_offset) for k, r in ctx.partitions] == [(B, 42), (C, 7)]
+    assert ctx.session is not None
+    assert [(k, cp.request.fetch_offset) for k, cp in ctx.session.partitions.items()] == [(B, 42), (C, 7)]
     # The added partition was never answered: it is carried even with nothing new.
     assert c.answer(ctx, 1, {B: ans(), C: ans()}).include == {C}
     assert c.num_partitions == 2

@@ -924,6 +924,50 @@ def test_the_replica_fetcher_uses_a_fetch_session() -> None:
     assert any(s.privileged and s.id != sid for s in leader.fetch_sessions.sessions.values())
 
 
+def test_a_followers_quiet_partitions_are_not_read_again_until_they_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An idle follower's session holds every partition it follows; reading each on every fetch was
+    # an idle broker's CPU. A partition caught up with nothing to send is skipped while its role,
+    # log end, high watermark and log start stay as they were.
+    c = _two_partitions()
+    c.run(300)  # both partitions quiet in both followers' sessions
+    leader = c.managers[1]
+    read: list[tuple[int, list[int]]] = []  # (follower, partitions its fetch read)
+    original = leader._read
+
+    def counted(body: Any, version: int, now_ms: int, **kwargs: Any) -> Any:
+        if body.replica_state.replica_id >= 0:
+            read.append(
+                (body.replica_state.replica_id, [p.partition for t in body.topics for p in t.partitions])
+            )
+        return original(body, version, now_ms, **kwargs)
+
+    monkeypatch.setattr(leader, "_read", counted)
+    c.run(500)
+    assert read and all(parts == [] for _, parts in read)
+    # Idle for three lag times: the skipped fetches still count as caught up (nobody leaves the ISR).
+    c.run(LAG_MS * 3)
+    assert c.apply_isr_proposals() == []
+    p0 = leader.partitions[next(tp for tp in leader.partitions if tp.partition_id == 0)]
+    assert all(c.now - s.last_caught_up_ms <= 200 for s in p0.followers.values())
+    # An append to a quiet partition wakes the parked fetches at once, and only it is read.
+    read.clear()
+    cid = c.produce_to(1, [b"x"])
+    assert sorted(read) == [(2, [1]), (3, [1])]
+    c.run(10)
+    assert c.produce_result(cid) == (E.NONE, 0)
+    assert c.logs[2].logs[("t", 1)].log_end_offset == c.logs[3].logs[("t", 1)].log_end_offset == 1
+    # The high watermark it moved reaches the followers (with their next data or long-poll answer).
+    c.run(300)
+    assert c.logs[2].logs[("t", 1)].high_watermark == c.logs[3].logs[("t", 1)].high_watermark == 1
+    # A role change (here the ISR) makes every partition of it read again.
+    read.clear()
+    c.change(isr=[1, 2])
+    c.run(300)
+    assert any(0 in parts for _, parts in read)
+
+
 # ------------------------------------------------------------------------------ many new partitions
 
 BIG_ID = uuid.UUID(int=0xB16)
