@@ -53,12 +53,13 @@ import bisect
 import dataclasses
 import enum
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kraft.broker.replica_manager import ReplicaConfig
 from kraft.controller.features import ELR_VERSION
+from kraft.controller.quorum_controller import ControllerConfig
 from kraft.node.build import BrokerConfig, NodeStorage
 from kraft.protocol.error_codes import ErrorCode
 from kraft.protocol.messages import create_topics, fetch, metadata, produce
@@ -66,7 +67,8 @@ from kraft.records.batch import build_value_batch, iter_batches, read_batch_head
 from kraft.sim.brokers import BROKER_LISTENER, ClientTiming, SimAdmin
 from kraft.sim.controller_invariants import ControllerChecker
 from kraft.sim.controller_world import ControllerWorld
-from kraft.sim.world import SimNode, World
+from kraft.sim.network import LinkProfile
+from kraft.sim.world import SimNode, Timing, World
 from kraft.storage.memory_partition_log import MemoryPartitionLog
 
 DATA_CLIENT_ID = 901
@@ -859,15 +861,51 @@ class DataWorld(ControllerWorld):
         produce_until_ms: int | None = None,
         replica_config: ReplicaConfig = SIM_REPLICA_CONFIG,
         topic_configs: Mapping[str, str] | None = None,
-        **options: Any,
+        # ControllerWorld's, passed on one by one: mypyc (the compiled sweeps) binds a
+        # ``super().__init__(..., **options)`` to the wrong parameters ("int object expected; got
+        # dict"), so no compiled data sweep could run.
+        voters: int | Sequence[int] = 3,
+        observers: int = 0,
+        brokers: int | tuple[int, int] = 3,
+        broker_ids: Sequence[int] | None = None,
+        combined: Sequence[int] = (),
+        timing: Timing | None = None,
+        pre_vote: bool = True,
+        end_ms: int = 20_000,
+        config: ControllerConfig | None = None,
+        bootstrap_features: Mapping[str, int] | None = None,
+        client_timing: ClientTiming | None = None,
+        broker_snapshot_max_bytes: int | None = None,
+        link: LinkProfile | None = None,
+        stop_on_violation: bool = True,
+        full_checks: bool = False,
+        deep_every: int = 4000,
     ) -> None:
         self.partitions = partitions
         self.replica_config = replica_config
         self.partition_logs: dict[int, SimPartitionLogs] = {}
-        options.setdefault("brokers", 3)
-        features = dict(options.pop("bootstrap_features", None) or {})
+        features = dict(bootstrap_features or {})
         features[ELR_VERSION] = 1 if elr else 0
-        super().__init__(seed=seed, workload=False, bootstrap_features=features, **options)
+        super().__init__(
+            seed=seed,
+            voters=voters,
+            observers=observers,
+            brokers=brokers,
+            broker_ids=broker_ids,
+            combined=combined,
+            workload=False,
+            timing=timing,
+            pre_vote=pre_vote,
+            end_ms=end_ms,
+            config=config,
+            bootstrap_features=features,
+            client_timing=client_timing,
+            broker_snapshot_max_bytes=broker_snapshot_max_bytes,
+            link=link,
+            stop_on_violation=stop_on_violation,
+            full_checks=full_checks,
+            deep_every=deep_every,
+        )
         for broker_id in self.brokers:
             self.partition_logs[broker_id] = SimPartitionLogs()
         # A ControllerChecker was built by the parent: replace it by the data one (nothing ran yet).
