@@ -111,6 +111,9 @@ class Broker:
 
     def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
         """The ``MetadataPublisher`` of the broker's parts."""
+        me = self.lifecycle.config.node_id
+        if any(b.in_controlled_shutdown and b.id != me for b in image.brokers.values()):
+            self.lifecycle.request_report()  # the peer waits for every broker to report this
         self.isr.publish(delta, image)
         if self.replicas is not None:
             self.replicas.publish(delta, image)

@@ -157,6 +157,9 @@ class Node:
                 wake_at_ms = min(wake_at_ms, now_ms + 1)
         if broker is not None:
             answered_locally |= self._route_out(broker.after_raft_poll(now_ms), out, now_ms)
+            early = broker.lifecycle.early_report_ms(now_ms)  # metadata published: report soon?
+            if early is not None:
+                wake = early if wake is None else min(wake, early)
         if self._refusals:
             refusals, self._refusals = self._refusals, []
             answered_locally |= self._route_out(refusals, out, now_ms)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from typing import Any
 
-from kraft.broker.lifecycle import BrokerLifecycle, BrokerState, LifecycleConfig, Listener
+from kraft.broker.lifecycle import (
+    FIRST_SHUTDOWN_RECHECK_MS,
+    PEER_SHUTDOWN_REPORT_MS,
+    SHUTDOWN_RECHECK_MS,
+    BrokerLifecycle,
+    BrokerState,
+    LifecycleConfig,
+    Listener,
+)
 from kraft.metadata.replica_log_info import ReplicaLogInfo
 from kraft.protocol.envelope import ApiRequest, ControllerEnvelope
 from kraft.protocol.error_codes import ErrorCode
@@ -167,6 +176,48 @@ def test_controlled_shutdown_waits_for_should_shut_down() -> None:
     answer(lifecycle, hb, now + 52, error_code=0, is_caught_up=True, is_fenced=True, should_shut_down=True)
     assert lifecycle.state == BrokerState.SHUTTING_DOWN and lifecycle.controlled_shutdown_done
     assert lifecycle.poll(now + 1000, 1, 0) == ([], None)
+
+
+def test_controlled_shutdown_rechecks_faster_than_the_heartbeat_interval() -> None:
+    # Kafka re-checks at the interval (2 s) after the first 50 ms; kraft every SHUTDOWN_RECHECK_MS.
+    lifecycle = make(heartbeat_interval_ms=2000)
+    now = running(lifecycle)
+    lifecycle.begin_controlled_shutdown(now)
+    sent = []
+    t = now
+    for _ in range(4):
+        hb = one(lifecycle, t)
+        sent.append(t)
+        answer(lifecycle, hb, t, error_code=0, is_caught_up=True, is_fenced=False, should_shut_down=False)
+        _, wake = lifecycle.poll(t, 1, 0)
+        assert wake is not None
+        t = wake
+    assert [b - a for a, b in itertools.pairwise(sent)] == [
+        FIRST_SHUTDOWN_RECHECK_MS,
+        SHUTDOWN_RECHECK_MS,
+        SHUTDOWN_RECHECK_MS,
+    ]
+
+
+def test_metadata_applied_while_a_peer_shuts_down_is_reported_soon() -> None:
+    lifecycle = make(heartbeat_interval_ms=2000)
+    now = running(lifecycle)
+    assert lifecycle.poll(now, 1, 10) == ([], now + 2000)  # the interval
+    assert lifecycle.early_report_ms(now) is None  # nothing requested
+    lifecycle.request_report()
+    assert lifecycle.early_report_ms(now + 5) == now + 5 + PEER_SHUTDOWN_REPORT_MS
+    assert lifecycle.early_report_ms(now + 6) is None  # applied once
+    hb = one(lifecycle, now + 5 + PEER_SHUTDOWN_REPORT_MS)
+    assert hb.body.body.current_metadata_offset == 10
+    # A request while a heartbeat is in flight is applied once its answer is in.
+    lifecycle.request_report()
+    assert lifecycle.early_report_ms(now + 110) is None
+    answer(lifecycle, hb, now + 120, error_code=0, is_caught_up=True, is_fenced=False)
+    assert lifecycle.early_report_ms(now + 121) == now + 121 + PEER_SHUTDOWN_REPORT_MS
+    # Not before the broker runs.
+    starting = make()
+    starting.request_report()
+    assert starting.early_report_ms(0) is None
 
 
 def test_a_broker_that_never_ran_skips_controlled_shutdown() -> None:
