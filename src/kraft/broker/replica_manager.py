@@ -309,6 +309,7 @@ class ReplicaManager:
         # What moved since waiting requests were last checked: partitions whose data, high watermark
         # or ISR moved, or everything (roles or configs changed).
         self._changed: set[TopicIdPartition] = set()
+        self._led_changed: list[Partition] = []  # led anew or changed since the last _roles_taken
         self._appended: set[TopicIdPartition] = set()  # led partitions with new records (follower fetches)
         self._all_changed = False
         self._topic_configs: dict[str, _TopicConfig] = {}
@@ -369,7 +370,9 @@ class ReplicaManager:
                 return budget
             budget -= 1
         if p.leader == self.node_id:
-            self._partition(tp, image).make_leader(p, self._min_isr(image, tp, p), now_ms)
+            partition = self._partition(tp, image)
+            partition.make_leader(p, self._min_isr(image, tp, p), now_ms)
+            self._led_changed.append(partition)
         else:
             self._fetch_from_if_changed(self._partition(tp, image), p, image)
         return budget
@@ -387,12 +390,16 @@ class ReplicaManager:
         self._roles_taken()
         return bool(self._pending)
 
-    def _roles_taken(self) -> None:
-        """After roles were taken: leaders' high watermarks, and everything that waits or scans
-        on roles looks again."""
-        for partition in self.partitions.values():
+    def _roles_taken(self, *, every_leader: bool = False) -> None:
+        """After roles were taken: the high watermarks of the partitions led anew or changed (of
+        every led partition with ``every_leader``: a min ISR may have moved), and everything that
+        waits or scans on roles looks again. (Each delta scanned every led partition: 10,000 per
+        ISR change of one, and per slice of new partitions.)"""
+        led = self.partitions.values() if every_leader else self._led_changed
+        for partition in led:
             if partition.is_leader:
                 partition.maybe_advance_high_watermark()
+        self._led_changed = []
         self._all_changed = True
         self._isr_dirty = True
         self._roles_version += 1
@@ -422,7 +429,9 @@ class ReplicaManager:
             budget = self._take_role(tp, p, image, now_ms, budget)
         for tp, p in changes.followers.items():
             budget = self._take_role(tp, p, image, now_ms, budget)
+        every_leader = False
         if configs_changed:
+            every_leader = True
             for tp, partition in self.partitions.items():
                 now = image.partition(tp.topic_id, tp.partition_id)
                 if now is not None:
@@ -431,7 +440,7 @@ class ReplicaManager:
                         partition.min_isr = min_isr
                         partition.role_version += 1
                 self._configure_segments(partition)
-        self._roles_taken()
+        self._roles_taken(every_leader=every_leader)
 
     def _partition(self, tp: TopicIdPartition, image: MetadataImage) -> Partition:
         partition = self.partitions.get(tp)

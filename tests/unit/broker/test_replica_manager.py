@@ -351,6 +351,16 @@ def test_a_lagging_follower_leaves_the_isr_and_the_high_watermark_freezes_below_
     assert c.log(1).high_watermark == 2
 
 
+def test_lowering_min_insync_replicas_unfreezes_the_high_watermark_at_once() -> None:
+    c = Cluster(isr=(1,), min_isr=2)
+    c.down = {2, 3}
+    c.produce([b"a", b"b"], acks=1)
+    assert c.log(1).log_end_offset == 2 and c.log(1).high_watermark == 0  # ISR 1 < min ISR 2: frozen
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="min.insync.replicas", value="1"))
+    # The config delta changes no partition: the leader still looks at every high watermark.
+    assert c.log(1).high_watermark == 2
+
+
 def test_acks_all_times_out_when_the_isr_does_not_catch_up() -> None:
     c = Cluster()
     c.down = {3}
