@@ -1,7 +1,7 @@
 """Every controller scenario over seeds, with no violation; determinism; the scenarios do what
 they say (ELR elections, snapshots, controlled shutdowns, fencing); regression seeds.
 
-``--sim-seeds=N`` runs seeds 1..N of each scenario instead of 1..3. A failure prints the
+``--sim-seeds=N`` runs seeds 1..N of each scenario instead of 1..2. A failure prints the
 reproduce command (``kraft sim run --scenario controller-... --seed S``).
 """
 
@@ -17,7 +17,10 @@ from kraft.cli.sim import main
 from kraft.sim.controller_scenarios import CONTROLLER_SCENARIOS
 from kraft.sim.runner import run_seed
 
-DEFAULT_SEEDS = (1, 2, 3)
+# Two seeds per scenario in `make test` (three took 100 s of one worker, and the suite ran at its
+# 15-minute budget); the breadth is the compiled sweeps' (`make sweep SCENARIOS=controller`: seeds
+# 1..10000 of every controller scenario, docs/simulator.md).
+DEFAULT_SEEDS = (1, 2)
 
 # One worker runs this module (`--dist loadgroup`): the tests that read more figures of a seed
 # get it from the worker's memo (``sim_run``) instead of running it again.
