@@ -787,7 +787,7 @@ class ReplicaManager:
                     deadline,
                     self._fetched_partitions(body, version),
                     context,
-                    follower=(body.replica_state.replica_id if version >= 15 else body.replica_id) >= 0,
+                    follower=_fetch_replica(body, version)[0] >= 0,
                 ),
                 deadline,
             )
@@ -804,7 +804,7 @@ class ReplicaManager:
         ]
         if version < 7:
             return FetchContext(ContextKind.SESSIONLESS, data)
-        replica_id = body.replica_state.replica_id if version >= 15 else body.replica_id
+        replica_id, _ = _fetch_replica(body, version)
         forgotten: list[PartitionKey] = [
             (t.topic_id if ids else t.topic, index)
             for t in body.forgotten_topics_data
@@ -877,8 +877,7 @@ class ReplicaManager:
             if context is not None and context.kind is ContextKind.INCREMENTAL and context.session is not None
             else None
         )
-        replica_id = body.replica_state.replica_id if version >= 15 else body.replica_id
-        replica_epoch = body.replica_state.replica_epoch if version >= 15 else -1
+        replica_id, replica_epoch = _fetch_replica(body, version)
         follower = replica_id >= 0
         image = self._image
         cls: Any = fetch.RESPONSE.cls
@@ -1505,6 +1504,13 @@ class _Quiet:
         return True
 
 
+def _fetch_replica(body: Any, version: int) -> tuple[int, int]:
+    """A Fetch's replica id (-1: a consumer) and broker epoch (-1 before v15's ``ReplicaState``)."""
+    if version >= 15:
+        return body.replica_state.replica_id, body.replica_state.replica_epoch
+    return body.replica_id, -1
+
+
 def _session_body(body: Any, version: int, context: FetchContext, now_ms: int) -> Any:
     """An incremental Fetch as the broker reads it: the session's partitions, with the request it
     last sent for each, in the session's order (consecutive partitions of a topic grouped), except
@@ -1515,7 +1521,7 @@ def _session_body(body: Any, version: int, context: FetchContext, now_ms: int) -
     """
     session = context.session
     assert session is not None
-    replica_epoch = body.replica_state.replica_epoch if version >= 15 else -1
+    _, replica_epoch = _fetch_replica(body, version)
     topics: list[_ReadTopic] = []
     last: Any = None
     for (topic, index), cached in session.partitions.items():
