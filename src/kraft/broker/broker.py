@@ -224,9 +224,10 @@ class Broker:
                 wake = w if wake is None else min(wake, w)
         return self._completed(out), wake
 
-    def after_raft_poll(self, now_ms: int) -> list[ControllerEnvelope | ClientEnvelope]:
-        """After the raft core ran (and published): answers that new images completed, and the
-        broker's own metadata snapshot when one is due."""
+    def after_raft_poll(self, now_ms: int) -> tuple[list[ControllerEnvelope | ClientEnvelope], int | None]:
+        """After the raft core ran (and published): answers that new images completed, the
+        broker's own metadata snapshot when one is due, and when to come back (a heartbeat that
+        new metadata brought forward: a peer's controlled shutdown waits for it), or None."""
         if self.metadata is not None:
             self.metadata.maybe_snapshot(now_ms)
         out: list[ControllerEnvelope | ClientEnvelope] = list(self.client_apis.drain())
@@ -234,4 +235,4 @@ class Broker:
         if self.replicas is not None:
             self.replicas.complete_waiting(now_ms)
             out.extend(self.replicas.drain())
-        return self._completed(out)
+        return self._completed(out), self.lifecycle.early_report_ms(now_ms)

@@ -199,6 +199,16 @@ class Partition:
         self.pending_isr = None
         return changed
 
+    def set_min_isr(self, min_isr: int) -> None:
+        """The topic's effective min ISR changed (a config change)."""
+        if min_isr != self.min_isr:
+            self.min_isr = min_isr
+            self.role_version += 1  # an answer that went by the old min ISR may differ now
+
+    def unhost(self) -> None:
+        """This broker no longer hosts the partition: no fetch session may skip it."""
+        self.role_version += 1
+
     def _take(self, p: PartitionRegistration, min_isr: int) -> None:
         self.role_version += 1
         if p.partition_epoch != self.partition_epoch:

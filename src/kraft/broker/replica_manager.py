@@ -435,10 +435,7 @@ class ReplicaManager:
             for tp, partition in self.partitions.items():
                 now = image.partition(tp.topic_id, tp.partition_id)
                 if now is not None:
-                    min_isr = self._min_isr(image, tp, now)
-                    if min_isr != partition.min_isr:
-                        partition.min_isr = min_isr
-                        partition.role_version += 1
+                    partition.set_min_isr(self._min_isr(image, tp, now))
                 self._configure_segments(partition)
         self._roles_taken(every_leader=every_leader)
 
@@ -463,10 +460,9 @@ class ReplicaManager:
     def _stop(self, tp: TopicIdPartition, name: str) -> None:
         self._roles_version += 1  # the next fetch to its leader forgets it
         partition = self.partitions.pop(tp, None)
-        if partition is not None:
-            partition.role_version += 1  # not hosted any more: no fetch session may skip it
         self._segment_configs.pop(tp, None)
         if partition is not None:
+            partition.unhost()
             log.info(
                 "broker %d: no longer hosts %s-%d: deleting its log", self.node_id, name, tp.partition_id
             )

@@ -156,8 +156,8 @@ class Node:
             if controller.has_queued_requests:
                 wake_at_ms = min(wake_at_ms, now_ms + 1)
         if broker is not None:
-            answered_locally |= self._route_out(broker.after_raft_poll(now_ms), out, now_ms)
-            early = broker.lifecycle.early_report_ms(now_ms)  # metadata published: report soon?
+            completed, early = broker.after_raft_poll(now_ms)
+            answered_locally |= self._route_out(completed, out, now_ms)
             if early is not None:
                 wake = early if wake is None else min(wake, early)
         if self._refusals:
