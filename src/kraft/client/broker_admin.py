@@ -35,11 +35,12 @@ from typing import Any, TypeVar, Unpack
 from kraft.client.connection import (
     Address,
     AdminError,
-    AuthenticationError,
     BootstrapClient,
     ClientOptions,
     Connection,
+    ConnectionPool,
     RetriableError,
+    Unreachable,
     error_name,
 )
 from kraft.common.errors import RemoteProtocolError
@@ -307,15 +308,6 @@ class _Retry:
     reason: str
 
 
-class _AttemptError(Exception):
-    """An attempt failed before any node answered (no connection, no controller known); says
-    why per address."""
-
-    def __init__(self, failures: dict[Address, str]) -> None:
-        super().__init__("; ".join(f"{a}: {r}" for a, r in failures.items()))
-        self.failures = failures
-
-
 # ----------------------------------------------------------------------------------------------
 # The client
 
@@ -343,7 +335,7 @@ class BrokerAdminClient(BootstrapClient):
     ) -> None:
         super().__init__(bootstrap, **options)
         self._client_id = client_id
-        self._connections: dict[Address, Connection] = {}
+        self._pool = ConnectionPool((self._request_timeout_ms + 1_000) / 1000, client_id, self._security)
         self._metadata: ClusterMetadata | None = None
 
     def __enter__(self) -> BrokerAdminClient:
@@ -353,9 +345,7 @@ class BrokerAdminClient(BootstrapClient):
         self.close()
 
     def close(self) -> None:
-        for conn in self._connections.values():
-            conn.close()
-        self._connections.clear()
+        self._pool.close()
 
     # ------------------------------------------------------------------------------------------
     # Cluster
@@ -396,7 +386,7 @@ class BrokerAdminClient(BootstrapClient):
         def one_round(_deadline: float) -> dict[int, tuple[int, int]] | None:
             try:
                 return dict(self._connection(node.address).versions)
-            except _AttemptError as e:
+            except Unreachable as e:
                 outcomes.update(e.failures)
                 return None
 
@@ -1040,40 +1030,15 @@ class BrokerAdminClient(BootstrapClient):
     # Choosing a node
 
     def _connection(self, address: Address) -> Connection:
-        conn = self._connections.get(address)
-        if conn is not None:
-            return conn
-        try:
-            conn = Connection(
-                address,
-                (self._request_timeout_ms + 1_000) / 1000,
-                client_id=self._client_id,
-                security=self._security,
-            )
-        except AuthenticationError:
-            raise  # refused credentials or certificate: no retry can help
-        except (AdminError, RemoteProtocolError) as e:  # unreachable, or ApiVersions refused
-            raise _AttemptError({address: str(e)}) from None
-        self._connections[address] = conn
-        return conn
+        return self._pool.get(address)
 
     def _drop(self, address: Address) -> None:
-        conn = self._connections.pop(address, None)
-        if conn is not None:
-            conn.close()
+        self._pool.drop(address)
 
     def _any_broker(self) -> Connection:
         """An open connection, else the first bootstrap address or known broker that accepts one."""
-        for conn in self._connections.values():
-            return conn
-        failures: dict[Address, str] = {}
         known = [] if self._metadata is None else [b.address for b in self._metadata.brokers]
-        for address in dict.fromkeys([*self._bootstrap, *known]):
-            try:
-                return self._connection(address)
-            except _AttemptError as e:
-                failures.update(e.failures)
-        raise _AttemptError(failures)
+        return self._pool.first([*self._bootstrap, *known])
 
     def _metadata_or_refresh(self) -> ClusterMetadata:
         if self._metadata is None:
@@ -1082,7 +1047,7 @@ class BrokerAdminClient(BootstrapClient):
                 self._refresh_metadata(conn)
             except (RetriableError, RemoteProtocolError) as e:
                 self._drop(conn.address)
-                raise _AttemptError({conn.address: str(e)}) from None
+                raise Unreachable({conn.address: str(e)}) from None
         assert self._metadata is not None
         return self._metadata
 
@@ -1102,9 +1067,9 @@ class BrokerAdminClient(BootstrapClient):
         meta = self._metadata_or_refresh()
         node = meta.broker(meta.controller_id) if meta.controller_id >= 0 else None
         if node is None:
-            asked = next(iter(self._connections), self._bootstrap[0])
+            asked = self._pool.any_address() or self._bootstrap[0]
             self._metadata = None  # ask again next time
-            raise _AttemptError(
+            raise Unreachable(
                 {asked: f"Metadata names no live controller (ControllerId {meta.controller_id})"}
             )
         return self._connection(node.address)
@@ -1122,7 +1087,7 @@ class BrokerAdminClient(BootstrapClient):
         def one_round(_deadline: float) -> K | None:
             try:
                 conn = connect()
-            except _AttemptError as e:
+            except Unreachable as e:
                 outcomes.update(e.failures)
                 return None
             try:

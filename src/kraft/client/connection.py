@@ -315,6 +315,77 @@ class Connection:
         return self._frames.pop(0)
 
 
+class Unreachable(Exception):
+    """No node (or not the one wanted) could be reached; ``failures`` says why, per address.
+    Raised inside the clients' rounds and caught there: it never leaves a public call."""
+
+    def __init__(self, failures: Mapping[Address, str]) -> None:
+        super().__init__("; ".join(f"{a}: {r}" for a, r in failures.items()))
+        self.failures = dict(failures)
+
+
+class ConnectionPool:
+    """The open connections of one client, one per address, opened on first use.
+
+    A connection that failed is dropped (``drop``) and opened again when next asked for.
+    """
+
+    def __init__(self, timeout_s: float, client_id: str, security: ClientSecurityConfig | None) -> None:
+        self._timeout_s = timeout_s
+        self._client_id = client_id
+        self._security = security
+        self._connections: dict[Address, Connection] = {}
+
+    def get(self, address: Address) -> Connection:
+        """The connection to ``address``, opened (and its versions negotiated) if needed.
+
+        Raises:
+            Unreachable: no connection, or ApiVersions refused.
+            AuthenticationError: refused credentials or certificate (no retry can help).
+        """
+        conn = self._connections.get(address)
+        if conn is not None:
+            return conn
+        try:
+            conn = Connection(address, self._timeout_s, client_id=self._client_id, security=self._security)
+        except AuthenticationError:
+            raise
+        except (AdminError, RemoteProtocolError) as e:  # unreachable, or ApiVersions refused
+            raise Unreachable({address: str(e)}) from None
+        self._connections[address] = conn
+        return conn
+
+    def first(self, candidates: Sequence[Address]) -> Connection:
+        """An open connection, else the first of ``candidates`` that takes one.
+
+        Raises:
+            Unreachable: none did (why, per candidate).
+        """
+        for conn in self._connections.values():
+            return conn
+        failures: dict[Address, str] = {}
+        for address in dict.fromkeys(candidates):
+            try:
+                return self.get(address)
+            except Unreachable as e:
+                failures.update(e.failures)
+        raise Unreachable(failures)
+
+    def any_address(self) -> Address | None:
+        """The address of an open connection, or None."""
+        return next(iter(self._connections), None)
+
+    def drop(self, address: Address) -> None:
+        conn = self._connections.pop(address, None)
+        if conn is not None:
+            conn.close()
+
+    def close(self) -> None:
+        for conn in self._connections.values():
+            conn.close()
+        self._connections.clear()
+
+
 def timeout_message(what: str, timeout_ms: int, outcomes: Mapping[Address, str]) -> str:
     """ "timed out after N ms waiting for WHAT", then each address tried and its last outcome."""
     lines = [f"timed out after {timeout_ms} ms waiting for {what}"]
@@ -420,8 +491,10 @@ __all__ = [
     "BootstrapClient",
     "ClientOptions",
     "Connection",
+    "ConnectionPool",
     "FeatureMetadata",
     "RetriableError",
+    "Unreachable",
     "error_name",
     "highest_common_version",
     "parse_bootstrap",

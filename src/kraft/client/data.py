@@ -32,13 +32,14 @@ from kraft.client.broker_admin import ApiError
 from kraft.client.connection import (
     Address,
     AdminError,
-    AuthenticationError,
     BootstrapClient,
     ClientOptions,
     Connection,
+    ConnectionPool,
     RetriableError,
     error_name,
 )
+from kraft.client.connection import Unreachable as PoolUnreachable
 from kraft.common.errors import RemoteProtocolError
 from kraft.common.uuids import ZERO_UUID
 from kraft.protocol.error_codes import ErrorCode
@@ -131,8 +132,9 @@ class DataError(AdminError):
 
 
 class Unreachable(Exception):
-    """No broker (or not the one wanted) could be reached; ``failures`` says why, per address.
-    Raised inside the clients' rounds and caught there: it never leaves a public call."""
+    """No broker (or not the one wanted) could be reached; ``failures`` says why, per address (or
+    per broker wanted). Raised inside the clients' rounds and caught there: it never leaves a
+    public call."""
 
     def __init__(self, failures: Mapping[Address, str] | Mapping[str, str]) -> None:
         super().__init__("; ".join(f"{a}: {r}" for a, r in failures.items()))
@@ -158,7 +160,7 @@ class DataClient(BootstrapClient):
     ) -> None:
         super().__init__(bootstrap, **options)
         self._client_id = client_id
-        self._connections: dict[Address, Connection] = {}
+        self._pool = ConnectionPool((self._request_timeout_ms + 1_000) / 1000, client_id, self._security)
         self._brokers: dict[int, Address] = {}
         self._topics: dict[str, TopicMetadata] = {}
         self._topic_errors: dict[str, ApiError] = {}
@@ -172,9 +174,7 @@ class DataClient(BootstrapClient):
         self.close()
 
     def close(self) -> None:
-        for conn in self._connections.values():
-            conn.close()
-        self._connections.clear()
+        self._pool.close()
 
     @property
     def request_timeout_ms(self) -> int:
@@ -359,39 +359,20 @@ class DataClient(BootstrapClient):
         self._stale.update(self._topics)
 
     def _connection(self, address: Address) -> Connection:
-        conn = self._connections.get(address)
-        if conn is not None:
-            return conn
         try:
-            conn = Connection(
-                address,
-                (self._request_timeout_ms + 1_000) / 1000,
-                client_id=self._client_id,
-                security=self._security,
-            )
-        except AuthenticationError:
-            raise  # refused credentials or certificate: no retry can help
-        except (AdminError, RemoteProtocolError) as e:  # unreachable, or ApiVersions refused
-            raise Unreachable({address: str(e)}) from None
-        self._connections[address] = conn
-        return conn
+            return self._pool.get(address)
+        except PoolUnreachable as e:
+            raise Unreachable(e.failures) from None
 
     def _drop(self, address: Address) -> None:
-        conn = self._connections.pop(address, None)
-        if conn is not None:
-            conn.close()
+        self._pool.drop(address)
 
     def _any_connection(self) -> Connection:
         """An open connection, else the first bootstrap address or known broker that takes one."""
-        for conn in self._connections.values():
-            return conn
-        failures: dict[str, str] = {}
-        for address in dict.fromkeys([*self._bootstrap, *self._brokers.values()]):
-            try:
-                return self._connection(address)
-            except Unreachable as e:
-                failures.update(e.failures)
-        raise Unreachable(failures)
+        try:
+            return self._pool.first([*self._bootstrap, *self._brokers.values()])
+        except PoolUnreachable as e:
+            raise Unreachable(e.failures) from None
 
     # ------------------------------------------------------------------------------------------
     # ListOffsets
