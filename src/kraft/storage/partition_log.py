@@ -139,7 +139,8 @@ class PartitionLog(BasePartitionLog):
 
     Raises:
         StorageError: the directory holds another topic id, a malformed ``partition.metadata``, or
-            a log ``SegmentLog`` refuses to open (corruption before the tail).
+            segments that do not meet (a missing middle segment). An invalid batch is not an
+            error: the log is cut there (``recovery_report``).
     """
 
     def __init__(
@@ -207,6 +208,9 @@ class PartitionLog(BasePartitionLog):
             recover_from=0 if recovery_point is None else recovery_point,
             clean_shutdown=clean_shutdown,
             sync_new=False,
+            # Kafka's LogLoader: cut at the first invalid batch past the recovery point. A broker
+            # that restarted uncleanly is out of the ISR and ELR and fetches the rest again.
+            truncate_corruption=True,
         )
         try:
             super().__init__(

@@ -43,9 +43,10 @@ Recovery at open (main invariant: nothing flushed is lost, nothing corrupt is se
 * an invalid batch in the *last* segment with no valid batch after it is a torn tail: the file is
   truncated there and the drop is recorded in ``recovery_report`` (and logged);
 * an invalid batch anywhere else (a non-last segment, or followed by a valid batch) is corruption of
-  data that may have been acknowledged: open refuses with a ``StorageError`` naming file and
-  position. (Kafka truncates from the first invalid batch after its recovery point; we only drop
-  what can be a torn write.)
+  data that may have been acknowledged. By default open refuses with a ``StorageError`` naming file
+  and position (the metadata log: a voter must not forget committed records); with
+  ``truncate_corruption`` (data partitions, as Kafka's ``LogLoader``) the segment is cut at that
+  batch and every later segment deleted, recorded in ``recovery_report.truncated_tails``;
 * the log start offset comes from the layer above (``log_start_offset``), else it is the first
   segment's base offset; it must lie within the offsets the segments hold;
 * the epoch cache is derived from the batches (from the start offset on); the checkpoint is used
@@ -64,6 +65,8 @@ the log's unit is the batch.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import dataclasses
 import logging
 import os
 import re
@@ -94,6 +97,8 @@ from kraft.storage.segment_index import (
     CorruptIndexError,
     IndexConfig,
     SegmentIndexes,
+    offset_index_file_name,
+    time_index_file_name,
 )
 
 logger = logging.getLogger(__name__)
@@ -129,12 +134,14 @@ def parse_segment_file_name(name: str) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class TruncatedTail:
-    """A torn or corrupt tail cut off the last segment at open."""
+    """A torn or corrupt tail cut off at open: of the last segment, or (``truncate_corruption``)
+    of the first segment with an invalid batch, the later segments deleted (``segments_deleted``)."""
 
     file: Path
     position: int
     bytes_dropped: int
     reason: str
+    segments_deleted: tuple[Path, ...] = ()
 
 
 class SegmentInfo(NamedTuple):
@@ -225,6 +232,10 @@ class SegmentLog:
             broker that hosts thousands of empty partitions must not fsync each one at creation or
             at every start (Kafka also writes a new log's files unsynced and flushes its directory
             at the first flush).
+        truncate_corruption: an invalid batch before the tail (in a scanned segment) cuts the log
+            there, as Kafka does for its partition logs, instead of refusing to open. For data
+            partitions: a broker that restarted uncleanly is out of the ISR and the ELR, and fetches
+            again what it lost from the leader.
     """
 
     def __init__(
@@ -241,6 +252,7 @@ class SegmentLog:
         recover_from: int | None = None,
         clean_shutdown: bool = False,
         sync_new: bool = True,
+        truncate_corruption: bool = False,
     ) -> None:
         if segment_bytes < 1:
             raise KraftError(f"segment_bytes must be positive, got {segment_bytes}")
@@ -260,6 +272,7 @@ class SegmentLog:
         self._flushed_offset = 0
         self._closed = False
         self._sync_new = sync_new
+        self._truncate_corruption = truncate_corruption
         self.recovery_report = RecoveryReport() if recovery_report is None else recovery_report
         if not self._dir.is_dir():
             if not create:
@@ -321,6 +334,19 @@ class SegmentLog:
             else:
                 segment = loaded
             self._append_segment(segment)
+            tails = report.truncated_tails
+            if not is_last and tails and tails[-1].file == path:  # cut here: the rest goes
+                deleted = tuple(later for _, later in seg_files[i + 1 :])
+                for later_base, later in seg_files[i + 1 :]:
+                    indexes = (offset_index_file_name(later_base), time_index_file_name(later_base))
+                    for victim in (later, *(self._dir / name for name in indexes)):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(victim)
+                tails[-1] = dataclasses.replace(tails[-1], segments_deleted=deleted)
+                self._dir_dirty = True
+                fsync_dir(self._dir)
+                logger.warning("%s: deleted %d segments after the cut", self._dir, len(deleted))
+                break
         if not self._segments:
             self._append_segment(self._create_segment(initial_offset))
 
@@ -470,10 +496,14 @@ class SegmentLog:
                 segment.indexes.seal()  # as the roll that finished it did
             return segment, last_epoch
         where = f"{path} at position {position} (offset {segment.next_offset})"
-        if not is_last:
+        if not is_last and not self._truncate_corruption:
             segment.close()
             raise StorageError(f"corrupt batch in non-last segment {where}: {reason}")
-        follower = self._find_valid_batch_after(fd, position, file_size, segment.next_offset)
+        follower = (
+            None
+            if self._truncate_corruption
+            else self._find_valid_batch_after(fd, position, file_size, segment.next_offset)
+        )
         if follower is not None:
             segment.close()
             raise StorageError(

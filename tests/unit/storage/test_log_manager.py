@@ -226,7 +226,8 @@ def test_a_clean_shutdown_marker_opens_the_logs_without_a_scan(tmp_path: Path) -
     segment.write_bytes(bytes(data))
     # Unclean (no marker): the recovery points are the log ends, so segment 0 is not read either.
     LogManager([tmp_path], segment_bytes=300, index=small).close()
-    # A marker: nothing is scanned; without marker and with a zero recovery point, the scan refuses.
+    # A marker: nothing is scanned; without marker and with a zero recovery point, the scan cuts the
+    # log at the damaged batch (Kafka's LogLoader).
     write_clean_shutdown([tmp_path], 7)
     reopened = LogManager([tmp_path], segment_bytes=300, index=small)
     assert (tmp_path / CLEAN_SHUTDOWN_FILE).exists()  # read, not taken: the broker takes it
@@ -235,5 +236,10 @@ def test_a_clean_shutdown_marker_opens_the_logs_without_a_scan(tmp_path: Path) -
     reopened.close()
     (tmp_path / CLEAN_SHUTDOWN_FILE).unlink()
     (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\nt 0 0\n")
-    with pytest.raises(StorageError, match="corrupt batch"):
-        LogManager([tmp_path], segment_bytes=300, index=small)
+    scanned = LogManager([tmp_path], segment_bytes=300, index=small)
+    cut_log = scanned.get("t", 0)
+    assert cut_log is not None
+    (cut,) = cut_log.recovery_report.truncated_tails
+    assert cut.file.name == segment.name and cut.segments_deleted
+    assert cut_log.log_end_offset < 12 and cut_log.segment_base_offsets() == [0]
+    scanned.close()

@@ -187,6 +187,37 @@ def test_a_torn_tail_is_cut_at_open_and_the_log_goes_on(tmp_path: Path) -> None:
     assert idempotent(reopened, b"c", seq=1).first_offset == 2
 
 
+def test_a_flipped_byte_mid_log_cuts_the_log_there_as_kafka_does(tmp_path: Path) -> None:
+    """Past the recovery point, an invalid batch with valid ones (and whole segments) after it cuts
+    the partition's log at that batch: the later segments and producer snapshots go, the high
+    watermark comes down to the new end, and the log goes on (the broker fetches the rest)."""
+    one = len(produce(b"x", timestamps=[0]))
+    log = _open(tmp_path, segment_bytes=2 * one)
+    append(log, b"a", epoch=1)
+    idempotent(log, b"b", seq=0)
+    for value in (b"c", b"d", b"e", b"f"):
+        append(log, value, epoch=2)
+    log.flush()
+    assert len(log.segment_base_offsets()) == 3 and log.producer_snapshot_offsets
+    log.close()
+    middle = log.directory / "00000000000000000002.log"
+    with open(middle, "r+b") as f:  # the CRC-covered attributes of the segment's first batch
+        f.seek(21)
+        byte = f.read(1)
+        f.seek(21)
+        f.write(bytes([byte[0] ^ 0x40]))
+    reopened = _open(tmp_path, segment_bytes=2 * one, high_watermark=6, recovery_point=0)
+    (cut,) = reopened.recovery_report.truncated_tails
+    assert (cut.file, cut.position) == (middle, 0)
+    assert [p.name for p in cut.segments_deleted] == ["00000000000000000004.log"]
+    assert (reopened.log_end_offset, reopened.high_watermark) == (2, 2)
+    assert reopened.segment_base_offsets() == [0, 2]
+    assert all(offset <= 2 for offset in reopened.producer_snapshot_offsets)
+    assert reopened.producers[7].last_seq == 0
+    assert [e.start_offset for e in reopened.epoch_entries] == [0]  # epoch 2 began in what was cut
+    assert append(reopened, b"c2", epoch=3).first_offset == 2
+
+
 def test_the_checkpointed_log_start_offset_is_applied_at_open(tmp_path: Path) -> None:
     log = _open(tmp_path)
     for value in (b"a", b"b", b"c"):

@@ -8,6 +8,7 @@ lookups on a many-segment log, and producer snapshots at roll and close, loaded 
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -156,9 +157,13 @@ def test_segments_below_the_recovery_point_open_from_their_indexes_without_a_sca
     log, twin = _many_segments(tmp_path)
     end = log.log_end_offset
     log.close()
-    _flip_a_record_byte(tmp_path, 4)  # a non-last segment: a scan would refuse the log
-    with pytest.raises(StorageError, match="corrupt batch in non-last segment"):
-        _open(tmp_path, segment_bytes=4 * BATCH, recovery_point=0)
+    _flip_a_record_byte(tmp_path, 4)  # a non-last segment: a scan would cut the log there
+    probe = tmp_path / "probe"
+    shutil.copytree(tmp_path / f"{TOPIC}-0", probe / f"{TOPIC}-0")
+    scanned = _open(probe, segment_bytes=4 * BATCH, recovery_point=0)
+    (cut,) = scanned.recovery_report.truncated_tails
+    assert cut.file.name == f"{4:020d}.log" and scanned.log_end_offset == 7
+    scanned.close()
     # Below the recovery point, as in Kafka, nothing is read: the corruption goes unseen.
     reopened = _open(tmp_path, segment_bytes=4 * BATCH, recovery_point=end)
     assert reopened.recovery_report.clean
@@ -173,8 +178,10 @@ def test_the_segment_holding_the_recovery_point_and_later_ones_are_scanned(tmp_p
     log, _ = _many_segments(tmp_path)
     log.close()
     _flip_a_record_byte(tmp_path, 40)  # the segment [40, 44) holds the recovery point 42
-    with pytest.raises(StorageError, match="corrupt batch in non-last segment"):
-        _open(tmp_path, segment_bytes=4 * BATCH, recovery_point=42)
+    reopened = _open(tmp_path, segment_bytes=4 * BATCH, recovery_point=42)
+    (cut,) = reopened.recovery_report.truncated_tails
+    assert cut.file.name == f"{40:020d}.log" and [p.name for p in cut.segments_deleted] == [f"{44:020d}.log"]
+    assert reopened.log_end_offset == 43  # the damaged batch (offset 43) and all after it are gone
 
 
 @pytest.mark.parametrize("damage", ["delete", "garbage", "past the file"])

@@ -458,6 +458,39 @@ def test_a_flipped_byte_before_valid_batches_refuses_to_start(
         assert (directory / name).read_bytes() == before  # refusing changes nothing
 
 
+def test_truncate_corruption_cuts_at_the_first_invalid_batch_and_deletes_the_later_segments(
+    pristine: tuple[Path, bytes], tmp_path: Path
+) -> None:
+    """Data partitions (``truncate_corruption``), as Kafka's LogLoader: the same damage that makes
+    the metadata log refuse to open cuts the log at the damaged batch instead."""
+    segments = _segments(pristine[0])
+    rng = random.Random(13)
+    cases = []
+    for seg in segments:
+        headers = _headers(seg)
+        candidates = range(len(headers)) if seg != segments[-1] else range(len(headers) - 1)
+        for which in rng.sample(list(candidates), 2):
+            pos, base, _ = headers[which]
+            cases += [(seg, pos, base, flip) for flip in _flip_positions(headers, which, rng, 4)]
+    for n, (seg, batch_pos, base, flip) in enumerate(cases):
+        directory = _copy(pristine, tmp_path / str(n))
+        _flip(directory / seg.name, flip)
+        log = SegmentLog(directory, segment_bytes=SEGMENT_BYTES, truncate_corruption=True)
+        (tail,) = log.recovery_report.truncated_tails
+        later = [s.name for s in segments if s.name > seg.name]
+        assert (tail.file.name, tail.position) == (seg.name, batch_pos), flip
+        assert [p.name for p in tail.segments_deleted] == later
+        assert [p.name for p in _segments(directory)] == [s.name for s in segments if s.name <= seg.name]
+        assert not [p for p in directory.iterdir() if p.name.split(".")[0] in {x[:20] for x in later}]
+        _assert_prefix_intact_and_appendable(log, pristine[1], base)
+        log.close()
+        # What is left is a valid log: it opens again, as strict as ever, with nothing to repair.
+        again = SegmentLog(directory, segment_bytes=SEGMENT_BYTES)
+        assert not again.recovery_report.truncated_tails
+        assert again.end_offset() == base + 1
+        again.close()
+
+
 def test_a_torn_non_last_segment_refuses_to_start(pristine: tuple[Path, bytes], tmp_path: Path) -> None:
     directory = _copy(pristine, tmp_path)
     first = _segments(directory)[0]
