@@ -911,8 +911,10 @@ class BasePartitionLog:
         flush the log (``LogManager.close`` flushes first)."""
         if not self._store.closed:
             end = self._store.end_offset()
-            # Kafka's ``takeSnapshot``: only past the latest snapshot (so not for an empty log).
-            if end > max(self._snapshot_offsets(), default=0):
+            # Kafka's ``takeSnapshot``: only past the latest snapshot (so not for an empty log,
+            # whose directory is not even listed: a broker hosting 15,000 new partitions spent a
+            # third of its clean stop listing them).
+            if end > 0 and end > max(self._snapshot_offsets(), default=0):
                 self._take_snapshot(end)
         self._store.close()
 
