@@ -390,22 +390,8 @@ class ReplicationControl:
                         value=configs[k],
                     )
                 )
-            fenced_partition = None
-            for pid, replicas in enumerate(placement):
-                isr = [r for r in replicas if is_active(r)]
-                if not isr:
-                    fenced_partition = pid
-                    break
-                part = PartitionRegistration(
-                    replicas=tuple(replicas),
-                    isr=tuple(isr),
-                    leader=isr[0],
-                    leader_epoch=0,
-                    partition_epoch=0,
-                    directories=tuple(self._directory_of(image, r) for r in replicas),
-                )
-                topic_records.append(partition_record(topic_id, pid, part, mv))
-            if fenced_partition is not None:
+            partition_records = self._new_partition_records(image, topic_id, 0, placement, is_active, mv)
+            if partition_records is None:
                 fail(
                     name,
                     ErrorCode.INVALID_REPLICATION_FACTOR,
@@ -413,6 +399,7 @@ class ReplicationControl:
                     "controlled shutdown.",
                 )
                 continue
+            topic_records.extend(partition_records)
             if len(records) + len(topic_records) > MAX_RECORDS_PER_USER_OP:
                 fail(
                     name,
@@ -458,6 +445,35 @@ class ReplicationControl:
             else:
                 r = self.resolver.resolve(image, TOPIC, name, key)
                 out.append((key, r.value, int(r.source)))
+        return out
+
+    @classmethod
+    def _new_partition_records(
+        cls,
+        image: MetadataImage,
+        topic_id: uuid.UUID,
+        first_index: int,
+        placement: list[list[int]],
+        is_active: Callable[[int], bool],
+        mv: int,
+    ) -> list[Record] | None:
+        """The PartitionRecords of new partitions ``first_index``... placed on ``placement``, each led
+        by its first active replica with its active replicas as the ISR; None when a partition has
+        no active replica (CreateTopics and CreatePartitions then refuse the topic)."""
+        out: list[Record] = []
+        for i, replicas in enumerate(placement):
+            isr = [r for r in replicas if is_active(r)]
+            if not isr:
+                return None
+            part = PartitionRegistration(
+                replicas=tuple(replicas),
+                isr=tuple(isr),
+                leader=isr[0],
+                leader_epoch=0,
+                partition_epoch=0,
+                directories=tuple(cls._directory_of(image, r) for r in replicas),
+            )
+            out.append(partition_record(topic_id, first_index + i, part, mv))
         return out
 
     @staticmethod
@@ -678,23 +694,8 @@ class ReplicationControl:
                 if isinstance(placement, tuple):
                     fail(t.name, placement[0], placement[1])
                     continue
-            new_records: list[Record] = []
-            ok = True
-            for i, replicas in enumerate(placement):
-                isr = [r for r in replicas if is_active(r)]
-                if not isr:
-                    ok = False
-                    break
-                part = PartitionRegistration(
-                    replicas=tuple(replicas),
-                    isr=tuple(isr),
-                    leader=isr[0],
-                    leader_epoch=0,
-                    partition_epoch=0,
-                    directories=tuple(self._directory_of(image, r) for r in replicas),
-                )
-                new_records.append(partition_record(topic.id, current + i, part, mv))
-            if not ok:
+            new_records = self._new_partition_records(image, topic.id, current, placement, is_active, mv)
+            if new_records is None:
                 fail(
                     t.name,
                     ErrorCode.INVALID_REPLICATION_FACTOR,
