@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from conftest import FAST_OVERRIDE_ARGS, run_kraft
 
+from kraft.cli import cluster as cluster_cli
 from kraft.cli import cluster_processes as processes
 from kraft.client.producer import partition_for_key
 
@@ -313,3 +314,65 @@ def test_kcat_produces_and_consumes_with_the_console_tools(cluster: UpCluster) -
     )
     assert read.returncode == 0, read.stderr
     assert read.stdout.splitlines() == ["from-kcat-1", "from-kcat-2", "from-kraft"]
+
+
+def test_log_dirs_describe_shows_each_brokers_partition_logs_as_kafkas_tool_prints_them(
+    cluster: UpCluster,
+) -> None:
+    create_topic(cluster, "sized", 2)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i in range(50):
+        producer.produce("sized", b"x" * 200, partition=i % 2)
+    assert producer.flush(TIMEOUT_S) == 0
+    spec = json.loads((cluster.data / "cluster.json").read_text())
+    brokers = sorted(n["id"] for n in spec["nodes"] if n["broker_port"] is not None)
+
+    def describe(*extra: str) -> subprocess.CompletedProcess[str]:
+        return kraft("log-dirs", "--bootstrap-server", cluster.bootstrap, "--describe", *extra)
+
+    def sized_logs() -> dict[tuple[int, str], int]:
+        done = describe("--topic-list", "sized")
+        assert done.returncode == 0, done.stderr
+        query, received, doc = done.stdout.splitlines()
+        assert query == "Querying brokers for log directories information"
+        assert received == f"Received log directory information from brokers {','.join(map(str, brokers))}"
+        document = json.loads(doc)
+        assert list(document) == ["brokers", "version"] and document["version"] == 1
+        assert [b["broker"] for b in document["brokers"]] == brokers
+        sizes = {}
+        for b in document["brokers"]:
+            (log_dir,) = b["logDirs"]  # one log.dirs entry per broker
+            assert list(log_dir) == ["partitions", "error", "logDir"] and log_dir["error"] is None
+            node = cluster_cli.ClusterFile.load(cluster.data / cluster_cli.CLUSTER_FILE).node(b["broker"])
+            assert Path(log_dir["logDir"]) == Path(node.data_dir)
+            for p in log_dir["partitions"]:
+                assert list(p) == ["partition", "size", "offsetLag", "isFuture"]
+                assert (p["offsetLag"], p["isFuture"]) == (0, False)
+                sizes[(b["broker"], p["partition"])] = p["size"]
+        return sizes
+
+    # Every replica (RF 3) of both partitions, and nothing of other topics; the followers fetch
+    # what the leaders hold, so every copy reaches the same size.
+    expected_keys = {(b, f"sized-{p}") for b in brokers for p in (0, 1)}
+    deadline = time.monotonic() + TIMEOUT_S
+    while True:
+        sizes = sized_logs()
+        settled = set(sizes) == expected_keys and all(
+            sizes[(b, f"sized-{p}")] == sizes[(brokers[0], f"sized-{p}")] > 25 * 200
+            for b in brokers
+            for p in (0, 1)
+        )
+        if settled or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert settled, sizes
+    # One broker of the list; an unknown one is refused with Kafka's message and exit status 1.
+    one = describe("--broker-list", str(brokers[0]), "--json")
+    assert one.returncode == 0, one.stderr
+    assert [b["broker"] for b in json.loads(one.stdout)["brokers"]] == [brokers[0]]
+    unknown = describe("--broker-list", f"{brokers[0]},99")
+    assert unknown.returncode == 1
+    assert (
+        "The given brokers do not exist from --broker-list: 99. Current existent brokers: " in unknown.stderr
+    )
+    assert describe("--broker-list", "x").returncode == 2  # misuse

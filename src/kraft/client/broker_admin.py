@@ -58,6 +58,7 @@ from kraft.protocol.messages import delete_topics as delete_topics_msg
 from kraft.protocol.messages import describe_acls as describe_acls_msg
 from kraft.protocol.messages import describe_cluster as describe_cluster_msg
 from kraft.protocol.messages import describe_configs as describe_configs_msg
+from kraft.protocol.messages import describe_log_dirs as describe_log_dirs_msg
 from kraft.protocol.messages import describe_topic_partitions as dtp_msg
 from kraft.protocol.messages import describe_user_scram_credentials as describe_scram_msg
 from kraft.protocol.messages import elect_leaders as elect_leaders_msg
@@ -293,6 +294,28 @@ class AlterConfigOp:
     value: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ReplicaLogInfo:
+    """One partition's log in a log directory (DescribeLogDirs)."""
+
+    topic: str
+    partition: int
+    size: int  # bytes of its segments
+    offset_lag: int  # a future (moving) replica's lag; 0 here
+    is_future: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirInfo:
+    """One log directory of a broker: its error (None: online) and the partition logs it holds."""
+
+    log_dir: str
+    error: ApiError | None
+    replicas: tuple[ReplicaLogInfo, ...]
+    total_bytes: int = -1  # the volume's (v4+; -1: not told)
+    usable_bytes: int = -1
+
+
 class ElectionType(enum.IntEnum):
     """ElectLeaders' ElectionType (Kafka's ``ElectionType``)."""
 
@@ -503,6 +526,56 @@ class BrokerAdminClient(BootstrapClient):
         self, group: list[ConfigResource], include_synonyms: bool
     ) -> Callable[[Connection], dict[ConfigResource, list[ConfigEntry] | ApiError]]:
         return lambda conn: self._send_describe_configs(conn, group, include_synonyms)
+
+    def describe_log_dirs(
+        self, node_ids: Iterable[int], topics: Iterable[str] | None = None
+    ) -> dict[int, list[LogDirInfo]]:
+        """DescribeLogDirs of each broker in ``node_ids`` (Kafka's ``describeLogDirs``): its log
+        directories and the partition logs in them, of ``topics`` only if given.
+
+        Raises:
+            AdminError: a broker is not live, cannot be reached, or refused the request.
+        """
+        api = describe_log_dirs_msg.API
+        cls: Any = describe_log_dirs_msg.REQUEST.cls
+        wanted = None if topics is None else set(topics)
+
+        def attempt(conn: Connection) -> list[LogDirInfo] | _Retry:
+            version = _version_or_raise(conn, api)
+            response = conn.send(api, version, cls(topics=None))
+            if version >= 3 and response.error_code != ErrorCode.NONE:
+                refused = ApiError(response.error_code, None)
+                if response.error_code in RETRY_CODES:
+                    return _Retry(conn.address, f"DescribeLogDirs answered {refused.name}")
+                raise ApiFailure("DescribeLogDirs", refused)
+            dirs = []
+            for r in response.results:
+                replicas = tuple(
+                    ReplicaLogInfo(t.name, p.partition_index, p.partition_size, p.offset_lag, p.is_future_key)
+                    for t in r.topics
+                    if wanted is None or t.name in wanted
+                    for p in t.partitions
+                )
+                error = None if r.error_code == ErrorCode.NONE else ApiError(r.error_code, None)
+                total = r.total_bytes if version >= 4 else -1
+                usable = r.usable_bytes if version >= 4 else -1
+                dirs.append(
+                    LogDirInfo(
+                        r.log_dir,
+                        error,
+                        tuple(sorted(replicas, key=lambda x: (x.topic, x.partition))),
+                        total,
+                        usable,
+                    )
+                )
+            return sorted(dirs, key=lambda d: d.log_dir)
+
+        return {
+            node_id: self._call(
+                f"DescribeLogDirs of broker {node_id}", self._node_connector(node_id), attempt
+            )
+            for node_id in sorted(set(node_ids))
+        }
 
     def incremental_alter_configs(
         self, resource: ConfigResource, operations: Sequence[AlterConfigOp], *, validate_only: bool = False
@@ -1257,9 +1330,11 @@ __all__ = [
     "ConfigSource",
     "ConfigSynonym",
     "ElectionType",
+    "LogDirInfo",
     "NewPartitions",
     "NewTopic",
     "PartitionInfo",
+    "ReplicaLogInfo",
     "TopicDescription",
     "is_internal_topic",
 ]
