@@ -320,10 +320,18 @@ class SegmentLog:
         for i, (base, path) in enumerate(seg_files):
             if self._segments and base != self._segments[-1].next_offset:
                 prev = self._segments[-1]
-                raise StorageError(
+                gap = (
                     f"segment {path} starts at offset {base} but {prev.path} "
                     f"ends before offset {prev.next_offset}"
                 )
+                if not self._truncate_corruption:
+                    raise StorageError(gap)
+                # The log ends where it stops being contiguous (also what a crash between cutting
+                # a segment and deleting the ones after it leaves behind).
+                self._delete_segment_files(seg_files[i:])
+                report.removed_files.extend(later for _, later in seg_files[i:])
+                logger.warning("%s: %s: deleted it and every later segment", self._dir, gap)
+                break
             is_last = i == len(seg_files) - 1
             next_base = None if is_last else seg_files[i + 1][0]
             loaded = self._load_indexed_segment(path, base, next_base) if i < trusted else None
@@ -337,14 +345,8 @@ class SegmentLog:
             tails = report.truncated_tails
             if not is_last and tails and tails[-1].file == path:  # cut here: the rest goes
                 deleted = tuple(later for _, later in seg_files[i + 1 :])
-                for later_base, later in seg_files[i + 1 :]:
-                    indexes = (offset_index_file_name(later_base), time_index_file_name(later_base))
-                    for victim in (later, *(self._dir / name for name in indexes)):
-                        with contextlib.suppress(FileNotFoundError):
-                            os.unlink(victim)
+                self._delete_segment_files(seg_files[i + 1 :])
                 tails[-1] = dataclasses.replace(tails[-1], segments_deleted=deleted)
-                self._dir_dirty = True
-                fsync_dir(self._dir)
                 logger.warning("%s: deleted %d segments after the cut", self._dir, len(deleted))
                 break
         if not self._segments:
@@ -370,6 +372,16 @@ class SegmentLog:
         # that last_flushed_offset() is truthful from the start.
         _fdatasync(self._segments[-1].fd)
         self.flush()
+
+    def _delete_segment_files(self, segments: list[tuple[int, Path]]) -> None:
+        """Delete these segments and their index files, last first, durably (an open that cut the
+        log: the segments after the cut must not come back)."""
+        for base, path in reversed(segments):
+            indexes = (offset_index_file_name(base), time_index_file_name(base))
+            for victim in (path, *(self._dir / name for name in indexes)):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(victim)
+        fsync_dir(self._dir)
 
     def _reconcile_checkpoint(self) -> None:
         path = self._dir / CHECKPOINT_FILE

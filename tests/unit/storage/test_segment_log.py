@@ -507,6 +507,25 @@ def test_a_missing_middle_segment_refuses_to_start(pristine: tuple[Path, bytes],
         SegmentLog(directory, segment_bytes=SEGMENT_BYTES)
 
 
+def test_truncate_corruption_ends_the_log_where_it_stops_being_contiguous(
+    pristine: tuple[Path, bytes], tmp_path: Path
+) -> None:
+    """A crash after a cut segment was truncated and before the later ones were deleted leaves a
+    gap (the same as a missing middle segment): the next open ends the log before it."""
+    directory = _copy(pristine, tmp_path)
+    segments = _segments(directory)
+    assert len(segments) >= 3
+    first = segments[0]
+    (pos, base, _), *_ = _headers(first)[-1:]
+    with open(first, "r+b") as f:  # the cut of its last batch made durable, the deletes not
+        f.truncate(pos)
+    log = SegmentLog(directory, segment_bytes=SEGMENT_BYTES, truncate_corruption=True)
+    assert [p.name for p in _segments(directory)] == [first.name]
+    assert {p.name for p in log.recovery_report.removed_files} >= {p.name for p in segments[1:]}
+    _assert_prefix_intact_and_appendable(log, pristine[1], base)
+    log.close()
+
+
 def test_epoch_cache_is_rebuilt_when_the_checkpoint_is_missing_garbage_or_ahead(
     pristine: tuple[Path, bytes], tmp_path: Path
 ) -> None:
