@@ -138,9 +138,9 @@ class PartitionLog(BasePartitionLog):
         create: create the directory if it does not exist (else ``StorageError``).
 
     Raises:
-        StorageError: the directory holds another topic id, a malformed ``partition.metadata``, or
-            segments that do not meet (a missing middle segment). An invalid batch is not an
-            error: the log is cut there (``recovery_report``).
+        StorageError: the directory holds another topic id, or a malformed
+            ``partition.metadata``. An invalid batch or a gap between segments is not an error:
+            the log is cut there (``recovery_report``).
     """
 
     def __init__(
