@@ -109,7 +109,8 @@ class NodeView:
 
 
 # The metrics computed over time windows (a scan of the window per read): refreshed in the view at
-# most every WINDOWED_METRICS_REFRESH_S, not on every poll (several polls per commit).
+# most every WINDOWED_METRICS_REFRESH_S, not on every poll (several polls per commit), with the
+# controller's and the broker's metrics.
 WINDOWED_METRIC_FIELDS = frozenset(
     {
         "election_latency_avg",
@@ -167,10 +168,10 @@ class _Driver:
         self._tasks: list[tuple[Callable[[Node, int], Any], Any]] = []
         self._shutdown_timeout_ms: int | None = None
         self._stop_now = False
+        # What _publish reads at most every WINDOWED_METRICS_REFRESH_S, and when it last did.
         self._windowed: dict[str, Any] = {}
-        self._windowed_at = -1e9
         self._parts: tuple[dict[str, float], Any, dict[str, float]] = ({}, None, {})
-        self._parts_at = -1e9
+        self._windowed_at = -1e9
         self.view = NodeView()
         self.stopped = threading.Event()
         self.failure: BaseException | None = None
@@ -237,38 +238,35 @@ class _Driver:
         if leo > leo_before:
             trace.note(commit_trace.WRITTEN, leo)
 
-    def _metrics(self, now: float) -> dict[str, Any]:
-        if now - self._windowed_at >= WINDOWED_METRICS_REFRESH_S:
-            self._windowed_at = now
-            self._windowed = _read_metrics(self.node, WINDOWED_METRIC_FIELDS)
-        out = _read_metrics(self.node, _INSTANT_METRIC_FIELDS)
-        out.update(self._windowed)
-        return out
-
-    def _part_metrics(self, now: float) -> tuple[dict[str, float], Any, dict[str, float]]:
-        """The controller's and the broker's metrics, read at most every
-        WINDOWED_METRICS_REFRESH_S: a data-plane broker polls thousands of times a second, and
-        reading them after every poll cost 2-3 % of its CPU (scrapes come seconds apart)."""
-        if now - self._parts_at >= WINDOWED_METRICS_REFRESH_S:
-            self._parts_at = now
-            node = self.node
-            self._parts = (
-                _controller_metrics(node),
-                _controller_queue_time(node),
-                {} if node.broker is None else node.broker.metrics_snapshot(),
-            )
-        return self._parts
+    def _refresh_windowed(self) -> None:
+        """Read what changes slowly or costs a walk: the raft core's windowed averages, and the
+        controller's and the broker's metrics (a data-plane broker polls thousands of times a
+        second; reading those after every poll cost 2-3 % of its CPU, and scrapes come seconds
+        apart). At most every WINDOWED_METRICS_REFRESH_S."""
+        now = time.monotonic()
+        if now - self._windowed_at < WINDOWED_METRICS_REFRESH_S:
+            return
+        self._windowed_at = now
+        node = self.node
+        self._windowed = _read_metrics(node, WINDOWED_METRIC_FIELDS)
+        self._parts = (
+            _controller_metrics(node),
+            _controller_queue_time(node),
+            {} if node.broker is None else node.broker.metrics_snapshot(),
+        )
 
     def _publish(self) -> None:
         node = self.node
         raft = node.raft
-        now = time.monotonic()
-        controller_metrics, controller_queue_time, broker_metrics = self._part_metrics(now)
+        self._refresh_windowed()
+        metrics = _read_metrics(node, _INSTANT_METRIC_FIELDS)
+        metrics.update(self._windowed)
+        controller_metrics, controller_queue_time, broker_metrics = self._parts
         view = NodeView(
             leader_and_epoch=raft.leader_and_epoch(),
             role=raft.role.name.lower(),
             high_watermark=raft.high_watermark,
-            metrics=self._metrics(now),
+            metrics=metrics,
             polls=self.view.polls + 1,
             leader_endpoints=_leader_endpoints(node),
             controller_metrics=controller_metrics,
