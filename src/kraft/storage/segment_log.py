@@ -97,8 +97,6 @@ from kraft.storage.segment_index import (
     CorruptIndexError,
     IndexConfig,
     SegmentIndexes,
-    offset_index_file_name,
-    time_index_file_name,
 )
 
 logger = logging.getLogger(__name__)
@@ -374,13 +372,12 @@ class SegmentLog:
         self.flush()
 
     def _delete_segment_files(self, segments: list[tuple[int, Path]]) -> None:
-        """Delete these segments and their index files, last first, durably (an open that cut the
-        log: the segments after the cut must not come back)."""
-        for base, path in reversed(segments):
-            indexes = (offset_index_file_name(base), time_index_file_name(base))
-            for victim in (path, *(self._dir / name for name in indexes)):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(victim)
+        """Delete these segments, last first, then their now orphan index files, durably (an open
+        that cut the log: the segments after the cut must not come back)."""
+        for _, path in reversed(segments):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        self._remove_orphan_indexes({segment.base_offset for segment in self._segments})
         fsync_dir(self._dir)
 
     def _reconcile_checkpoint(self) -> None:

@@ -210,6 +210,7 @@ def test_a_flipped_byte_mid_log_cuts_the_log_there_as_kafka_does(tmp_path: Path)
     (cut,) = reopened.recovery_report.truncated_tails
     assert (cut.file, cut.position) == (middle, 0)
     assert [p.name for p in cut.segments_deleted] == ["00000000000000000004.log"]
+    assert not list(log.directory.glob("00000000000000000004.*"))  # its indexes and snapshot too
     assert (reopened.log_end_offset, reopened.high_watermark) == (2, 2)
     assert reopened.segment_base_offsets() == [0, 2]
     assert all(offset <= 2 for offset in reopened.producer_snapshot_offsets)
