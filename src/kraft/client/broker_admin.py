@@ -38,7 +38,6 @@ from kraft.client.connection import (
     BootstrapClient,
     ClientOptions,
     Connection,
-    ConnectionPool,
     RetriableError,
     Unreachable,
     error_name,
@@ -357,8 +356,7 @@ class BrokerAdminClient(BootstrapClient):
         **options: Unpack[ClientOptions],
     ) -> None:
         super().__init__(bootstrap, **options)
-        self._client_id = client_id
-        self._pool = ConnectionPool((self._request_timeout_ms + 1_000) / 1000, client_id, self._security)
+        self._pool = self._connection_pool(client_id)
         self._metadata: ClusterMetadata | None = None
 
     def __enter__(self) -> BrokerAdminClient:

@@ -459,6 +459,11 @@ class BootstrapClient:
         self._clock = clock
         self._sleep = sleep
 
+    def _connection_pool(self, client_id: str) -> ConnectionPool:
+        """This client's connections: each socket waits a second longer than a request's timeout,
+        so that a broker's own timeout answer wins."""
+        return ConnectionPool((self._request_timeout_ms + 1_000) / 1000, client_id, self._security)
+
     def _deadline(self) -> float:
         return self._clock() + self._timeout_ms / 1000
 

@@ -35,7 +35,6 @@ from kraft.client.connection import (
     BootstrapClient,
     ClientOptions,
     Connection,
-    ConnectionPool,
     RetriableError,
     error_name,
 )
@@ -159,8 +158,7 @@ class DataClient(BootstrapClient):
         self, bootstrap: Sequence[Address], *, client_id: str = "kraft-data", **options: Unpack[ClientOptions]
     ) -> None:
         super().__init__(bootstrap, **options)
-        self._client_id = client_id
-        self._pool = ConnectionPool((self._request_timeout_ms + 1_000) / 1000, client_id, self._security)
+        self._pool = self._connection_pool(client_id)
         self._brokers: dict[int, Address] = {}
         self._topics: dict[str, TopicMetadata] = {}
         self._topic_errors: dict[str, ApiError] = {}
