@@ -435,19 +435,29 @@ def test_a_flipped_byte_in_the_last_batch_cuts_only_that_batch(
         _assert_prefix_intact_and_appendable(log, pristine[1], base)
 
 
-def test_a_flipped_byte_before_valid_batches_refuses_to_start(
-    pristine: tuple[Path, bytes], tmp_path: Path
-) -> None:
+def _damage_before_valid_batches(
+    pristine: tuple[Path, bytes], seed: int, batches: int, flips: int
+) -> list[tuple[Path, int, int, int]]:
+    """(segment, batch position, batch base offset, byte to flip) for ``flips`` bytes of each of
+    ``batches`` batches per segment that valid batches follow: in non-last segments every batch
+    counts, in the last one all but its last batch."""
     segments = _segments(pristine[0])
-    rng = random.Random(9)
+    rng = random.Random(seed)
     cases = []
     for seg in segments:
         headers = _headers(seg)
-        # In non-last segments every batch counts; in the last one all but its last batch.
         candidates = range(len(headers)) if seg != segments[-1] else range(len(headers) - 1)
-        for which in rng.sample(list(candidates), 3):
-            cases += [(seg.name, headers[which][0], flip) for flip in _flip_positions(headers, which, rng, 8)]
-    for n, (name, batch_pos, flip) in enumerate(cases):
+        for which in rng.sample(list(candidates), batches):
+            pos, base, _ = headers[which]
+            cases += [(seg, pos, base, flip) for flip in _flip_positions(headers, which, rng, flips)]
+    return cases
+
+
+def test_a_flipped_byte_before_valid_batches_refuses_to_start(
+    pristine: tuple[Path, bytes], tmp_path: Path
+) -> None:
+    for n, (seg, batch_pos, _, flip) in enumerate(_damage_before_valid_batches(pristine, 9, 3, 8)):
+        name = seg.name
         directory = _copy(pristine, tmp_path / str(n))
         _flip(directory / name, flip)
         before = (directory / name).read_bytes()
@@ -464,15 +474,7 @@ def test_truncate_corruption_cuts_at_the_first_invalid_batch_and_deletes_the_lat
     """Data partitions (``truncate_corruption``), as Kafka's LogLoader: the same damage that makes
     the metadata log refuse to open cuts the log at the damaged batch instead."""
     segments = _segments(pristine[0])
-    rng = random.Random(13)
-    cases = []
-    for seg in segments:
-        headers = _headers(seg)
-        candidates = range(len(headers)) if seg != segments[-1] else range(len(headers) - 1)
-        for which in rng.sample(list(candidates), 2):
-            pos, base, _ = headers[which]
-            cases += [(seg, pos, base, flip) for flip in _flip_positions(headers, which, rng, 4)]
-    for n, (seg, batch_pos, base, flip) in enumerate(cases):
+    for n, (seg, batch_pos, base, flip) in enumerate(_damage_before_valid_batches(pristine, 13, 2, 4)):
         directory = _copy(pristine, tmp_path / str(n))
         _flip(directory / seg.name, flip)
         log = SegmentLog(directory, segment_bytes=SEGMENT_BYTES, truncate_corruption=True)
