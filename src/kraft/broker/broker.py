@@ -106,6 +106,8 @@ class Broker:
 
     def begin_controlled_shutdown(self, now_ms: int) -> None:
         self.lifecycle.begin_controlled_shutdown(now_ms)
+        if self.replicas is not None:
+            self.replicas.stop_opening_partitions()
 
     # -- inputs ------------------------------------------------------------------------------------
 

@@ -330,6 +330,7 @@ class ReplicaManager:
         # a delta that brings more than ``NEW_PARTITIONS_PER_POLL`` new ones is taken in slices.
         self._pending: dict[TopicIdPartition, None] = {}
         self.active = False  # roles are taken once the broker caught up with its registration
+        self.closing = False  # in controlled shutdown: no partition is opened or created any more
         self.broker_epoch = -1
         self.now_ms = 0
 
@@ -365,6 +366,8 @@ class ReplicaManager:
         to open or create) is taken only while ``budget`` lasts, else queued for a later poll.
         Returns the budget left."""
         if tp not in self.partitions:
+            if self.closing:
+                return budget
             if budget <= 0 or tp in self._pending:
                 self._pending[tp] = None
                 return budget
@@ -376,6 +379,16 @@ class ReplicaManager:
         else:
             self._fetch_from_if_changed(self._partition(tp, image), p, image)
         return budget
+
+    def stop_opening_partitions(self) -> None:
+        """The broker began its controlled shutdown: partitions it hosts already follow their
+        roles (their leadership moves away), but the ones still queued, and any a later delta
+        brings, are not opened: their logs would be created only to be closed seconds later, on
+        the CPU the brokers taking over the leaderships need. Nothing is at risk: a replica without
+        a ``Partition`` fetches nothing, so a leader's high watermark waits until the controller
+        has taken this broker out of the ISR, which its controlled shutdown does."""
+        self.closing = True
+        self._pending.clear()
 
     def _take_pending(self, now_ms: int) -> bool:
         """Take the next slice of queued roles (from the current image); whether any remain."""
