@@ -24,7 +24,11 @@ Every producer uses ``acks=all``. Measured:
    defaults, and with a client that prefetches as a catching-up reader would
    (``CATCH_UP_CONSUMER``). librdkafka stops fetching a partition once 100,000 of its records wait
    in the client (``queued.min.messages``) and looks again only after ``fetch.queue.backoff.ms``
-   (1,000 ms): with 100 B records that, not the broker, set the pace (the servers sat near idle);
+   (1,000 ms): with 100 B records that, not the broker, set the pace (the servers sat near idle).
+   A third time with ``kcat`` (librdkafka without Python per record, prefetching too) when it is
+   installed: a prefetching confluent-kafka consumer fills a core with its own Python loop first;
+   every produce and consume figure shows the CPU the client and each broker used meanwhile (% of
+   one core, from ``/proc``), which says which side set the pace;
 5. baselines, same run, same bytes as part 1: buffered sequential ``write`` of one file in 1 MiB
    chunks (no fsync) and loopback TCP (one connection, 1 MiB ``sendall``), each repeated until it
    ran a second; the table shows the fraction of each that kraft's produce MB/s reached. With
@@ -51,6 +55,8 @@ import json
 import os
 import platform
 import pstats
+import resource
+import shutil
 import signal
 import socket
 import struct
@@ -482,6 +488,72 @@ def consume_all(
     }
 
 
+def consume_kcat(bootstrap: str, topic: str, expected: int, timeout_s: float = 300) -> dict[str, Any]:
+    """The same read with ``kcat`` (librdkafka in C, no Python per record), prefetching as
+    ``CATCH_UP_CONSUMER`` does: what the brokers serve when the client is not the limit. kcat
+    prints each record's offset (a few bytes), counted here; it exits at the end of every partition."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [
+            "kcat",
+            "-C",
+            "-b",
+            bootstrap,
+            "-t",
+            topic,
+            "-o",
+            "beginning",
+            "-e",
+            "-q",
+            "-f",
+            "%o\n",
+            "-X",
+            "queued.min.messages=1000000",
+        ],
+        capture_output=True,
+        timeout=timeout_s,
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    records = done.stdout.count(b"\n")
+    errors = [] if done.returncode == 0 else [done.stderr.decode(errors="replace")[-300:]]
+    return {
+        "expected": expected,
+        "records": records,
+        "errors": errors,
+        "seconds": elapsed,
+        "records_per_s": records / elapsed,
+        "mb_per_s": 0.0,  # filled in by the caller, which knows the value size
+    }
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def with_cpu(
+    cluster: LocalCluster, run: Callable[..., dict[str, Any]], *args: Any, **kw: Any
+) -> dict[str, Any]:
+    """``run(*args, **kw)``'s result with the CPU each broker and the client (this process and its children:
+    kcat) used during it, in % of one core: which side sets the pace."""
+    brokers = {b: cluster.procs[b].pid for b in cluster.broker_ids}
+    before = {b: _cpu_seconds(pid) for b, pid in brokers.items()}
+    own, kids = os.times(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    result = run(*args, **kw)
+    wall = time.perf_counter() - started
+    own_after, kids_after = os.times(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    client = (own_after.user + own_after.system - own.user - own.system) + (
+        kids_after.ru_utime + kids_after.ru_stime - kids.ru_utime - kids.ru_stime
+    )
+    result["cpu_pct"] = {
+        "client": 100 * client / wall,
+        "brokers": {str(b): 100 * (_cpu_seconds(pid) - before[b]) / wall for b, pid in brokers.items()},
+    }
+    return result
+
+
 # -------------------------------------------------------------------------------------------------
 # Runs
 
@@ -511,14 +583,22 @@ def run_benchmark(root: Path, quick: bool, partitions: int) -> dict[str, Any]:
             create_topic(cluster, topic, partitions)
             warm_up(bootstrap, topic, partitions)
             log(f"produce throughput, {size} B values, {produce_s:.0f} s ...")
-            results[key] = produce_max(bootstrap, topic, partitions, size, produce_s)
+            results[key] = with_cpu(cluster, produce_max, bootstrap, topic, partitions, size, produce_s)
         for key, size in (("consume_100B", 100), ("consume_1KiB", 1024)):
+            topic = f"bench-{size}"
             log(f"consume throughput, {size} B values ...")
-            results[key] = consume_all(bootstrap, f"bench-{size}", partitions)
+            results[key] = with_cpu(cluster, consume_all, bootstrap, topic, partitions)
             log(f"consume throughput, {size} B values, prefetching client ...")
-            results[key + "_catch_up"] = consume_all(
-                bootstrap, f"bench-{size}", partitions, config=CATCH_UP_CONSUMER
+            results[key + "_catch_up"] = with_cpu(
+                cluster, consume_all, bootstrap, topic, partitions, config=CATCH_UP_CONSUMER
             )
+            if shutil.which("kcat") is None:
+                log("kcat is not installed: no consume figure without Python in the client")
+                continue
+            log(f"consume throughput, {size} B values, kcat ...")
+            run = with_cpu(cluster, consume_kcat, bootstrap, topic, results[key]["expected"])
+            run["mb_per_s"] = run["records"] * size / 1e6 / run["seconds"]
+            results[key + "_kcat"] = run
     finally:
         cluster.stop_all()
     # The latency parts on a new cluster, so that they do not depend on what part 1 left behind
@@ -554,6 +634,14 @@ def _loads(values: Any) -> str:
     return " ".join(f"{x:.2f}" for x in values)
 
 
+def _cpu_note(run: dict[str, Any]) -> str:
+    cpu = run.get("cpu_pct")
+    if not cpu:  # a result file from before the CPU shares
+        return ""
+    brokers = "/".join(f"{v:.0f}" for v in cpu["brokers"].values())
+    return f"; CPU: client {cpu['client']:.0f} %, brokers {brokers} %"
+
+
 def print_table(r: dict[str, Any]) -> None:
     m = r["machine"]
     print(
@@ -585,7 +673,7 @@ def print_table(r: dict[str, Any]) -> None:
                 f"{p['records_per_s']:,.0f} rec/s  {p['mb_per_s']:.2f} MB/s",
                 goal,
                 f"{p['mb_per_s'] / fw:.4f} of file write ({fw:,.0f} MB/s), "
-                f"{p['mb_per_s'] / tcp:.4f} of loopback TCP ({tcp:,.0f} MB/s)",
+                f"{p['mb_per_s'] / tcp:.4f} of loopback TCP ({tcp:,.0f} MB/s)" + _cpu_note(p),
             )
         )
         if p["errors"] or p["unacked_after_flush"]:
@@ -613,11 +701,13 @@ def print_table(r: dict[str, Any]) -> None:
     for key, label in (
         ("consume_100B", "100 B"),
         ("consume_100B_catch_up", "100 B, prefetching"),
+        ("consume_100B_kcat", "100 B, kcat"),
         ("consume_1KiB", "1 KiB"),
         ("consume_1KiB_catch_up", "1 KiB, prefetching"),
+        ("consume_1KiB_kcat", "1 KiB, kcat"),
     ):
         c = r.get(key)
-        if c is None:  # a result file from before the prefetching run
+        if c is None:  # a result file from before the prefetching run, or no kcat
             continue
         rows.append(
             (
@@ -625,7 +715,8 @@ def print_table(r: dict[str, Any]) -> None:
                 f"{c['records_per_s']:,.0f} rec/s  {c['mb_per_s']:.2f} MB/s",
                 f">= {GOALS['consume_records_per_s']:,.0f} rec/s" if key.startswith("consume_100B") else "",
                 f"{c['records']:,}/{c['expected']:,} records in {c['seconds']:.1f} s"
-                + ("" if key.endswith("_catch_up") else ", librdkafka defaults"),
+                + (", librdkafka defaults" if key in ("consume_100B", "consume_1KiB") else "")
+                + _cpu_note(c),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
