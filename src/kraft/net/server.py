@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import logging
 import ssl
+import struct
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from kraft.net.auth_gate import SASL_HANDSHAKE_KEY, AuthGate, GateReply
 from kraft.net.bad_connections import BadConnectionLog, peer_host
 from kraft.net.limits import ConnectionLimiter
 from kraft.net.tls import peer_principal
-from kraft.protocol.api import Api, decode_request, encode_response
+from kraft.protocol.api import Api, decode_request, encode_response, encode_response_frame
 from kraft.protocol.envelope import NO_RESPONSE
 from kraft.protocol.error_codes import ErrorCode as Code
 from kraft.protocol.framing import FrameDecoder, frame
@@ -59,6 +60,7 @@ _READ_CHUNK = 256 * 1024
 METADATA_KEY = 3
 # Encoded Metadata answers kept (a strong reference to each body keeps its id from being reused).
 _ENCODED_CACHE_ENTRIES = 8
+_FRAME_SIZE = struct.Struct(">i")
 # How long a client may take to finish the TLS handshake before the socket is closed.
 DEFAULT_TLS_HANDSHAKE_TIMEOUT_S = 10.0
 # How long a refused login's connection waits for the client to close it (``KafkaServer._linger``).
@@ -429,7 +431,7 @@ class KafkaServer:
         self._note_bad(conn.listener, conn.peer, refusal, detail)
 
     def _answer_now(self, conn: Connection, api: Api, header: RequestHeader, body: Any) -> None:
-        self._queue_ready(conn, frame(encode_response(api, header.api_version, header.correlation_id, body)))
+        self._queue_ready(conn, encode_response_frame(api, header.api_version, header.correlation_id, body))
 
     def _raw_token(self, conn: Connection, token: bytes) -> bool:
         """A bare SASL token after a v0 SaslHandshake (KIP-43): answered with a bare challenge."""
@@ -578,7 +580,7 @@ class KafkaServer:
                 if not slot.done():
                     slot.set_result(b"")
                 return
-            payload = self._encode_response(request, body)
+            framed = self._encode_response(request, body)
         except asyncio.CancelledError:
             if not slot.done():
                 slot.set_result(None)
@@ -613,14 +615,15 @@ class KafkaServer:
             conn.close()
             return
         if not slot.done():
-            slot.set_result(frame(payload))
+            slot.set_result(framed)
 
     def _encode_response(self, request: InboundRequest, body: Any) -> bytes:
-        """Header + body. A Metadata answer the node hands out again (it caches them per image) is
-        encoded once: only its header, which carries the correlation id, is written per request."""
+        """The framed answer: size, header, body. A Metadata answer the node hands out again (it
+        caches them per image) is encoded once: only its header, which carries the correlation id,
+        is written per request."""
         api, version = request.api, request.version
         if api.key != METADATA_KEY:
-            return encode_response(api, version, request.header.correlation_id, body)
+            return encode_response_frame(api, version, request.header.correlation_id, body)
         cache = self._encoded
         key = (id(body), version)
         hit = cache.get(key)
@@ -629,9 +632,11 @@ class KafkaServer:
             cache[key] = hit
             while len(cache) > _ENCODED_CACHE_ENTRIES:
                 cache.pop(next(iter(cache)))
-        w = Writer()
+        w = Writer(bytearray(4))
         write_response_header(w, request.header.correlation_id, api.response_header_version(version))
-        return w.getvalue() + hit[1]
+        header = w.buf
+        _FRAME_SIZE.pack_into(header, 0, len(header) - 4 + len(hit[1]))
+        return b"".join((header, hit[1]))
 
     def _pump(self, conn: Connection) -> None:
         """Write every answer at the head of ``conn.pending`` that is ready, in request order."""

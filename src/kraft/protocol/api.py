@@ -7,6 +7,7 @@ and a body together into a frame payload (the int32 size prefix is ``framing.fra
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ from kraft.protocol.headers import (
 )
 from kraft.protocol.primitives import Reader, Writer
 from kraft.protocol.schema import StructType, Versions
+
+_FRAME_SIZE = struct.Struct(">i")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +146,18 @@ def encode_response(api: Api, version: int, correlation_id: int, body: Any) -> b
     write_response_header(w, correlation_id, api.response_header_version(version))
     api.response.encode(body, version, api.is_flexible(version), w)
     return w.getvalue()
+
+
+def encode_response_frame(api: Api, version: int, correlation_id: int, body: Any) -> bytes:
+    """``framing.frame(encode_response(...))`` in one buffer: the size prefix is reserved first and
+    filled in at the end, so a fetch answer's records are not copied once more to prefix them."""
+    api.check_version(version)
+    w = Writer(bytearray(4))
+    write_response_header(w, correlation_id, api.response_header_version(version))
+    api.response.encode(body, version, api.is_flexible(version), w)
+    buf = w.buf
+    _FRAME_SIZE.pack_into(buf, 0, len(buf) - 4)
+    return bytes(buf)
 
 
 def decode_response(payload: bytes | memoryview, api: Api, version: int) -> tuple[int, Any]:

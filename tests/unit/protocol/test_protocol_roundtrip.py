@@ -15,7 +15,14 @@ from protocol_strategies import full_value, values
 
 from kraft.common.errors import UnsupportedApiError
 from kraft.common.uuids import ZERO_UUID
-from kraft.protocol.api import decode_request, decode_response, encode_request, encode_response
+from kraft.protocol.api import (
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
+    encode_response_frame,
+)
+from kraft.protocol.framing import frame
 from kraft.protocol.messages import REGISTRY, fetch, init_producer_id, offset_for_leader_epoch, produce
 
 
@@ -129,6 +136,8 @@ def test_whole_message_round_trips_with_header(case: tuple[int, int, str]) -> No
         payload = encode_response(api, version, -5, value)
         assert decode_response(payload, api, version) == (-5, value)
         assert encode_response(api, version, -5, value) == payload
+        # What the server writes: the same bytes behind their size, encoded in one buffer.
+        assert encode_response_frame(api, version, -5, value) == frame(payload)
 
 
 def test_unknown_tags_survive_decode_and_encode() -> None:

@@ -191,6 +191,30 @@ def test_frame_decoder_reassembles_frames_fed_a_byte_at_a_time() -> None:
     assert decoder.buffered == 0
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([0, 1, 3, 4, 5, 100, 4096, 70_000]), min_size=1, max_size=12),
+    cuts=st.lists(st.integers(min_value=1, max_value=90_000), max_size=40),
+)
+def test_frame_decoder_yields_the_same_frames_however_the_stream_is_cut(
+    sizes: list[int], cuts: list[int]
+) -> None:
+    # Frames whole in a chunk, cut anywhere (in the size prefix, in the body), and larger than the
+    # decoder's kept buffer, one after the other: the same frames come out, in order.
+    payloads = [bytes([i % 251]) * n for i, n in enumerate(sizes)]
+    stream = b"".join(frame(p) for p in payloads)
+    decoder = FrameDecoder(max_frame_bytes=100_000)
+    out: list[bytes] = []
+    pos = 0
+    for cut in cuts:
+        out.extend(decoder.feed(stream[pos : pos + cut]))
+        pos += cut
+    out.extend(decoder.feed(memoryview(stream)[pos:]))
+    assert out == payloads
+    assert decoder.buffered == 0
+    assert all(type(p) is bytes for p in out)
+
+
 # ---------------------------------------------------------------------------------------------------
 # API key and version
 
