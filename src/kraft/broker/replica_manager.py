@@ -140,6 +140,8 @@ class _TopicConfig:
     compression: int | None  # compression.type as a codec id; None = "producer" (keep the producer's)
     segment_bytes: int
     segment_ms: int
+    index_interval_bytes: int
+    index_max_bytes: int  # segment.index.bytes
 
 
 class ProduceError(Exception):
@@ -314,7 +316,7 @@ class ReplicaManager:
         self._all_changed = False
         self._topic_configs: dict[str, _TopicConfig] = {}
         # (segment.bytes, segment.ms) each open log was last given.
-        self._segment_configs: dict[TopicIdPartition, tuple[int, int | None]] = {}
+        self._segment_configs: dict[TopicIdPartition, tuple[int, int | None, int, int]] = {}
         self._next_checkpoint_ms = 0
         self._next_retention_ms = 0
         self._isr_dirty = False
@@ -463,9 +465,15 @@ class ReplicaManager:
         return partition
 
     def _configure_segments(self, partition: Partition) -> None:
-        """Hand the log its topic's segment.bytes and segment.ms when they differ from what it has."""
+        """Hand the log its topic's segment.bytes, segment.ms and index configs when they differ
+        from what it has."""
         config = self._topic_config(partition.topic)
-        wanted = (config.segment_bytes, config.segment_ms)
+        wanted = (
+            config.segment_bytes,
+            config.segment_ms,
+            config.index_interval_bytes,
+            config.index_max_bytes,
+        )
         if self._segment_configs.get(partition.tp) != wanted:
             partition.log.configure_segments(*wanted)
             self._segment_configs[partition.tp] = wanted
@@ -501,6 +509,8 @@ class ReplicaManager:
                 retention_bytes=int(r.value(image, TOPIC, topic, "retention.bytes") or "-1"),
                 segment_bytes=int(r.value(image, TOPIC, topic, "segment.bytes") or "1073741824"),
                 segment_ms=int(r.value(image, TOPIC, topic, "segment.ms") or "604800000"),
+                index_interval_bytes=int(r.value(image, TOPIC, topic, "index.interval.bytes") or "4096"),
+                index_max_bytes=int(r.value(image, TOPIC, topic, "segment.index.bytes") or "10485760"),
                 compression=_COMPRESSION_TYPES.get(
                     (r.value(image, TOPIC, topic, "compression.type") or "producer").strip().lower()
                 ),

@@ -164,6 +164,22 @@ _DEFS: tuple[ConfigDef, ...] = (
         "segment.bytes", "1073741824", ConfigType.INT, _int_at_least(14), broker_synonym="log.segment.bytes"
     ),
     ConfigDef("segment.ms", "604800000", ConfigType.LONG, _long_at_least(1), broker_synonym="log.roll.ms"),
+    # A new segment's .index/.timeindex: an entry every index.interval.bytes, files of at most
+    # segment.index.bytes (full: the segment rolls). Segments already written keep theirs, as in Kafka.
+    ConfigDef(
+        "index.interval.bytes",
+        "4096",
+        ConfigType.INT,
+        _int_at_least(0),
+        broker_synonym="log.index.interval.bytes",
+    ),
+    ConfigDef(
+        "segment.index.bytes",
+        "10485760",
+        ConfigType.INT,
+        _int_at_least(4),
+        broker_synonym="log.index.size.max.bytes",
+    ),
     # Kafka's defaults never fsync on append (Long.MAX_VALUE): durability comes from replication.
     # flush.messages=1 fsyncs every append before it is acknowledged (docs/dataplane.md).
     ConfigDef(
@@ -221,6 +237,8 @@ _DEFS: tuple[ConfigDef, ...] = (
     ),
     ConfigDef("log.segment.bytes", "1073741824", ConfigType.INT, _int_at_least(14), topic=False),
     ConfigDef("log.roll.ms", None, ConfigType.LONG, _long_at_least(1), topic=False),
+    ConfigDef("log.index.interval.bytes", "4096", ConfigType.INT, _int_at_least(0), topic=False),
+    ConfigDef("log.index.size.max.bytes", "10485760", ConfigType.INT, _int_at_least(4), topic=False),
     ConfigDef("message.max.bytes", "1048588", ConfigType.INT, _int_at_least(0), topic=False),
     ConfigDef(
         "log.message.timestamp.type",

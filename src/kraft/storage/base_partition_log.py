@@ -128,6 +128,7 @@ class LogStore(Protocol):
     def flush(self) -> None: ...
     def close(self) -> None: ...
     def set_segment_bytes(self, segment_bytes: int) -> None: ...
+    def set_index_config(self, interval_bytes: int | None, max_bytes: int | None) -> None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -430,13 +431,23 @@ class BasePartitionLog:
             )
         self._store.initialize_leader_epoch(epoch)
 
-    def configure_segments(self, segment_bytes: int, segment_ms: int | None) -> None:
+    def configure_segments(
+        self,
+        segment_bytes: int,
+        segment_ms: int | None,
+        index_interval_bytes: int | None = None,
+        index_max_bytes: int | None = None,
+    ) -> None:
         """Take a topic's ``segment.bytes`` and ``segment.ms`` (``None``: no time roll), as Kafka
-        applies a topic config change to its open logs: later appends roll by them."""
+        applies a topic config change to its open logs: later appends roll by them; and its
+        ``index.interval.bytes`` and ``segment.index.bytes`` (``None``: as they are), which the
+        segments created from now on index by."""
         if segment_ms is not None and segment_ms < 1:
             raise KraftError(f"segment_ms must be positive, got {segment_ms}")
         self._check_open()
         self._store.set_segment_bytes(segment_bytes)
+        if index_interval_bytes is not None or index_max_bytes is not None:
+            self._store.set_index_config(index_interval_bytes, index_max_bytes)
         self._segment_bytes = segment_bytes
         self._segment_ms = segment_ms
 

@@ -88,6 +88,9 @@ class MemorySegmentLog:
             raise KraftError(f"segment_bytes must be positive, got {segment_bytes}")
         self._segment_bytes = segment_bytes
 
+    def set_index_config(self, interval_bytes: int | None, max_bytes: int | None) -> None:
+        """Nothing to do: this store keeps no offset or time index (see ``first_candidate_base``)."""
+
     @property
     def closed(self) -> bool:
         return self._closed

@@ -653,6 +653,21 @@ class SegmentLog:
             raise KraftError(f"segment_bytes must be positive, got {segment_bytes}")
         self._segment_bytes = segment_bytes
 
+    def set_index_config(self, interval_bytes: int | None, max_bytes: int | None) -> None:
+        """Take a new ``index.interval.bytes`` / ``segment.index.bytes`` (``None``: unchanged): the
+        segments created from now on index by them; the ones already written, the active one
+        included, keep theirs, as Kafka's segments keep the sizes they were created with."""
+        if interval_bytes is not None and interval_bytes < 0:
+            raise KraftError(f"index interval must not be negative, got {interval_bytes}")
+        if max_bytes is not None and max_bytes < 4:
+            raise KraftError(f"index size must be at least 4 bytes, got {max_bytes}")
+        old = self._index_config
+        self._index_config = dataclasses.replace(
+            old,
+            interval_bytes=old.interval_bytes if interval_bytes is None else interval_bytes,
+            max_bytes=old.max_bytes if max_bytes is None else max_bytes,
+        )
+
     @property
     def closed(self) -> bool:
         return self._closed

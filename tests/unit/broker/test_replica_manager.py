@@ -600,6 +600,27 @@ def test_a_topic_segment_bytes_change_rolls_the_open_logs_by_it() -> None:
         assert len(c.log(broker).segment_base_offsets()) >= 4, c.log(broker).segment_base_offsets()
 
 
+def test_a_topics_index_configs_reach_its_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # index.interval.bytes and segment.index.bytes (Kafka topic configs, refused as unknown before)
+    # are handed to every replica's log, from the broker's log.index.* until the topic sets its own.
+    seen: list[tuple[int | None, int | None]] = []
+    original = MemoryPartitionLog.configure_segments
+
+    def spy(self: MemoryPartitionLog, *args: Any, **kwargs: Any) -> None:
+        seen.append((args[2] if len(args) > 2 else None, args[3] if len(args) > 3 else None))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(MemoryPartitionLog, "configure_segments", spy)
+    c = Cluster()
+    c.produce([b"x"])
+    c.run(100)
+    assert set(seen) == {(4096, 10_485_760)}  # Kafka's defaults, one per replica
+    seen.clear()
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="index.interval.bytes", value="0"))
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="segment.index.bytes", value="80"))
+    assert seen[-3:] == [(0, 80)] * 3
+
+
 def test_a_deleted_topic_is_deleted_from_every_replica() -> None:
     c = Cluster()
     c.produce([b"a"])

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from partition_log_contract import TOPIC, TOPIC_ID, append, contents, idempotent, produce
 
-from kraft.common.errors import StorageError
+from kraft.common.errors import KraftError, StorageError
 from kraft.records.batch import iter_batch_headers
 from kraft.storage.memory_partition_log import MemoryPartitionLog
 from kraft.storage.partition_log import PartitionLog
@@ -124,6 +124,27 @@ def test_a_full_index_rolls_the_segment_before_the_next_append(tmp_path: Path) -
     assert len(offsets) == 3 * 8 and len(times) == 3 * 12
     assert [r[0] for r in contents(log)] == list(range(10))  # every offset still found
     assert [r[0] for r in contents(log, 6)] == list(range(6, 10))
+
+
+def test_a_topics_index_configs_apply_to_the_segments_created_after_them(tmp_path: Path) -> None:
+    # index.interval.bytes / segment.index.bytes changed on an open log (a topic config change):
+    # the active segment keeps the sizes it was created with, as Kafka's; the next ones take them.
+    log = _open(tmp_path, segment_bytes=3 * BATCH)
+    _fill(log, [5, 7, 6])
+    log.configure_segments(3 * BATCH, None, index_interval_bytes=0, index_max_bytes=40)
+    _fill(log, [9, 10, 11, 12, 13, 14, 15])
+    assert log.segment_base_offsets() == [0, 3, 6, 9]
+    assert _files(log, 0)[0] == struct.pack(">ii", 2, 176)  # interval 100: one entry in 3 batches
+    offsets, times = _files(log, 3)
+    assert offsets == struct.pack(">iiii", 1, 88, 2, 176)  # interval 0: an entry before every batch
+    assert len(times) == 2 * 12  # increasing times: the time index has an entry with each offset entry
+    # segment.bytes out of reach: the 40-byte index (room for three time entries) rolls instead.
+    log.configure_segments(1 << 20, None)  # index configs as they are
+    _fill(log, list(range(16, 22)))
+    assert log.segment_base_offsets()[-2:] == [9, 13]
+    assert [r[0] for r in contents(log)] == list(range(16))
+    with pytest.raises(KraftError, match="index size must be at least 4"):
+        log.configure_segments(1 << 20, None, index_max_bytes=3)
 
 
 def test_the_metadata_logs_segment_log_writes_no_index_files(tmp_path: Path) -> None:
