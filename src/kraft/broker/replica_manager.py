@@ -1420,6 +1420,13 @@ class ReplicaManager:
                         produces.remove(op)
                     elif pending != tp:
                         produces.move(op, pending)
+                    else:
+                        # Still short of tp's high watermark; so is every later op here: they wait
+                        # oldest first, and a produce appends to each of its partitions when it
+                        # arrives, so a later one needs a higher offset of tp. (Checking them all
+                        # made each high watermark move cost the whole queue: at 1,000 records/s,
+                        # 36 checks per produce and a backlog that fed itself.)
+                        break
             if not len(fetches):
                 continue
             for f in fetches.waiting(_FETCH):

@@ -600,6 +600,31 @@ def test_a_topic_segment_bytes_change_rolls_the_open_logs_by_it() -> None:
         assert len(c.log(broker).segment_base_offsets()) >= 4, c.log(broker).segment_base_offsets()
 
 
+def test_a_high_watermark_move_checks_only_the_produces_it_can_settle(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every acks=all produce waiting on a partition was checked on each of its appends and high
+    # watermark moves: at 1,000 records/s a broker spent most of its time there, and the backlog
+    # that made grew the next scan. They wait oldest first, and a later one needs a higher offset.
+    c = Cluster()
+    c.down = {2, 3}  # the followers fetch nothing: the high watermark stays at 0
+    cids = [c.produce([b"v%d" % i]) for i in range(100)]
+    calls = 0
+    original = ReplicaManager._settle_produce
+
+    def counting(self: ReplicaManager, op: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return original(self, op)
+
+    monkeypatch.setattr(ReplicaManager, "_settle_produce", counting)
+    cids.append(c.produce([b"last"]))  # an append: its partition changed
+    c.managers[1].poll(c.now, 101)
+    assert calls <= 3, calls  # the new one, then the oldest waiting (still short): not all 101
+    assert all(c.answer(cid) is None for cid in cids)
+    c.down = set()
+    c.run(300)
+    assert [c.produce_result(cid) for cid in cids] == [(E.NONE, i) for i in range(101)]
+
+
 def test_a_topics_index_configs_reach_its_logs(monkeypatch: pytest.MonkeyPatch) -> None:
     # index.interval.bytes and segment.index.bytes (Kafka topic configs, refused as unknown before)
     # are handed to every replica's log, from the broker's log.index.* until the topic sets its own.
