@@ -600,7 +600,9 @@ def test_a_topic_segment_bytes_change_rolls_the_open_logs_by_it() -> None:
         assert len(c.log(broker).segment_base_offsets()) >= 4, c.log(broker).segment_base_offsets()
 
 
-def test_a_high_watermark_move_checks_only_the_produces_it_can_settle(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_high_watermark_move_checks_only_the_produces_it_can_settle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Every acks=all produce waiting on a partition was checked on each of its appends and high
     # watermark moves: at 1,000 records/s a broker spent most of its time there, and the backlog
     # that made grew the next scan. They wait oldest first, and a later one needs a higher offset.
