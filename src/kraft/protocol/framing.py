@@ -16,10 +16,6 @@ _SIZE = struct.Struct(">i")
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_FRAME_BYTES = 104_857_600
 
-# A decoder keeps its gathering buffer between frames up to this size (the default fetch
-# response's partition bytes, with room for headers); a larger frame's buffer goes with it.
-_KEEP_BYTES = 2 * 1_048_576
-
 
 def frame(payload: bytes | bytearray | memoryview) -> bytes:
     """Prefix ``payload`` with its int32 size."""
@@ -29,24 +25,23 @@ def frame(payload: bytes | bytearray | memoryview) -> bytes:
 class FrameDecoder:
     """Accumulates bytes and yields complete frames.
 
-    A frame that lies whole in what was fed is copied out of it once; one cut by a chunk is
-    gathered in a buffer at least its announced size, reused for the next such frame up to
-    ``_KEEP_BYTES`` (a fresh megabyte costs page faults; a buffer that grew as chunks came was
-    reallocated, and shifted down after each frame, several times per megabyte). Only a cut size
-    prefix waits on its own.
+    Each frame's payload is copied once: out of what was fed when it lies whole in it (not at all
+    when it is exactly a ``bytes`` fed), else the pieces of it that came are kept as they are (a
+    ``bytes`` fed whole is kept by reference) and joined when the last arrives. Nothing is kept
+    between frames but a cut size prefix. (A buffer that grew as chunks came was reallocated, and
+    shifted down after each frame, several times per megabyte.)
 
     Args:
         max_frame_bytes: the largest frame body accepted (Kafka's ``socket.request.max.bytes``).
     """
 
-    __slots__ = ("_body", "_filled", "_head", "_size_wanted", "_spare", "max_frame_bytes")
+    __slots__ = ("_filled", "_head", "_pieces", "_size_wanted", "max_frame_bytes")
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         self._head = b""  # the first bytes (fewer than 4) of a size prefix cut by a chunk
-        self._body: bytearray | None = None  # gathers the frame in progress
+        self._pieces: list[bytes] | None = None  # the frame in progress, as it came
         self._size_wanted = 0  # its size
         self._filled = 0  # its bytes so far
-        self._spare = bytearray()  # the gathering buffer kept between frames
         self.max_frame_bytes = max_frame_bytes
 
     @property
@@ -64,17 +59,15 @@ class FrameDecoder:
         with memoryview(data) as view:
             end = len(view)
             pos = 0
-            body = self._body
-            if body is not None:  # a frame in progress takes what it still lacks
-                filled = self._filled
-                take = min(self._size_wanted - filled, end)
-                body[filled : filled + take] = view[:take]
-                self._filled = filled = filled + take
-                if filled < self._size_wanted:
+            pieces = self._pieces
+            if pieces is not None:  # a frame in progress takes what it still lacks
+                take = min(self._size_wanted - self._filled, end)
+                pieces.append(_piece(data, view, 0, take))
+                self._filled += take
+                if self._filled < self._size_wanted:
                     return frames
-                with memoryview(body) as gathered:
-                    frames.append(bytes(gathered[:filled]))
-                self._body = None
+                frames.append(b"".join(pieces))
+                self._pieces = None
                 self._filled = 0
                 pos = take
             if self._head:  # a cut size prefix completes from the front of ``data``
@@ -84,12 +77,11 @@ class FrameDecoder:
                     return frames
                 size = self._size(self._head + bytes(view[pos : pos + need]), 0)
                 self._head = b""
-                pos += need
-                pos = self._start_body(view, pos, end, size, frames)
+                pos = self._start(data, view, pos + need, end, size, frames)
             while end - pos >= 4:
                 size = self._size(view, pos)
-                pos = self._start_body(view, pos + 4, end, size, frames)
-            if pos < end and self._body is None:
+                pos = self._start(data, view, pos + 4, end, size, frames)
+            if pos < end and self._pieces is None:
                 self._head = bytes(view[pos:end])
         return frames
 
@@ -103,19 +95,28 @@ class FrameDecoder:
             )
         return int(size)
 
-    def _start_body(self, view: memoryview, pos: int, end: int, size: int, frames: list[bytes]) -> int:
-        """A frame of ``size`` starts at ``pos``: taken whole if ``view`` holds it, else begun in a
-        body of its full size. Returns where the next frame starts (``end`` if this one continues)."""
+    def _start(
+        self,
+        data: bytes | bytearray | memoryview,
+        view: memoryview,
+        pos: int,
+        end: int,
+        size: int,
+        frames: list[bytes],
+    ) -> int:
+        """A frame of ``size`` starts at ``pos``: taken whole if ``view`` holds it, else begun.
+        Returns where the next frame starts (``end`` if this one continues)."""
         if end - pos >= size:
-            frames.append(bytes(view[pos : pos + size]))
+            frames.append(_piece(data, view, pos, pos + size))
             return pos + size
-        body = self._spare
-        if len(body) < size:
-            body = bytearray(size)
-            if size <= _KEEP_BYTES:
-                self._spare = body
-        body[: end - pos] = view[pos:end]
-        self._body = body
+        self._pieces = [_piece(data, view, pos, end)]
         self._size_wanted = size
         self._filled = end - pos
         return end
+
+
+def _piece(data: bytes | bytearray | memoryview, view: memoryview, start: int, stop: int) -> bytes:
+    """``data[start:stop]`` as ``bytes``: ``data`` itself when it is that already (no copy)."""
+    if start == 0 and stop == len(view) and type(data) is bytes:
+        return data
+    return bytes(view[start:stop])
