@@ -315,7 +315,8 @@ class ReplicaManager:
         self._appended: set[TopicIdPartition] = set()  # led partitions with new records (follower fetches)
         self._all_changed = False
         self._topic_configs: dict[str, _TopicConfig] = {}
-        # (segment.bytes, segment.ms) each open log was last given.
+        # (segment.bytes, segment.ms, index.interval.bytes, segment.index.bytes) each open log was
+        # last given.
         self._segment_configs: dict[TopicIdPartition, tuple[int, int | None, int, int]] = {}
         self._next_checkpoint_ms = 0
         self._next_retention_ms = 0
