@@ -1,8 +1,9 @@
 """Fixtures of the process-level tests (all marked ``slow``).
 
 The cluster itself (``LocalCluster``, the waits, the timeouts) lives in
-``tests/support/local_cluster.py`` so that benchmarks can drive real clusters too; it is re-exported
-here because the tests import it as ``from conftest import LocalCluster``.
+``tests/support/local_cluster.py`` so that benchmarks can drive real clusters too; the tests import
+it from there (``from conftest import ...`` named whichever ``conftest`` module pytest had imported
+first, so collecting ``tests/interaction`` beside this directory broke it).
 """
 
 from __future__ import annotations
@@ -11,31 +12,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from local_cluster import (
-    BROKER_TIMEOUTS,
-    FAST_OVERRIDE_ARGS,
-    FAST_TIMEOUTS,
-    STEADY_LEADER,
-    LocalCluster,
-    hw_at_least,
-    poll_until,
-    run_kraft,
-    voters_reached,
-)
+from local_cluster import LocalCluster
 
-__all__ = [
-    "BROKER_TIMEOUTS",
-    "FAST_OVERRIDE_ARGS",
-    "FAST_TIMEOUTS",
-    "STEADY_LEADER",
-    "LocalCluster",
-    "dataplane_cluster",
-    "hw_at_least",
-    "local_cluster",
-    "poll_until",
-    "run_kraft",
-    "voters_reached",
-]
+__all__ = ["LocalCluster", "dataplane_cluster", "local_cluster"]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 from kraft.cli import acls as acls_cli
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 from kraft.client.connection import Address
 from kraft.node.listeners import BROKER_LISTENER_APIS

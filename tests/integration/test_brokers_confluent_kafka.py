@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import KafkaError, KafkaException, TopicCollection  # noqa: E402

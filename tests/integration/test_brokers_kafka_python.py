@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 kafka_admin = pytest.importorskip("kafka.admin")
 kafka_errors = pytest.importorskip("kafka.errors")

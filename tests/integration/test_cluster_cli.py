@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FAST_OVERRIDE_ARGS, run_kraft
+from local_cluster import FAST_OVERRIDE_ARGS, run_kraft
 
 from kraft.cli import cluster_processes as processes
 

@@ -7,7 +7,7 @@ import struct
 from collections.abc import Callable
 
 import pytest
-from conftest import STEADY_LEADER, LocalCluster, hw_at_least, voters_reached
+from local_cluster import STEADY_LEADER, LocalCluster, hw_at_least, voters_reached
 
 from kraft.client.quorum_info import QuorumInfo
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FAST_OVERRIDE_ARGS, poll_until, run_kraft
+from local_cluster import FAST_OVERRIDE_ARGS, poll_until, run_kraft
 
 from kraft.cli import cluster as cluster_cli
 from kraft.cli import cluster_processes as processes

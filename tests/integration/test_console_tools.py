@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import FAST_OVERRIDE_ARGS, run_kraft
+from local_cluster import FAST_OVERRIDE_ARGS, run_kraft
 
 from kraft.cli import cluster as cluster_cli
 from kraft.cli import cluster_processes as processes

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 from kraft.client.controller import ControllerClient
 from kraft.metadata.image import MetadataImage, MetadataLoader, image_equal

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 from kraft.client.connection import Address
 from kraft.protocol.api import Api, decode_response, encode_request

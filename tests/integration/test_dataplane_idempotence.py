@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 from kraft.client.connection import Address, Connection
 from kraft.protocol.error_codes import ErrorCode

@@ -13,7 +13,7 @@ import time
 import uuid
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from conftest import FAST_OVERRIDE_ARGS, poll_until, run_kraft
+from local_cluster import FAST_OVERRIDE_ARGS, poll_until, run_kraft
 
 from kraft.cli import cluster_processes as processes
 from kraft.cli import metadata_quorum

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from conftest import FAST_OVERRIDE_ARGS, FAST_TIMEOUTS, poll_until, run_kraft
+from local_cluster import FAST_OVERRIDE_ARGS, FAST_TIMEOUTS, poll_until, run_kraft
 
 from kraft.cli import cluster_processes as processes
 from kraft.cli import metadata_quorum

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 kafka_admin = pytest.importorskip("kafka.admin")
 

@@ -7,7 +7,7 @@ import signal
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster, hw_at_least, voters_reached
+from local_cluster import LocalCluster, hw_at_least, voters_reached
 
 from kraft.client.quorum_info import QuorumInfo
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 from kraft.cli import features, metadata_shell
 

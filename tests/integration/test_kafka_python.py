@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import STEADY_LEADER, LocalCluster
+from local_cluster import STEADY_LEADER, LocalCluster
 
 from kraft.cli import cluster_processes as processes
 from kraft.client.quorum_info import QuorumInfo

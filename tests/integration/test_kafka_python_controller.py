@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 from kraft.client.controller import ControllerClient
 

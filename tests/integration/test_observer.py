@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import FAST_TIMEOUTS, LocalCluster
+from local_cluster import FAST_TIMEOUTS, LocalCluster
 
 from kraft.cli import cluster_processes as processes
 from kraft.cli.main import main as kraft_main

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import LocalCluster
+from local_cluster import LocalCluster
 
 from kraft.client.quorum_tail import LogChunk, QuorumTail
 from kraft.records.batch import iter_batches

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import LocalCluster, voters_reached
+from local_cluster import LocalCluster, voters_reached
 
 from kraft.client.connection import Connection
 from kraft.protocol.messages import describe_quorum

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import FAST_OVERRIDE_ARGS, poll_until, run_kraft
+from local_cluster import FAST_OVERRIDE_ARGS, poll_until, run_kraft
 
 from kraft.cli import cluster_processes as processes
 
