@@ -498,7 +498,9 @@ def consume_all(
     }
 
 
-def consume_kcat(bootstrap: str, topic: str, expected: int, timeout_s: float = 300) -> dict[str, Any]:
+def consume_kcat(
+    bootstrap: str, topic: str, expected: int, value_size: int, timeout_s: float = 300
+) -> dict[str, Any]:
     """The same read with ``kcat`` (librdkafka in C, no Python per record), prefetching as
     ``CATCH_UP_CONSUMER`` does: what the brokers serve when the client is not the limit. kcat
     prints each record's offset (a few bytes), counted here; it exits at the end of every partition."""
@@ -533,7 +535,7 @@ def consume_kcat(bootstrap: str, topic: str, expected: int, timeout_s: float = 3
         "errors": errors,
         "seconds": elapsed,
         "records_per_s": records / elapsed,
-        "mb_per_s": 0.0,  # filled in by the caller, which knows the value size
+        "mb_per_s": records * value_size / 1e6 / elapsed,
     }
 
 
@@ -606,9 +608,9 @@ def run_benchmark(root: Path, quick: bool, partitions: int) -> dict[str, Any]:
                 log("kcat is not installed: no consume figure without Python in the client")
                 continue
             log(f"consume throughput, {size} B values, kcat ...")
-            run = with_cpu(cluster, consume_kcat, bootstrap, topic, results[key]["expected"])
-            run["mb_per_s"] = run["records"] * size / 1e6 / run["seconds"]
-            results[key + "_kcat"] = run
+            results[key + "_kcat"] = with_cpu(
+                cluster, consume_kcat, bootstrap, topic, results[key]["expected"], size
+            )
     finally:
         cluster.stop_all()
     # The latency parts on a new cluster, so that they do not depend on what part 1 left behind

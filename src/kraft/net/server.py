@@ -26,7 +26,6 @@ import contextlib
 import itertools
 import logging
 import ssl
-import struct
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from kraft.net.tls import peer_principal
 from kraft.protocol.api import Api, decode_request, encode_response, encode_response_frame
 from kraft.protocol.envelope import NO_RESPONSE
 from kraft.protocol.error_codes import ErrorCode as Code
-from kraft.protocol.framing import FrameDecoder, frame
+from kraft.protocol.framing import FRAME_SIZE, FrameDecoder, frame
 from kraft.protocol.headers import API_VERSIONS_KEY, RequestHeader, write_response_header
 from kraft.protocol.messages import api_versions, sasl_authenticate, sasl_handshake
 from kraft.protocol.primitives import Writer
@@ -60,7 +59,6 @@ _READ_CHUNK = 256 * 1024
 METADATA_KEY = 3
 # Encoded Metadata answers kept (a strong reference to each body keeps its id from being reused).
 _ENCODED_CACHE_ENTRIES = 8
-_FRAME_SIZE = struct.Struct(">i")
 # How long a client may take to finish the TLS handshake before the socket is closed.
 DEFAULT_TLS_HANDSHAKE_TIMEOUT_S = 10.0
 # How long a refused login's connection waits for the client to close it (``KafkaServer._linger``).
@@ -635,7 +633,7 @@ class KafkaServer:
         w = Writer(bytearray(4))
         write_response_header(w, request.header.correlation_id, api.response_header_version(version))
         header = w.buf
-        _FRAME_SIZE.pack_into(header, 0, len(header) - 4 + len(hit[1]))
+        FRAME_SIZE.pack_into(header, 0, len(header) - 4 + len(hit[1]))
         return b"".join((header, hit[1]))
 
     def _pump(self, conn: Connection) -> None:

@@ -7,12 +7,12 @@ and a body together into a frame payload (the int32 size prefix is ``framing.fra
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kraft.common.errors import MalformedMessageError, UnsupportedApiError
+from kraft.protocol.framing import FRAME_SIZE
 from kraft.protocol.headers import (
     API_VERSIONS_KEY,
     RequestHeader,
@@ -23,8 +23,6 @@ from kraft.protocol.headers import (
 )
 from kraft.protocol.primitives import Reader, Writer
 from kraft.protocol.schema import StructType, Versions
-
-_FRAME_SIZE = struct.Struct(">i")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +154,7 @@ def encode_response_frame(api: Api, version: int, correlation_id: int, body: Any
     write_response_header(w, correlation_id, api.response_header_version(version))
     api.response.encode(body, version, api.is_flexible(version), w)
     buf = w.buf
-    _FRAME_SIZE.pack_into(buf, 0, len(buf) - 4)
+    FRAME_SIZE.pack_into(buf, 0, len(buf) - 4)
     return bytes(buf)
 
 

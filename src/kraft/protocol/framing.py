@@ -11,7 +11,8 @@ import struct
 
 from kraft.common.errors import FrameTooLargeError
 
-_SIZE = struct.Struct(">i")
+# The int32 size before every frame (public: encoders that reserve it and fill it in last).
+FRAME_SIZE = struct.Struct(">i")
 
 # Kafka's socket.request.max.bytes default.
 DEFAULT_MAX_FRAME_BYTES = 104_857_600
@@ -19,7 +20,7 @@ DEFAULT_MAX_FRAME_BYTES = 104_857_600
 
 def frame(payload: bytes | bytearray | memoryview) -> bytes:
     """Prefix ``payload`` with its int32 size."""
-    return b"".join((_SIZE.pack(len(payload)), payload))
+    return b"".join((FRAME_SIZE.pack(len(payload)), payload))
 
 
 class FrameDecoder:
@@ -86,7 +87,7 @@ class FrameDecoder:
         return frames
 
     def _size(self, buf: bytes | memoryview, pos: int) -> int:
-        (size,) = _SIZE.unpack_from(buf, pos)
+        (size,) = FRAME_SIZE.unpack_from(buf, pos)
         if size < 0:
             raise FrameTooLargeError(f"negative frame size {size}")
         if size > self.max_frame_bytes:
