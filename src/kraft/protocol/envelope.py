@@ -87,6 +87,11 @@ class ControllerEnvelope:
     # not known: only host "*" ACLs match it). An answer keeps the request's.
     principal: KafkaPrincipal = ANONYMOUS
     host: str = ""
+    # How long the sender waits for the answer (a forwarded request: what is left of its client's
+    # timeout); None: the network's default. A shell must not give up, and the sender retry, a
+    # request the controller may still be carrying out, sooner than this: a retried CreateTopics
+    # would answer TOPIC_ALREADY_EXISTS for the topic its first attempt created.
+    timeout_ms: int | None = None
 
     @property
     def is_request(self) -> bool:

@@ -485,7 +485,9 @@ class KraftServer:
         async def call() -> None:
             body: Any
             try:
-                version, body = await channel.call(envelope.destination, api, encode, version=request.version)
+                version, body = await channel.call(
+                    envelope.destination, api, encode, version=request.version, timeout_ms=envelope.timeout_ms
+                )
                 if codec is not None:
                     body = codec.decode_response(body, version, self.config.raft_listener_name)
             except ChannelError as e:

@@ -277,6 +277,18 @@ def test_retries_back_off_from_50_ms_doubling_to_500_ms_until_the_deadline() -> 
     assert broker.apis.waiting == 0
 
 
+def test_each_attempt_tells_the_shell_to_wait_for_what_is_left_of_the_clients_timeout() -> None:
+    # Not the controller channel's shorter default: a shell that gave up on a slow CreateTopics
+    # would have it retried, and the retry would answer TOPIC_ALREADY_EXISTS for its own topic.
+    broker = Broker([LOST, SILENT])
+    broker.request(create_topics, 7, create("t", timeout_ms=3_000))
+    broker.advance(100)
+    assert [(at, e.timeout_ms) for at, e in broker.sent] == [(0, 3_000), (50, 2_950)]
+    broker = Broker([SILENT], timeout_ms=1_200)  # no TimeoutMs in the request: the configured one
+    broker.request(create_topics, 7, create("t", timeout_ms=0))
+    assert [e.timeout_ms for _, e in broker.sent] == [1_200]
+
+
 def test_no_leader_within_the_request_timeout_is_request_timed_out_per_topic() -> None:
     broker = Broker(leader=None)
     cid = broker.request(create_topics, 7, create("t", "u", timeout_ms=300))

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kraft.cli.cluster_processes import free_ports
-from kraft.net.channel import PeerAddress, PeerChannel
+from kraft.net.channel import ChannelError, PeerAddress, PeerChannel
 from kraft.net.codecs import CODECS, ImmediateResponse
 from kraft.net.codecs import describe_quorum as describe_quorum_codec
 from kraft.net.server import InboundRequest, KafkaServer
@@ -165,6 +165,34 @@ def test_request_timeout_becomes_broker_not_available() -> None:
         got = await exchange(port, [Envelope(1, 2, 8, FETCH)], timeout_ms=300)
         await server.close()
         assert got[0].body.error_code == ErrorCode.BROKER_NOT_AVAILABLE
+
+    asyncio.run(main())
+
+
+def test_a_call_waits_for_its_own_timeout_not_the_channels_default() -> None:
+    """A forwarded request carries what is left of its client's timeout: the channel's shorter
+    default must not cut it off (its sender would retry a request the peer may be carrying out)."""
+
+    async def main() -> None:
+        server, port = await start_peer(PeerHandler(delay_s=0.6))
+        channel = PeerChannel(
+            local_id=1,
+            addresses={2: PeerAddress("127.0.0.1", port)},
+            apis=dict(CONTROLLER_LISTENER_APIS),
+            deliver=lambda _: None,
+            listener_name="CONTROLLER",
+            cluster_id="c",
+            request_timeout_ms=200,
+        )
+        codec = CODECS[52]
+        api = CONTROLLER_LISTENER_APIS[52]
+        with pytest.raises(ChannelError, match="timed out after 200 ms"):
+            await channel.call(2, api, lambda v: codec.encode_request(VOTE, v))
+        await asyncio.sleep(0.3)  # the timed-out connection's reconnect backoff
+        version, body = await channel.call(2, api, lambda v: codec.encode_request(VOTE, v), timeout_ms=5_000)
+        assert codec.decode_response(body, version, "CONTROLLER").vote_granted
+        await channel.close()
+        await server.close()
 
     asyncio.run(main())
 
