@@ -601,3 +601,49 @@ def test_the_segment_log_imports_no_snapshot_metadata_or_raft_rules() -> None:
         "kraft.storage.fsutil",
         "kraft.storage.segment_index",
     ]
+
+
+def _walked(log: SegmentLog, offset: int, max_bytes: int, max_offset: int | None) -> bytes:
+    """``log.read`` with the remembered tails set aside: from the index and a walk of headers."""
+    kept = [(s.tail_bases[:], s.tail_lasts[:], s.tail_positions[:]) for s in log._segments]
+    for segment in log._segments:
+        segment.forget_tail()
+    try:
+        return log.read(offset, max_bytes, max_offset)
+    finally:
+        for segment, (b, la, p) in zip(log._segments, kept, strict=True):
+            segment.tail_bases[:], segment.tail_lasts[:], segment.tail_positions[:] = b, la, p
+
+
+def test_reads_from_the_remembered_tail_equal_reads_walked_from_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The positions of the batches appended last (what followers and consumers read) answer reads
+    without walking headers; after every append, trim of that memory, truncation and roll, each read
+    near the end, with and without a ``max_offset``, equals the same read walked from the index."""
+    monkeypatch.setattr(segment_log_module, "_TAIL_BATCHES", 8)  # trimmed every 4 appends
+    rng = random.Random(11)
+    log = SegmentLog(tmp_path / "t-0", segment_bytes=4_000)
+    checked = 0
+    for step in range(150):
+        log.append_as_leader(_batch(step, rng), epoch=1)
+        if step % 7 == 6:
+            log.truncate_to(log.end_offset() - 1 - step % 3)  # inside or at the edge of a batch
+        end = log.end_offset()
+        for offset in range(max(0, end - 30), end + 1):
+            for max_offset in (None, end - 3, end - 1):
+                assert log.read(offset, 300, max_offset) == _walked(log, offset, 300, max_offset), (step, offset)
+                checked += 1
+    assert len(log.segment_paths()) >= 3 and checked > 10_000
+    # The tail answers without a header walk: one pread, of the bytes returned.
+    preads: list[int] = []
+    real_pread = os.pread
+
+    def counting_pread(fd: int, n: int, position: int) -> bytes:
+        preads.append(n)
+        return real_pread(fd, n, position)
+
+    monkeypatch.setattr(segment_log_module.os, "pread", counting_pread)
+    data = log.read(log.end_offset() - 1, 1 << 20)
+    assert data and preads == [len(data)]
+    log.close()
