@@ -407,7 +407,9 @@ class ClientApis:
         # controller channel: giving up earlier would retry a request the controller may be
         # carrying out (a retried CreateTopics answers TOPIC_ALREADY_EXISTS for its own topic).
         wait_ms = max(1, op.deadline_ms - now_ms)
-        self._outbound.append(ControllerEnvelope(self.node_id, leader, correlation_id, request, timeout_ms=wait_ms))
+        self._outbound.append(
+            ControllerEnvelope(self.node_id, leader, correlation_id, request, timeout_ms=wait_ms)
+        )
 
     def _retry_or_give_up(self, op: _Forward, now_ms: int) -> None:
         if not op.retries or now_ms >= op.deadline_ms:

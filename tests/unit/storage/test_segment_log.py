@@ -632,7 +632,10 @@ def test_reads_from_the_remembered_tail_equal_reads_walked_from_the_index(
         end = log.end_offset()
         for offset in range(max(0, end - 30), end + 1):
             for max_offset in (None, end - 3, end - 1):
-                assert log.read(offset, 300, max_offset) == _walked(log, offset, 300, max_offset), (step, offset)
+                assert log.read(offset, 300, max_offset) == _walked(log, offset, 300, max_offset), (
+                    step,
+                    offset,
+                )
                 checked += 1
     assert len(log.segment_paths()) >= 3 and checked > 10_000
     # The tail answers without a header walk: one pread, of the bytes returned.
