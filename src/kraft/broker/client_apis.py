@@ -158,9 +158,9 @@ RETRY_BACKOFF_MAX_MS: Final = 500
 
 
 class _Phase:
-    RETRY = "retry"  # waiting out a backoff before the next attempt
-    IN_FLIGHT = "in-flight"  # sent to the controller, waiting for its answer
-    VISIBLE = "visible"  # answered; waiting until this broker's image shows the write
+    RETRY: Final = "retry"  # waiting out a backoff before the next attempt
+    IN_FLIGHT: Final = "in-flight"  # sent to the controller, waiting for its answer
+    VISIBLE: Final = "visible"  # answered; waiting until this broker's image shows the write
 
 
 @dataclass(slots=True, eq=False)

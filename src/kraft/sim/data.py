@@ -148,25 +148,27 @@ class SimPartitionLog(MemoryPartitionLog):
         # Read from the log start, not the recovery point: exact whatever the flushed end is.
         self._removing(self.log_start_offset, Removal.POWER_LOSS, super().crash)
 
+    # The base class by name, not ``super(SimPartitionLog, self)``: compiled with mypyc (the long
+    # sweeps), ``self`` in that lambda would be the lambda's own object.
     def truncate_to(self, offset: int) -> bool:
         return self._removing(
             min(offset, self.log_end_offset),
             Removal.TRUNCATION,
-            lambda: super(SimPartitionLog, self).truncate_to(offset),
+            lambda: MemoryPartitionLog.truncate_to(self, offset),
         )
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         self._removing(
             self.log_start_offset,
             Removal.TRUNCATION,
-            lambda: super(SimPartitionLog, self).truncate_fully_and_start_at(offset),
+            lambda: MemoryPartitionLog.truncate_fully_and_start_at(self, offset),
         )
 
     def _advance_start(self, offset: int) -> None:
         self._removing(
             self.log_start_offset,
             Removal.LOG_START,
-            lambda: super(SimPartitionLog, self)._advance_start(offset),
+            lambda: MemoryPartitionLog._advance_start(self, offset),
         )
 
     def note_deleted(self) -> None:
