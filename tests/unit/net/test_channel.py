@@ -96,6 +96,19 @@ async def start_peer(handler: Any, vote_max: int = 2) -> tuple[KafkaServer, int]
     return server, await server.listen("CONTROLLER", "127.0.0.1", 0)
 
 
+def peer_channel(port: int | None, deliver: Any, *, timeout_ms: int) -> PeerChannel:
+    """Node 1's channel to node 2 listening on ``port`` (None: no address known for node 2)."""
+    return PeerChannel(
+        local_id=1,
+        addresses={} if port is None else {2: PeerAddress("127.0.0.1", port)},
+        apis=dict(CONTROLLER_LISTENER_APIS),
+        deliver=deliver,
+        listener_name="CONTROLLER",
+        cluster_id="c",
+        request_timeout_ms=timeout_ms,
+    )
+
+
 async def exchange(port: int, envelopes: list[Envelope], timeout_ms: int = 2000) -> list[Envelope]:
     got: list[Envelope] = []
     done = asyncio.Event()
@@ -105,15 +118,7 @@ async def exchange(port: int, envelopes: list[Envelope], timeout_ms: int = 2000)
         if len(got) == len(envelopes):
             done.set()
 
-    channel = PeerChannel(
-        local_id=1,
-        addresses={2: PeerAddress("127.0.0.1", port)},
-        apis=dict(CONTROLLER_LISTENER_APIS),
-        deliver=deliver,
-        listener_name="CONTROLLER",
-        cluster_id="c",
-        request_timeout_ms=timeout_ms,
-    )
+    channel = peer_channel(port, deliver, timeout_ms=timeout_ms)
     for env in envelopes:
         channel.send(env)
     await asyncio.wait_for(done.wait(), 10)
@@ -175,15 +180,7 @@ def test_a_call_waits_for_its_own_timeout_not_the_channels_default() -> None:
 
     async def main() -> None:
         server, port = await start_peer(PeerHandler(delay_s=0.6))
-        channel = PeerChannel(
-            local_id=1,
-            addresses={2: PeerAddress("127.0.0.1", port)},
-            apis=dict(CONTROLLER_LISTENER_APIS),
-            deliver=lambda _: None,
-            listener_name="CONTROLLER",
-            cluster_id="c",
-            request_timeout_ms=200,
-        )
+        channel = peer_channel(port, lambda _: None, timeout_ms=200)
         codec = CODECS[52]
         api = CONTROLLER_LISTENER_APIS[52]
         with pytest.raises(ChannelError, match="timed out after 200 ms"):
@@ -200,15 +197,7 @@ def test_a_call_waits_for_its_own_timeout_not_the_channels_default() -> None:
 def test_unknown_destination_fails_fast() -> None:
     async def main() -> None:
         got: list[Envelope] = []
-        channel = PeerChannel(
-            local_id=1,
-            addresses={},
-            apis=dict(CONTROLLER_LISTENER_APIS),
-            deliver=got.append,
-            listener_name="CONTROLLER",
-            cluster_id="c",
-            request_timeout_ms=1000,
-        )
+        channel = peer_channel(None, got.append, timeout_ms=1000)
         channel.send(Envelope(1, 9, 3, FETCH))
         for _ in range(100):
             if got:
@@ -224,15 +213,7 @@ def test_reconnects_after_the_peer_comes_back() -> None:
     async def main() -> None:
         port = free_ports(1)[0]
         got: list[Envelope] = []
-        channel = PeerChannel(
-            local_id=1,
-            addresses={2: PeerAddress("127.0.0.1", port)},
-            apis=dict(CONTROLLER_LISTENER_APIS),
-            deliver=got.append,
-            listener_name="CONTROLLER",
-            cluster_id="c",
-            request_timeout_ms=1000,
-        )
+        channel = peer_channel(port, got.append, timeout_ms=1000)
         channel.send(Envelope(1, 2, 1, FETCH))
         while not got:
             await asyncio.sleep(0.01)
@@ -289,15 +270,7 @@ def test_forwarded_admin_request_does_not_wait_behind_a_parked_fetch() -> None:
         leader = ParkingLeader(park_s=3.0)
         server, port = await start_peer(leader)
         got: list[Envelope] = []
-        channel = PeerChannel(
-            local_id=1,
-            addresses={2: PeerAddress("127.0.0.1", port)},
-            apis=dict(CONTROLLER_LISTENER_APIS),
-            deliver=got.append,
-            listener_name="CONTROLLER",
-            cluster_id="c",
-            request_timeout_ms=5000,
-        )
+        channel = peer_channel(port, got.append, timeout_ms=5000)
         channel.send(Envelope(1, 2, 1, FETCH))
         await asyncio.wait_for(leader.fetch_parked.wait(), 5)
         loop = asyncio.get_running_loop()
@@ -330,15 +303,7 @@ def test_refused_since_reports_a_peer_gone_only_after_a_failed_attempt_since_the
         import time
 
         server, port = await start_peer(PeerHandler())
-        channel = PeerChannel(
-            local_id=1,
-            addresses={2: PeerAddress("127.0.0.1", port)},
-            apis=dict(CONTROLLER_LISTENER_APIS),
-            deliver=lambda _: None,
-            listener_name="CONTROLLER",
-            cluster_id="c",
-            request_timeout_ms=1000,
-        )
+        channel = peer_channel(port, lambda _: None, timeout_ms=1000)
         since = time.monotonic()
         channel.probe(2)
         conn = channel.connection(2)
@@ -387,15 +352,7 @@ def test_an_answer_that_arrived_while_the_loop_was_held_is_not_declared_timed_ou
 
     async def main() -> None:
         got: list[Envelope] = []
-        channel = PeerChannel(
-            local_id=1,
-            addresses={2: PeerAddress("127.0.0.1", ports[0])},
-            apis=dict(CONTROLLER_LISTENER_APIS),
-            deliver=got.append,
-            listener_name="CONTROLLER",
-            cluster_id="c",
-            request_timeout_ms=300,
-        )
+        channel = peer_channel(ports[0], got.append, timeout_ms=300)
         await channel.connection(2).connect(2000)  # type: ignore[union-attr]
         channel.send(Envelope(1, 2, 21, FETCH))
         await asyncio.sleep(0.02)  # the request is on the wire
