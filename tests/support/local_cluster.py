@@ -18,7 +18,7 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kraft.cli import cluster as cluster_cli
 from kraft.cli import cluster_processes as processes
@@ -198,6 +198,16 @@ class LocalCluster:
             for batch in iter_batches(segment.read_bytes()):
                 if not batch.is_control:
                     out += [(r.offset, batch.partition_leader_epoch, r.value or b"") for r in batch.records]
+        return out
+
+    def partition_batches(self, node_id: int, topic: str, partition: int) -> list[tuple[int, Any, int]]:
+        """(offset, batch header, record timestamp) of every record of a data partition in a
+        broker's files (as ``partition_records``)."""
+        out: list[tuple[int, Any, int]] = []
+        for segment in sorted(Path(self.node(node_id).data_dir).glob(f"{topic}-{partition}/*.log")):
+            for batch in iter_batches(segment.read_bytes()):
+                if not batch.is_control:
+                    out += [(r.offset, batch.header, r.timestamp) for r in batch.records]
         return out
 
     # -- processes ---------------------------------------------------------------------------

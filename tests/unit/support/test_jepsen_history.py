@@ -20,7 +20,9 @@ from jepsen_history import (
     PollSkip,
     Read,
     Seek,
+    StoredRecord,
     check,
+    epoch_bump_resends,
     format_table,
     format_timeline,
     history_from_json,
@@ -265,3 +267,57 @@ def test_the_table_marks_each_gated_check() -> None:
     row = next(line for line in table.splitlines() if line.startswith("duplicates"))
     assert row.split()[-2:] == ["1", "FAIL"]
     assert next(line for line in table.splitlines() if line.startswith("lost writes")).endswith("ok")
+
+
+# -- duplicates the idempotent producer makes itself ------------------------------------------------
+
+RESENT = Duplicate("0-7", ((0, 3), (0, 9)), acked_at=(0, 9))
+
+
+def stored(first: StoredRecord, second: StoredRecord) -> dict[tuple[int, int], StoredRecord]:
+    return {(0, 3): first, (0, 9): second}
+
+
+def test_a_copy_re_sent_under_a_higher_producer_epoch_is_the_clients() -> None:
+    # librdkafka bumped its epoch (0 -> 6) and sent the record again, sequence restarted at 0.
+    copies = stored(StoredRecord(1000, 0, 1886, 555), StoredRecord(1000, 6, 0, 555))
+    assert epoch_bump_resends([RESENT], copies) == (RESENT,)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "why"),
+    [
+        (
+            StoredRecord(1000, 6, 5, 555),
+            StoredRecord(1000, 6, 9, 555),
+            "one epoch: the broker let it in twice",
+        ),
+        (
+            StoredRecord(1000, 6, 0, 555),
+            StoredRecord(1000, 0, 1886, 555),
+            "the later copy has the lower epoch",
+        ),
+        (StoredRecord(1000, 0, 1886, 555), StoredRecord(1000, 6, 0, 556), "two timestamps: two records"),
+        (StoredRecord(1000, 0, 1886, 555), StoredRecord(1001, 6, 0, 555), "two producers"),
+        (StoredRecord(-1, 0, -1, 555), StoredRecord(-1, 6, -1, 555), "no producer id: not idempotent"),
+    ],
+)
+def test_any_other_duplicate_stays_a_failure(first: StoredRecord, second: StoredRecord, why: str) -> None:
+    assert epoch_bump_resends([RESENT], stored(first, second)) == (), why
+
+
+def test_a_duplicate_with_a_copy_in_no_segment_file_or_in_two_partitions_stays_a_failure() -> None:
+    copies = stored(StoredRecord(1000, 0, 1886, 555), StoredRecord(1000, 6, 0, 555))
+    assert epoch_bump_resends([RESENT], {(0, 3): copies[(0, 3)]}) == ()
+    across = Duplicate("0-7", ((0, 3), (1, 9)), acked_at=(1, 9))
+    assert epoch_bump_resends([across], {(0, 3): copies[(0, 3)], (1, 9): copies[(0, 9)]}) == ()
+
+
+def test_the_table_counts_the_clients_resends_apart_and_does_not_fail_on_them() -> None:
+    h = clean_history()
+    h.reads.append(Read(6.0, "c0", 0, 2, "0-0"))
+    result = check(h)
+    row = next(line for line in format_table(result, client_resends=1).splitlines() if line.startswith("dup"))
+    assert row.split()[-2:] == ["1", "ok"]
+    assert "of which re-sent by the client, new epoch" in format_table(result, client_resends=1)
+    assert "re-sent by the client" not in format_table(result)
