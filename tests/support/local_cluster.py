@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -193,22 +193,22 @@ class LocalCluster:
         """(offset, leader epoch, value) of every record of a data partition in a broker's files,
         read from the segments (not through the server), so also from a stopped or killed broker;
         a torn batch at a segment's end is ignored, as recovery would truncate it."""
-        out: list[tuple[int, int, bytes]] = []
-        for segment in sorted(Path(self.node(node_id).data_dir).glob(f"{topic}-{partition}/*.log")):
-            for batch in iter_batches(segment.read_bytes()):
-                if not batch.is_control:
-                    out += [(r.offset, batch.partition_leader_epoch, r.value or b"") for r in batch.records]
-        return out
+        return [
+            (r.offset, b.partition_leader_epoch, r.value or b"")
+            for b, r in self._records(node_id, topic, partition)
+        ]
 
     def partition_batches(self, node_id: int, topic: str, partition: int) -> list[tuple[int, Any, int]]:
         """(offset, batch header, record timestamp) of every record of a data partition in a
         broker's files (as ``partition_records``)."""
-        out: list[tuple[int, Any, int]] = []
+        return [(r.offset, b.header, r.timestamp) for b, r in self._records(node_id, topic, partition)]
+
+    def _records(self, node_id: int, topic: str, partition: int) -> Iterator[tuple[Any, Any]]:
         for segment in sorted(Path(self.node(node_id).data_dir).glob(f"{topic}-{partition}/*.log")):
             for batch in iter_batches(segment.read_bytes()):
                 if not batch.is_control:
-                    out += [(r.offset, batch.header, r.timestamp) for r in batch.records]
-        return out
+                    for record in batch.records:
+                        yield batch, record
 
     # -- processes ---------------------------------------------------------------------------
 
