@@ -178,6 +178,7 @@ class _Forward:
     backoff_ms: int = RETRY_BACKOFF_MIN_MS
     why: str = "its deadline passed before it could be forwarded"
     leader: int | None = None
+    correlation_id: int = -1  # of the attempt in flight
     response: Any = None
     visible: Callable[[MetadataImage], bool] | None = None
 
@@ -216,6 +217,7 @@ class ClientApis:
         self._image = MetadataImage.EMPTY
         self._leader = LeaderAndEpoch(None, 0)
         self._waiting: Purgatory[object, _Forward] = Purgatory()
+        self._in_flight: dict[int, _Forward] = {}  # correlation id -> the attempt awaiting its answer
         self._auto_creating: set[str] = set()
         self._outbound: list[ClientEnvelope | ControllerEnvelope] = []
         self._metadata_image: MetadataImage | None = None
@@ -245,7 +247,7 @@ class ClientApis:
         ``leader``: the raft leader as this node knows it (the active controller). ``access``: the
         caller's authorisation when an authorizer is configured (Metadata and DescribeTopicPartitions
         list only the topics it may see); None: everything is visible."""
-        self._leader = leader
+        self._follow_leader(leader, now_ms)
         request = envelope.body
         if not isinstance(request, ApiRequest):
             raise KraftError(f"a broker listener takes requests, not {request!r}")
@@ -302,6 +304,7 @@ class ClientApis:
         if not ops:
             return False
         (op,) = ops
+        self._in_flight.pop(envelope.correlation_id, None)
         answer = envelope.body
         assert isinstance(answer, ApiResponse)
         body = answer.body
@@ -362,7 +365,7 @@ class ClientApis:
 
     def poll(self, now_ms: int, leader: LeaderAndEpoch) -> int | None:
         """Run what is due (retries, deadlines); returns when to poll again (None: nothing waits)."""
-        self._leader = leader
+        self._follow_leader(leader, now_ms)
         for op in self._waiting.expire(now_ms):
             if op.phase == _Phase.RETRY and now_ms < op.deadline_ms:
                 self._send(op, now_ms)
@@ -370,6 +373,7 @@ class ClientApis:
                 self._finish(op, op.response)  # the deadline passed: answer what the controller said
             else:
                 if op.phase == _Phase.IN_FLIGHT:
+                    self._in_flight.pop(op.correlation_id, None)
                     op.why = f"the active controller, node {op.leader}, did not answer before the deadline"
                 self._give_up(op)
         return self._waiting.next_deadline_ms()
@@ -401,6 +405,8 @@ class ClientApis:
             return
         correlation_id = self._next_correlation_id()
         op.phase = _Phase.IN_FLIGHT
+        op.correlation_id = correlation_id
+        self._in_flight[correlation_id] = op
         self._waiting.watch(("answer", correlation_id), op, op.deadline_ms)
         request = ApiRequest(op.api, op.version, op.body)
         # The shell waits for the answer until the client's deadline, not the shorter default of the
@@ -410,6 +416,25 @@ class ClientApis:
         self._outbound.append(
             ControllerEnvelope(self.node_id, leader, correlation_id, request, timeout_ms=wait_ms)
         )
+
+    def _follow_leader(self, leader: LeaderAndEpoch, now_ms: int) -> None:
+        """Take the raft leader as the node knows it now. A request in flight to another node is
+        sent again to the new leader: each attempt waits for its answer until the client's deadline
+        (``_send``), so one sent to a controller that was paused, cut off or deposed would
+        otherwise wait that long for an answer that may never come (Kafka's forwarding channel
+        disconnects from the old controller when the active one changes, and re-sends)."""
+        self._leader = leader
+        new = leader.leader_id
+        if new is None or not self._in_flight:
+            return  # no leader known yet: the old one may still answer
+        for correlation_id, op in list(self._in_flight.items()):
+            if op.leader != new:
+                del self._in_flight[correlation_id]
+                self._waiting.remove(op)
+                op.why = f"the raft leader moved from node {op.leader} to node {new} while it waited"
+                if not op.retries:
+                    op.leader = new  # a DescribeQuorum given up on names the new leader
+                self._retry_or_give_up(op, now_ms)
 
     def _retry_or_give_up(self, op: _Forward, now_ms: int) -> None:
         if not op.retries or now_ms >= op.deadline_ms:

@@ -289,6 +289,36 @@ def test_each_attempt_tells_the_shell_to_wait_for_what_is_left_of_the_clients_ti
     assert [e.timeout_ms for _, e in broker.sent] == [1_200]
 
 
+def test_a_request_in_flight_when_the_leader_moves_goes_to_the_new_leader() -> None:
+    # Node 1 never answers (paused, or deposed): once node 2 leads, the request goes there, instead
+    # of waiting out the client's timeout on node 1.
+    broker = Broker([SILENT, created("t")], leader=1)
+    broker.publish(with_topics("t"))
+    cid = broker.request(create_topics, 7, create("t", timeout_ms=30_000))
+    broker.advance(1_000)
+    broker.leader = LeaderAndEpoch(None, 4)  # an election: no leader known, keep waiting for node 1
+    broker.advance(500)
+    assert [dest for _, dest, _, _ in broker.sends()] == [1] and cid not in broker.answers
+    broker.leader = LeaderAndEpoch(2, 4)
+    broker.advance(100)
+    assert [(at, dest) for at, dest, _, _ in broker.sends()] == [(0, 1), (1_551, 2)]  # seen at 1,501 + 50 ms
+    assert [t.error_code for t in broker.answer(cid).topics] == [ErrorCode.NONE]
+    assert broker.answered_at(cid) == 1_551
+    # Node 1's answer, arriving after all, is nobody's now: not taken, not answered twice.
+    first = broker.sent[0][1]
+    assert not broker.apis.handle_answer(first.reply(created("t")), broker.now_ms)
+    assert broker.apis.waiting == 0
+
+
+def test_describe_quorum_in_flight_when_the_leader_moves_names_the_new_leader() -> None:
+    broker = Broker([SILENT], leader=1)
+    cid = broker.request(describe_quorum, 2, DescribeQuorumRequest())
+    broker.leader = LeaderAndEpoch(2, 4)
+    broker.advance(1)
+    answer = broker.answer(cid)
+    assert (answer.partition_error_code, answer.leader_id) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, 2)
+
+
 def test_no_leader_within_the_request_timeout_is_request_timed_out_per_topic() -> None:
     broker = Broker(leader=None)
     cid = broker.request(create_topics, 7, create("t", "u", timeout_ms=300))
