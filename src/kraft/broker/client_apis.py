@@ -178,7 +178,6 @@ class _Forward:
     backoff_ms: int = RETRY_BACKOFF_MIN_MS
     why: str = "its deadline passed before it could be forwarded"
     leader: int | None = None
-    correlation_id: int = -1  # of the attempt in flight
     response: Any = None
     visible: Callable[[MetadataImage], bool] | None = None
 
@@ -217,7 +216,6 @@ class ClientApis:
         self._image = MetadataImage.EMPTY
         self._leader = LeaderAndEpoch(None, 0)
         self._waiting: Purgatory[object, _Forward] = Purgatory()
-        self._in_flight: dict[int, _Forward] = {}  # correlation id -> the attempt awaiting its answer
         self._auto_creating: set[str] = set()
         self._outbound: list[ClientEnvelope | ControllerEnvelope] = []
         self._metadata_image: MetadataImage | None = None
@@ -304,7 +302,6 @@ class ClientApis:
         if not ops:
             return False
         (op,) = ops
-        self._in_flight.pop(envelope.correlation_id, None)
         answer = envelope.body
         assert isinstance(answer, ApiResponse)
         body = answer.body
@@ -373,7 +370,6 @@ class ClientApis:
                 self._finish(op, op.response)  # the deadline passed: answer what the controller said
             else:
                 if op.phase == _Phase.IN_FLIGHT:
-                    self._in_flight.pop(op.correlation_id, None)
                     op.why = f"the active controller, node {op.leader}, did not answer before the deadline"
                 self._give_up(op)
         return self._waiting.next_deadline_ms()
@@ -405,8 +401,6 @@ class ClientApis:
             return
         correlation_id = self._next_correlation_id()
         op.phase = _Phase.IN_FLIGHT
-        op.correlation_id = correlation_id
-        self._in_flight[correlation_id] = op
         self._waiting.watch(("answer", correlation_id), op, op.deadline_ms)
         request = ApiRequest(op.api, op.version, op.body)
         # The shell waits for the answer until the client's deadline, not the shorter default of the
@@ -423,13 +417,13 @@ class ClientApis:
         (``_send``), so one sent to a controller that was paused, cut off or deposed would
         otherwise wait that long for an answer that may never come (Kafka's forwarding channel
         disconnects from the old controller when the active one changes, and re-sends)."""
-        self._leader = leader
         new = leader.leader_id
-        if new is None or not self._in_flight:
-            return  # no leader known yet: the old one may still answer
-        for correlation_id, op in list(self._in_flight.items()):
-            if op.leader != new:
-                del self._in_flight[correlation_id]
+        moved = new is not None and new != self._leader.leader_id  # None: the old one may still answer
+        self._leader = leader
+        if not moved:
+            return
+        for op in list(self._waiting):
+            if op.phase == _Phase.IN_FLIGHT and op.leader != new:
                 self._waiting.remove(op)
                 op.why = f"the raft leader moved from node {op.leader} to node {new} while it waited"
                 if not op.retries:
