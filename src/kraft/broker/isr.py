@@ -78,7 +78,9 @@ class IsrManager:
         self.partitions_expanded = 0
         self.partitions_recovered = 0
         # (topic id, partition) -> partition epoch we asked about; not asked again until it moves.
-        self._led_scanned: MetadataImage | None = None  # the image the RECOVERING scan last read
+        # Partitions this broker leads that are RECOVERING (an unclean leader's), kept from each
+        # delta: finding them in the image took an index of every partition at each publish.
+        self._recovering: dict[tuple[uuid.UUID, int], None] = {}
         self._asked: dict[tuple[uuid.UUID, int], int] = {}
         self._in_flight: tuple[int, int] | None = None  # (correlation id, deadline)
         self._not_before_ms = 0
@@ -90,6 +92,18 @@ class IsrManager:
 
     def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
         self._image = image
+        recovering = self._recovering
+        if delta.replaced is not None:
+            recovering.clear()  # every partition of the snapshot comes as changed below
+        for topic in delta.deleted_topics():
+            for partition_id in topic.partitions:
+                recovering.pop((topic.id, partition_id), None)
+        for tp, _, p in delta.changed_partitions():
+            key = (tp.topic_id, tp.partition_id)
+            if p.leader == self.node_id and p.leader_recovery_state == LeaderRecoveryState.RECOVERING:
+                recovering[key] = None
+            else:
+                recovering.pop(key, None)
 
     def set_out_of_sync(self, topic_id: uuid.UUID, partition_id: int, replica: int, until_ms: int) -> None:
         """``replica`` of a partition this broker leads is out of sync until ``until_ms``: it leaves
@@ -206,26 +220,20 @@ class IsrManager:
             self._asked[key] = p.partition_epoch
             if len(out) >= MAX_PARTITIONS_PER_REQUEST:
                 break
-        # Led partitions still RECOVERING change only with the image or what was asked: scanned once
-        # per image (not on every poll: 10,000 partitions made it a broker's main cost).
-        if image is self._led_scanned and not self._dirty:
-            return out
-        self._led_scanned, self._dirty = image, False
-        for tp in image.partitions_led_by(self.node_id):
+        # Led partitions still RECOVERING, in the image's order (topic name, partition).
+        recovering = list(self._recovering)
+        if len(recovering) > 1:
+            topics = image.topics_by_id
+            recovering.sort(key=lambda k: (topics[k[0]].name, k[1]) if k[0] in topics else ("", k[1]))
+        for key in recovering:
             # An unclean leader's log is settled as soon as it leads (it keeps its log as it is).
-            p = image.partition(tp.topic_id, tp.partition_id)
-            key = (tp.topic_id, tp.partition_id)
-            if (
-                p is None
-                or p.leader_recovery_state != LeaderRecoveryState.RECOVERING
-                or self._asked.get(key, -1) >= p.partition_epoch
-                or len(out) >= MAX_PARTITIONS_PER_REQUEST
-            ):
+            if len(out) >= MAX_PARTITIONS_PER_REQUEST:
+                break
+            p = image.partition(key[0], key[1])
+            if p is None or self._asked.get(key, -1) >= p.partition_epoch:
                 continue
-            out.append((tp.topic_id, tp.partition_id, p, p.isr, int(LeaderRecoveryState.RECOVERED)))
+            out.append((key[0], key[1], p, p.isr, int(LeaderRecoveryState.RECOVERED)))
             self._asked[key] = p.partition_epoch
-        if len(out) >= MAX_PARTITIONS_PER_REQUEST:
-            self._dirty = True  # more may wait behind this request
         return out
 
     def _mark_pending(
