@@ -476,6 +476,12 @@ def _default_source(env: dict[str, Any], key: str, shared: Any, fl: Field) -> st
     if shared is not _MISSING:
         env[key] = shared
         return key
+    d = fl.default
+    if d is _MISSING and isinstance(fl.type, StructType):
+        env[key] = fl.type.cls  # a fresh zero struct; the class's own init fills it in
+        return f"{key}()"
+    if (d is _MISSING and isinstance(fl.type, ArrayType)) or (isinstance(d, list) and not d):
+        return "[]"  # the usual mutable default, written as a literal (no call per message)
     env[key] = fl
     return f"{key}.default_value()"
 

@@ -190,6 +190,9 @@ def test_defaults_that_can_change_are_fresh_in_every_value() -> None:
     assert one.current_leader is not two.current_leader
     one.current_leader.leader_id = 7
     assert two.current_leader.leader_id == -1
+    built = [schema.cls.FetchableTopicResponse.PartitionData() for _ in range(2)]
+    assert built[0].current_leader is not built[1].current_leader
+    assert built[0].aborted_transactions is not built[1].aborted_transactions
 
 
 # ---------------------------------------------------------------------------------------------------
