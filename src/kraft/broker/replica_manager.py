@@ -315,6 +315,9 @@ class ReplicaManager:
         self._appended: set[TopicIdPartition] = set()  # led partitions with new records (follower fetches)
         self._all_changed = False
         self._topic_configs: dict[str, _TopicConfig] = {}
+        # min.insync.replicas by topic, resolved once per image: a delta that moves thousands of
+        # partitions (a controlled shutdown) resolved it for each (half of a broker's publish).
+        self._min_isrs: dict[str, int] = {}
         # (segment.bytes, segment.ms, index.interval.bytes, segment.index.bytes) each open log was
         # last given.
         self._segment_configs: dict[TopicIdPartition, tuple[int, int | None, int, int]] = {}
@@ -430,6 +433,7 @@ class ReplicaManager:
         """A ``MetadataPublisher``: follow the roles ``delta`` gives this broker (once active)."""
         self._image = image
         self._topic_configs.clear()
+        self._min_isrs.clear()
         if not self.active:
             return
         changes = local_changes(delta, self.node_id)
@@ -491,8 +495,13 @@ class ReplicaManager:
         self.logs.delete(name, tp.partition_id)
 
     def _min_isr(self, image: MetadataImage, tp: TopicIdPartition, p: PartitionRegistration) -> int:
-        topic = image.topics_by_id[tp.topic_id]
-        return effective_min_isr(self.resolver.topic_min_isr(image, topic.name), len(p.replicas))
+        name = image.topics_by_id[tp.topic_id].name
+        if image is not self._image:
+            return effective_min_isr(self.resolver.topic_min_isr(image, name), len(p.replicas))
+        configured = self._min_isrs.get(name)
+        if configured is None:
+            configured = self._min_isrs[name] = self.resolver.topic_min_isr(image, name)
+        return effective_min_isr(configured, len(p.replicas))
 
     def _topic_config(self, topic: str) -> _TopicConfig:
         """The configs of ``topic`` the data path reads, resolved once per image."""
