@@ -277,7 +277,10 @@ class KraftServer:
                     max_bytes=config.log_index_size_max_bytes,
                 )
                 self._partition_logs = await loop.run_in_executor(
-                    None, lambda: LogManager(config.log_dirs, segment_bytes=segment_bytes, index=index)
+                    None,
+                    lambda: LogManager(
+                        config.log_dirs, segment_bytes=segment_bytes, index=index, background_checkpoints=True
+                    ),
                 )
         partition_dir = metadata_partition_dir(config.metadata_log_dir)
         self._log = await loop.run_in_executor(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import threading
 import uuid
 from pathlib import Path
 
@@ -243,3 +244,83 @@ def test_a_clean_shutdown_marker_opens_the_logs_without_a_scan(tmp_path: Path) -
     assert cut.file.name == segment.name and cut.segments_deleted
     assert cut_log.log_end_offset < 12 and cut_log.segment_base_offsets() == [0]
     scanned.close()
+
+
+def _gated_writes(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, list[str]]:
+    """Checkpoint writes that wait for the returned gate (and record which thread wrote)."""
+    import kraft.storage.log_manager as lm
+
+    gate, writers = threading.Event(), []
+    real = lm.write_offset_checkpoint
+
+    def gated(path: Path, entries: dict[tuple[str, int], int]) -> None:
+        assert gate.wait(10)
+        writers.append(threading.current_thread().name)
+        real(path, entries)
+
+    monkeypatch.setattr(lm, "write_offset_checkpoint", gated)
+    return gate, writers
+
+
+def test_background_checkpoints_return_at_once_and_write_the_offsets_of_that_moment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate, writers = _gated_writes(monkeypatch)
+    a = tmp_path / "a"
+    manager = LogManager([a], background_checkpoints=True)
+    log = manager.get_or_create("orders", 0, TOPIC_ID)
+    append(log, b"a", b"b", b"c")
+    log.update_high_watermark(2)
+    manager.checkpoint()  # returns while its write waits at the gate
+    assert not manager.wait_for_checkpoints(0.05)
+    log.update_high_watermark(3)  # after the snapshot: not in this write
+    gate.set()
+    assert manager.wait_for_checkpoints(10)
+    assert (a / REPLICATION_OFFSET_CHECKPOINT).read_bytes() == b"0\n1\norders 0 2\n"
+    assert set(writers) == {"kraft-checkpoint"}
+    manager.close()  # waits for the thread, then writes the final offsets itself
+    assert (a / REPLICATION_OFFSET_CHECKPOINT).read_bytes() == b"0\n1\norders 0 3\n"
+    assert (a / RECOVERY_POINT_OFFSET_CHECKPOINT).read_bytes() == b"0\n1\norders 0 3\n"
+
+
+def test_background_checkpoints_taken_during_a_write_collapse_into_the_newest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate, _ = _gated_writes(monkeypatch)
+    a = tmp_path / "a"
+    manager = LogManager([a], background_checkpoints=True)
+    log = manager.get_or_create("orders", 0, TOPIC_ID)
+    append(log, b"a", b"b", b"c")
+    for hw in (1, 2, 3):
+        log.update_high_watermark(hw)
+        manager.checkpoint()
+    gate.set()
+    assert manager.wait_for_checkpoints(10)
+    assert manager.checkpoints_written == 2  # the first, then only the newest of the two behind it
+    assert (a / REPLICATION_OFFSET_CHECKPOINT).read_bytes() == b"0\n1\norders 0 3\n"
+    manager.close()
+
+
+def test_a_failed_background_checkpoint_raises_at_the_next_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kraft.storage.log_manager as lm
+
+    a = tmp_path / "a"
+    manager = LogManager([a], background_checkpoints=True)
+    manager.get_or_create("orders", 0, TOPIC_ID)
+    real = lm.write_offset_checkpoint
+
+    def full(path: Path, entries: dict[tuple[str, int], int]) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(lm, "write_offset_checkpoint", full)
+    manager.checkpoint()
+    assert manager.wait_for_checkpoints(10)
+    with pytest.raises(OSError, match="No space left"):
+        manager.checkpoint()
+    monkeypatch.setattr(lm, "write_offset_checkpoint", real)
+    manager.checkpoint()  # the error was reported once; this one writes
+    assert manager.wait_for_checkpoints(10)
+    assert (a / REPLICATION_OFFSET_CHECKPOINT).read_bytes() == b"0\n1\norders 0 0\n"
+    manager.close()
