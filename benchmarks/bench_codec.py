@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.append(str(Path(__file__).resolve().parents[1] / "src"))  # after PYTHONPATH (a compiled build)
 
 from kraft.protocol.api import decode_response, encode_response
 from kraft.protocol.messages import fetch

@@ -34,7 +34,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.append(str(Path(__file__).resolve().parent.parent / "src"))  # after PYTHONPATH (a compiled build)
 
 from kraft.cli import cluster as cluster_cli
 from kraft.cli import cluster_processes as processes

@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.append(str(ROOT / "src"))  # after PYTHONPATH (a compiled build)
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition  # noqa: E402

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.append(str(Path(__file__).resolve().parent.parent / "src"))  # after PYTHONPATH (a compiled build)
 
 from kraft.cli.main import main as kraft_main
 
