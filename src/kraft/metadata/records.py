@@ -137,243 +137,174 @@ class RecordSchema:
 
 
 def _endpoint(name: str) -> StructType:
-    return struct(
-        name,
-        [
-            f("Name", STRING, "0+"),
-            f("Host", STRING, "0+"),
-            f("Port", UINT16, "0+"),
-            f("SecurityProtocol", INT16, "0+"),
-        ],
-    )
+    return struct(name, [
+        f("Name", STRING, "0+"),
+        f("Host", STRING, "0+"),
+        f("Port", UINT16, "0+"),
+        f("SecurityProtocol", INT16, "0+"),
+    ])
 
 
 def _feature(name: str) -> StructType:
-    return struct(
-        name,
-        [
-            f("Name", STRING, "0+"),
-            f("MinSupportedVersion", INT16, "0+"),
-            f("MaxSupportedVersion", INT16, "0+"),
-        ],
-    )
-
-
-REGISTER_BROKER_RECORD = struct(
-    "RegisterBrokerRecord",
-    [
-        f("BrokerId", INT32, "0+"),
-        f("IsMigratingZkBroker", BOOL, "2+", default=False),
-        f("IncarnationId", UUID, "0+"),
-        f("BrokerEpoch", INT64, "0+"),
-        f("EndPoints", array(_endpoint("BrokerEndpoint")), "0+"),
-        f("Features", array(_feature("BrokerFeature")), "0+"),
-        f("Rack", STRING, "0+", nullable="0+"),
-        f("Fenced", BOOL, "0+", default=True),
-        f("InControlledShutdown", BOOL, "1+", default=False),
-        f("LogDirs", array(UUID), "3+", tag=0, tagged="3+"),
-    ],
-)
-
-UNREGISTER_BROKER_RECORD = struct(
-    "UnregisterBrokerRecord",
-    [
-        f("BrokerId", INT32, "0+"),
-        f("BrokerEpoch", INT64, "0+"),
-    ],
-)
-
-TOPIC_RECORD = struct(
-    "TopicRecord",
-    [
+    return struct(name, [
         f("Name", STRING, "0+"),
-        f("TopicId", UUID, "0+"),
-    ],
-)
+        f("MinSupportedVersion", INT16, "0+"),
+        f("MaxSupportedVersion", INT16, "0+"),
+    ])
 
-PARTITION_RECORD = struct(
-    "PartitionRecord",
-    [
-        f("PartitionId", INT32, "0+", default=-1),
-        f("TopicId", UUID, "0+"),
-        f("Replicas", array(INT32), "0+"),
-        f("Isr", array(INT32), "0+"),
-        f("RemovingReplicas", array(INT32), "0+"),
-        f("AddingReplicas", array(INT32), "0+"),
-        f("Leader", INT32, "0+", default=-1),
-        f("LeaderRecoveryState", INT8, "0+", tag=0, tagged="0+", default=0),
-        f("LeaderEpoch", INT32, "0+", default=-1),
-        f("PartitionEpoch", INT32, "0+", default=-1),
-        f("Directories", array(UUID), "1+"),
-        f("EligibleLeaderReplicas", array(INT32), "2+", nullable="2+", tag=1, tagged="2+", default=None),
-        f("LastKnownElr", array(INT32), "2+", nullable="2+", tag=2, tagged="2+", default=None),
-    ],
-)
 
-CONFIG_RECORD = struct(
-    "ConfigRecord",
-    [
-        f("ResourceType", INT8, "0+"),
-        f("ResourceName", STRING, "0+"),
-        f("Name", STRING, "0+"),
-        f("Value", STRING, "0+", nullable="0+"),
-    ],
-)
+REGISTER_BROKER_RECORD = struct("RegisterBrokerRecord", [
+    f("BrokerId", INT32, "0+"),
+    f("IsMigratingZkBroker", BOOL, "2+", default=False),
+    f("IncarnationId", UUID, "0+"),
+    f("BrokerEpoch", INT64, "0+"),
+    f("EndPoints", array(_endpoint("BrokerEndpoint")), "0+"),
+    f("Features", array(_feature("BrokerFeature")), "0+"),
+    f("Rack", STRING, "0+", nullable="0+"),
+    f("Fenced", BOOL, "0+", default=True),
+    f("InControlledShutdown", BOOL, "1+", default=False),
+    f("LogDirs", array(UUID), "3+", tag=0, tagged="3+"),
+])
 
-PARTITION_CHANGE_RECORD = struct(
-    "PartitionChangeRecord",
-    [
-        f("PartitionId", INT32, "0+", default=-1),
-        f("TopicId", UUID, "0+"),
-        f("Isr", array(INT32), "0+", nullable="0+", tag=0, tagged="0+", default=None),
-        f("Leader", INT32, "0+", tag=1, tagged="0+", default=-2),
-        f("Replicas", array(INT32), "0+", nullable="0+", tag=2, tagged="0+", default=None),
-        f("RemovingReplicas", array(INT32), "0+", nullable="0+", tag=3, tagged="0+", default=None),
-        f("AddingReplicas", array(INT32), "0+", nullable="0+", tag=4, tagged="0+", default=None),
-        f("LeaderRecoveryState", INT8, "0+", tag=5, tagged="0+", default=-1),
-        f("Directories", array(UUID), "1+", nullable="1+", tag=8, tagged="1+", default=None),
-        f("EligibleLeaderReplicas", array(INT32), "2+", nullable="2+", tag=6, tagged="2+", default=None),
-        f("LastKnownElr", array(INT32), "2+", nullable="2+", tag=7, tagged="2+", default=None),
-    ],
-)
+UNREGISTER_BROKER_RECORD = struct("UnregisterBrokerRecord", [
+    f("BrokerId", INT32, "0+"),
+    f("BrokerEpoch", INT64, "0+"),
+])
 
-FENCE_BROKER_RECORD = struct(
-    "FenceBrokerRecord",
-    [
-        f("Id", INT32, "0+"),
-        f("Epoch", INT64, "0+"),
-    ],
-)
+TOPIC_RECORD = struct("TopicRecord", [
+    f("Name", STRING, "0+"),
+    f("TopicId", UUID, "0+"),
+])
 
-UNFENCE_BROKER_RECORD = struct(
-    "UnfenceBrokerRecord",
-    [
-        f("Id", INT32, "0+"),
-        f("Epoch", INT64, "0+"),
-    ],
-)
+PARTITION_RECORD = struct("PartitionRecord", [
+    f("PartitionId", INT32, "0+", default=-1),
+    f("TopicId", UUID, "0+"),
+    f("Replicas", array(INT32), "0+"),
+    f("Isr", array(INT32), "0+"),
+    f("RemovingReplicas", array(INT32), "0+"),
+    f("AddingReplicas", array(INT32), "0+"),
+    f("Leader", INT32, "0+", default=-1),
+    f("LeaderRecoveryState", INT8, "0+", tag=0, tagged="0+", default=0),
+    f("LeaderEpoch", INT32, "0+", default=-1),
+    f("PartitionEpoch", INT32, "0+", default=-1),
+    f("Directories", array(UUID), "1+"),
+    f("EligibleLeaderReplicas", array(INT32), "2+", nullable="2+", tag=1, tagged="2+", default=None),
+    f("LastKnownElr", array(INT32), "2+", nullable="2+", tag=2, tagged="2+", default=None),
+])
 
-REMOVE_TOPIC_RECORD = struct(
-    "RemoveTopicRecord",
-    [
-        f("TopicId", UUID, "0+"),
-    ],
-)
+CONFIG_RECORD = struct("ConfigRecord", [
+    f("ResourceType", INT8, "0+"),
+    f("ResourceName", STRING, "0+"),
+    f("Name", STRING, "0+"),
+    f("Value", STRING, "0+", nullable="0+"),
+])
 
-FEATURE_LEVEL_RECORD = struct(
-    "FeatureLevelRecord",
-    [
-        f("Name", STRING, "0+"),
-        f("FeatureLevel", INT16, "0+"),
-    ],
-)
+PARTITION_CHANGE_RECORD = struct("PartitionChangeRecord", [
+    f("PartitionId", INT32, "0+", default=-1),
+    f("TopicId", UUID, "0+"),
+    f("Isr", array(INT32), "0+", nullable="0+", tag=0, tagged="0+", default=None),
+    f("Leader", INT32, "0+", tag=1, tagged="0+", default=-2),
+    f("Replicas", array(INT32), "0+", nullable="0+", tag=2, tagged="0+", default=None),
+    f("RemovingReplicas", array(INT32), "0+", nullable="0+", tag=3, tagged="0+", default=None),
+    f("AddingReplicas", array(INT32), "0+", nullable="0+", tag=4, tagged="0+", default=None),
+    f("LeaderRecoveryState", INT8, "0+", tag=5, tagged="0+", default=-1),
+    f("Directories", array(UUID), "1+", nullable="1+", tag=8, tagged="1+", default=None),
+    f("EligibleLeaderReplicas", array(INT32), "2+", nullable="2+", tag=6, tagged="2+", default=None),
+    f("LastKnownElr", array(INT32), "2+", nullable="2+", tag=7, tagged="2+", default=None),
+])
 
-PRODUCER_IDS_RECORD = struct(
-    "ProducerIdsRecord",
-    [
-        f("BrokerId", INT32, "0+"),
-        f("BrokerEpoch", INT64, "0+", default=-1),
-        f("NextProducerId", INT64, "0+"),
-    ],
-)
+FENCE_BROKER_RECORD = struct("FenceBrokerRecord", [
+    f("Id", INT32, "0+"),
+    f("Epoch", INT64, "0+"),
+])
 
-BROKER_REGISTRATION_CHANGE_RECORD = struct(
-    "BrokerRegistrationChangeRecord",
-    [
-        f("BrokerId", INT32, "0+"),
-        f("BrokerEpoch", INT64, "0+"),
-        f("Fenced", INT8, "0+", tag=0, tagged="0+", default=0),
-        f("InControlledShutdown", INT8, "1+", tag=1, tagged="1+", default=0),
-        f("LogDirs", array(UUID), "2+", tag=2, tagged="2+"),
-    ],
-)
+UNFENCE_BROKER_RECORD = struct("UnfenceBrokerRecord", [
+    f("Id", INT32, "0+"),
+    f("Epoch", INT64, "0+"),
+])
+
+REMOVE_TOPIC_RECORD = struct("RemoveTopicRecord", [
+    f("TopicId", UUID, "0+"),
+])
+
+FEATURE_LEVEL_RECORD = struct("FeatureLevelRecord", [
+    f("Name", STRING, "0+"),
+    f("FeatureLevel", INT16, "0+"),
+])
+
+PRODUCER_IDS_RECORD = struct("ProducerIdsRecord", [
+    f("BrokerId", INT32, "0+"),
+    f("BrokerEpoch", INT64, "0+", default=-1),
+    f("NextProducerId", INT64, "0+"),
+])
+
+BROKER_REGISTRATION_CHANGE_RECORD = struct("BrokerRegistrationChangeRecord", [
+    f("BrokerId", INT32, "0+"),
+    f("BrokerEpoch", INT64, "0+"),
+    f("Fenced", INT8, "0+", tag=0, tagged="0+", default=0),
+    f("InControlledShutdown", INT8, "1+", tag=1, tagged="1+", default=0),
+    f("LogDirs", array(UUID), "2+", tag=2, tagged="2+"),
+])
 
 NO_OP_RECORD = struct("NoOpRecord", [])
 
-ZK_MIGRATION_STATE_RECORD = struct(
-    "ZkMigrationStateRecord",
-    [
-        f("ZkMigrationState", INT8, "0+"),
-    ],
-)
+ZK_MIGRATION_STATE_RECORD = struct("ZkMigrationStateRecord", [
+    f("ZkMigrationState", INT8, "0+"),
+])
 
-BEGIN_TRANSACTION_RECORD = struct(
-    "BeginTransactionRecord",
-    [
-        f("Name", STRING, "0+", nullable="0+", tag=0, tagged="0+", default=None),
-    ],
-)
+BEGIN_TRANSACTION_RECORD = struct("BeginTransactionRecord", [
+    f("Name", STRING, "0+", nullable="0+", tag=0, tagged="0+", default=None),
+])
 
 END_TRANSACTION_RECORD = struct("EndTransactionRecord", [])
 
-ABORT_TRANSACTION_RECORD = struct(
-    "AbortTransactionRecord",
-    [
-        f("Reason", STRING, "0+", nullable="0+", tag=0, tagged="0+", default=None),
-    ],
-)
+ABORT_TRANSACTION_RECORD = struct("AbortTransactionRecord", [
+    f("Reason", STRING, "0+", nullable="0+", tag=0, tagged="0+", default=None),
+])
 
-REGISTER_CONTROLLER_RECORD = struct(
-    "RegisterControllerRecord",
-    [
-        f("ControllerId", INT32, "0+"),
-        f("IncarnationId", UUID, "0+"),
-        f("ZkMigrationReady", BOOL, "0+"),
-        f("EndPoints", array(_endpoint("ControllerEndpoint")), "0+"),
-        f("Features", array(_feature("ControllerFeature")), "0+"),
-    ],
-)
+REGISTER_CONTROLLER_RECORD = struct("RegisterControllerRecord", [
+    f("ControllerId", INT32, "0+"),
+    f("IncarnationId", UUID, "0+"),
+    f("ZkMigrationReady", BOOL, "0+"),
+    f("EndPoints", array(_endpoint("ControllerEndpoint")), "0+"),
+    f("Features", array(_feature("ControllerFeature")), "0+"),
+])
 
 # ACLs (Kafka's AccessControlEntryRecord / RemoveAccessControlEntryRecord): the enum codes are
 # kraft.security.acls's; the id is the controller's, from its injected random generator.
-ACCESS_CONTROL_ENTRY_RECORD = struct(
-    "AccessControlEntryRecord",
-    [
-        f("Id", UUID, "0+"),
-        f("ResourceType", INT8, "0+"),
-        f("ResourceName", STRING, "0+"),
-        f("PatternType", INT8, "0+"),
-        f("Principal", STRING, "0+"),
-        f("Host", STRING, "0+"),
-        f("Operation", INT8, "0+"),
-        f("PermissionType", INT8, "0+"),
-    ],
-)
+ACCESS_CONTROL_ENTRY_RECORD = struct("AccessControlEntryRecord", [
+    f("Id", UUID, "0+"),
+    f("ResourceType", INT8, "0+"),
+    f("ResourceName", STRING, "0+"),
+    f("PatternType", INT8, "0+"),
+    f("Principal", STRING, "0+"),
+    f("Host", STRING, "0+"),
+    f("Operation", INT8, "0+"),
+    f("PermissionType", INT8, "0+"),
+])
 
-REMOVE_ACCESS_CONTROL_ENTRY_RECORD = struct(
-    "RemoveAccessControlEntryRecord",
-    [
-        f("Id", UUID, "0+"),
-    ],
-)
+REMOVE_ACCESS_CONTROL_ENTRY_RECORD = struct("RemoveAccessControlEntryRecord", [
+    f("Id", UUID, "0+"),
+])
 
-CLEAR_ELR_RECORD = struct(
-    "ClearElrRecord",
-    [
-        f("TopicName", STRING, "0+"),
-    ],
-)
+CLEAR_ELR_RECORD = struct("ClearElrRecord", [
+    f("TopicName", STRING, "0+"),
+])
 
 # Kafka's UserScramCredentialRecord (key 11): what the server stores, never the password.
-USER_SCRAM_CREDENTIAL_RECORD = struct(
-    "UserScramCredentialRecord",
-    [
-        f("Name", STRING, "0+"),
-        f("Mechanism", INT8, "0+"),
-        f("Salt", BYTES, "0+"),
-        f("StoredKey", BYTES, "0+"),
-        f("ServerKey", BYTES, "0+"),
-        f("Iterations", INT32, "0+"),
-    ],
-)
+USER_SCRAM_CREDENTIAL_RECORD = struct("UserScramCredentialRecord", [
+    f("Name", STRING, "0+"),
+    f("Mechanism", INT8, "0+"),
+    f("Salt", BYTES, "0+"),
+    f("StoredKey", BYTES, "0+"),
+    f("ServerKey", BYTES, "0+"),
+    f("Iterations", INT32, "0+"),
+])
 
-REMOVE_USER_SCRAM_CREDENTIAL_RECORD = struct(
-    "RemoveUserScramCredentialRecord",
-    [
-        f("Name", STRING, "0+"),
-        f("Mechanism", INT8, "0+"),
-    ],
-)
+REMOVE_USER_SCRAM_CREDENTIAL_RECORD = struct("RemoveUserScramCredentialRecord", [
+    f("Name", STRING, "0+"),
+    f("Mechanism", INT8, "0+"),
+])
 
 _T = MetadataRecordType
 SCHEMAS: dict[MetadataRecordType, RecordSchema] = {
@@ -396,7 +327,9 @@ SCHEMAS: dict[MetadataRecordType, RecordSchema] = {
         RecordSchema(_T.REMOVE_ACCESS_CONTROL_ENTRY, Versions(0, 0), REMOVE_ACCESS_CONTROL_ENTRY_RECORD),
         RecordSchema(_T.NO_OP, Versions(0, 0), NO_OP_RECORD),
         RecordSchema(_T.ZK_MIGRATION_STATE, Versions(0, 0), ZK_MIGRATION_STATE_RECORD),
-        RecordSchema(_T.REMOVE_USER_SCRAM_CREDENTIAL, Versions(0, 0), REMOVE_USER_SCRAM_CREDENTIAL_RECORD),
+        RecordSchema(
+            _T.REMOVE_USER_SCRAM_CREDENTIAL, Versions(0, 0), REMOVE_USER_SCRAM_CREDENTIAL_RECORD
+        ),
         RecordSchema(_T.BEGIN_TRANSACTION, Versions(0, 0), BEGIN_TRANSACTION_RECORD),
         RecordSchema(_T.END_TRANSACTION, Versions(0, 0), END_TRANSACTION_RECORD),
         RecordSchema(_T.ABORT_TRANSACTION, Versions(0, 0), ABORT_TRANSACTION_RECORD),
@@ -408,7 +341,6 @@ SCHEMAS: dict[MetadataRecordType, RecordSchema] = {
 
 # ---------------------------------------------------------------------------------------------------
 # metadata.version (spec 1.5)
-
 
 class MetadataVersion(enum.IntEnum):
     """The metadata.version feature levels that change what the controller writes."""
@@ -743,10 +675,8 @@ def _encode_partition_record_fast(record: ApiMessageAndVersion) -> bytes | None:
     if len(d.directories) > _MAX_FAST_LIST:
         return None
     try:
-        out = [
-            bytes((FRAME_VERSION, int(MetadataRecordType.PARTITION), version)),
-            _HEAD.pack(d.partition_id, d.topic_id.bytes),
-        ]
+        out = [bytes((FRAME_VERSION, int(MetadataRecordType.PARTITION), version)),
+               _HEAD.pack(d.partition_id, d.topic_id.bytes)]
         for v in lists:
             out.append(bytes((len(v) + 1,)))
             out.append(_struct.pack(f">{len(v)}i", *v))
