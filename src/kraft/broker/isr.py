@@ -77,10 +77,10 @@ class IsrManager:
         self.requests_sent = 0
         self.partitions_expanded = 0
         self.partitions_recovered = 0
-        # (topic id, partition) -> partition epoch we asked about; not asked again until it moves.
         # Partitions this broker leads that are RECOVERING (an unclean leader's), kept from each
         # delta: finding them in the image took an index of every partition at each publish.
         self._recovering: dict[tuple[uuid.UUID, int], None] = {}
+        # (topic id, partition) -> partition epoch we asked about; not asked again until it moves.
         self._asked: dict[tuple[uuid.UUID, int], int] = {}
         self._in_flight: tuple[int, int] | None = None  # (correlation id, deadline)
         self._not_before_ms = 0
