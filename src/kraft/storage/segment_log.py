@@ -174,6 +174,26 @@ class RecoveryReport:
         return not any(getattr(self, f.name) for f in fields(self))
 
 
+class _Tail:
+    """The base offset, last offset and position of the active segment's last 16 to 32 batches
+    (each column an array of int64: 768 bytes at most)."""
+
+    __slots__ = ("bases", "lasts", "positions")
+
+    def __init__(self) -> None:
+        self.bases: array[int] = array("q")
+        self.lasts: array[int] = array("q")
+        self.positions: array[int] = array("q")
+
+    def add(self, base: int, last: int, position: int) -> None:
+        if len(self.bases) >= _TAIL_BATCHES:
+            half = _TAIL_BATCHES // 2
+            del self.bases[:half], self.lasts[:half], self.positions[:half]
+        self.bases.append(base)
+        self.lasts.append(last)
+        self.positions.append(position)
+
+
 class _Segment:
     """One segment file, open read-write, with its sparse offset and time indexes."""
 
@@ -186,9 +206,7 @@ class _Segment:
         "path",
         "size",
         "synced_size",
-        "tail_bases",
-        "tail_lasts",
-        "tail_positions",
+        "tail",
     )
 
     def __init__(self, path: Path, base_offset: int, fd: int, indexes: SegmentIndexes) -> None:
@@ -205,24 +223,16 @@ class _Segment:
         # entry unpacks up to index.interval.bytes of headers (12 us a read against 3.5 from here).
         # Cleared when the segment is cut or rolled (only the active segment keeps them).
         # None until the first append (most segments of a broker with many partitions are idle).
-        self.tail_bases: array[int] | None = None
-        self.tail_lasts: array[int] | None = None
-        self.tail_positions: array[int] | None = None
+        self.tail: _Tail | None = None
 
     def remember_tail(self, base: int, last: int, position: int) -> None:
-        bases, lasts, positions = self.tail_bases, self.tail_lasts, self.tail_positions
-        if bases is None or lasts is None or positions is None:
-            bases, lasts, positions = array("q"), array("q"), array("q")
-            self.tail_bases, self.tail_lasts, self.tail_positions = bases, lasts, positions
-        elif len(bases) >= _TAIL_BATCHES:
-            half = _TAIL_BATCHES // 2
-            del bases[:half], lasts[:half], positions[:half]
-        bases.append(base)
-        lasts.append(last)
-        positions.append(position)
+        tail = self.tail
+        if tail is None:
+            tail = self.tail = _Tail()
+        tail.add(base, last, position)
 
     def forget_tail(self) -> None:
-        self.tail_bases = self.tail_lasts = self.tail_positions = None
+        self.tail = None
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -984,12 +994,12 @@ class SegmentLog:
             StorageError: the file is shorter than the segment's size, or a batch length is
                 impossible (the file changed on disk).
         """
-        bases, lasts, positions = segment.tail_bases, segment.tail_lasts, segment.tail_positions
-        if bases and lasts and positions and offset >= bases[0]:
-            i = bisect.bisect_left(lasts, offset)
-            if i == len(bases):
+        tail = segment.tail
+        if tail is not None and tail.bases and offset >= tail.bases[0]:
+            i = bisect.bisect_left(tail.lasts, offset)
+            if i == len(tail.bases):
                 return segment.size, -1
-            return positions[i], bases[i]
+            return tail.positions[i], tail.bases[i]
         _, position = segment.indexes.lookup(offset)
         size = segment.size
         buf = b""

@@ -605,14 +605,14 @@ def test_the_segment_log_imports_no_snapshot_metadata_or_raft_rules() -> None:
 
 def _walked(log: SegmentLog, offset: int, max_bytes: int, max_offset: int | None) -> bytes:
     """``log.read`` with the remembered tails set aside: from the index and a walk of headers."""
-    kept = [(s.tail_bases, s.tail_lasts, s.tail_positions) for s in log._segments]
+    kept = [s.tail for s in log._segments]
     for segment in log._segments:
         segment.forget_tail()
     try:
         return log.read(offset, max_bytes, max_offset)
     finally:
-        for segment, (b, la, p) in zip(log._segments, kept, strict=True):
-            segment.tail_bases, segment.tail_lasts, segment.tail_positions = b, la, p
+        for segment, tail in zip(log._segments, kept, strict=True):
+            segment.tail = tail
 
 
 def test_reads_from_the_remembered_tail_equal_reads_walked_from_the_index(
@@ -639,8 +639,9 @@ def test_reads_from_the_remembered_tail_equal_reads_walked_from_the_index(
                 checked += 1
     assert len(log.segment_paths()) >= 3 and checked > 10_000
     # Only the active segment remembers, and at most _TAIL_BATCHES batches.
-    active = log._segments[-1].tail_bases
-    assert all(s.tail_bases is None for s in log._segments[:-1]) and active and 0 < len(active) <= 8
+    active = log._segments[-1].tail
+    assert all(s.tail is None for s in log._segments[:-1])
+    assert active is not None and 0 < len(active.bases) == len(active.lasts) == len(active.positions) <= 8
     # The tail answers without a header walk: one pread, of the bytes returned.
     preads: list[int] = []
     real_pread = os.pread
