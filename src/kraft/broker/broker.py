@@ -234,7 +234,11 @@ class Broker:
             self.metadata.maybe_snapshot(now_ms)
         out: list[ControllerEnvelope | ClientEnvelope] = list(self.client_apis.drain())
         out.extend(self.producer_ids.drain())  # InitProducerIds a block answered
+        early = self.lifecycle.early_report_ms(now_ms)
         if self.replicas is not None:
             self.replicas.complete_waiting(now_ms)
             out.extend(self.replicas.drain())
-        return self._completed(out), self.lifecycle.early_report_ms(now_ms)
+            if self.replicas.has_pending_roles:
+                # A publish left new partitions for later polls: the next one takes more.
+                early = now_ms if early is None else min(early, now_ms)
+        return self._completed(out), early

@@ -174,9 +174,12 @@ class _DelayedProduce:
     deadline_ms: int
 
 
-# New partitions a broker takes per publish or poll (opening or creating each one's log, about
-# 0.7 ms when new): a delta of 10,000 new partitions held a broker's event loop for 15 s, past its
-# session timeout, so every broker was fenced. More wait for the next polls (retriable errors meanwhile).
+# New partitions a broker takes per poll of its node, publishes included (opening or creating
+# each one's log, about 0.7 ms when new): a delta of 10,000 new partitions held a broker's event
+# loop for 15 s, past its session timeout, so every broker was fenced. More wait for the next polls
+# (retriable errors meanwhile). The budget is per poll, not per publish: one poll can deliver many
+# committed batches (15 CreateTopics of 1,000 partitions each), and a budget for each had all three
+# brokers fenced again.
 NEW_PARTITIONS_PER_POLL = 256
 
 
@@ -335,6 +338,7 @@ class ReplicaManager:
         # Partitions this broker hosts whose roles are taken in later polls (``_take_pending``):
         # a delta that brings more than ``NEW_PARTITIONS_PER_POLL`` new ones is taken in slices.
         self._pending: dict[TopicIdPartition, None] = {}
+        self._new_budget = NEW_PARTITIONS_PER_POLL  # what this poll may still take (reset by poll)
         self.active = False  # roles are taken once the broker caught up with its registration
         self.closing = False  # in controlled shutdown: no partition is opened or created any more
         self.broker_epoch = -1
@@ -356,11 +360,12 @@ class ReplicaManager:
         self.active = True
         self.now_ms = now_ms
         image = self._image
-        budget = NEW_PARTITIONS_PER_POLL
+        budget = self._new_budget
         for topic in image.topics_by_id.values():
             for index, p in sorted(topic.partitions.items()):
                 if self.node_id in p.replicas:
                     budget = self._take_role(TopicIdPartition(topic.id, index), p, image, now_ms, budget)
+        self._new_budget = budget
         self._all_changed = True
         self._isr_dirty = True
         self._roles_version += 1
@@ -396,16 +401,22 @@ class ReplicaManager:
         self.closing = True
         self._pending.clear()
 
+    @property
+    def has_pending_roles(self) -> bool:
+        """Partitions wait for their roles to be taken (the next poll takes more)."""
+        return bool(self._pending)
+
     def _take_pending(self, now_ms: int) -> bool:
         """Take the next slice of queued roles (from the current image); whether any remain."""
         image = self._image
-        budget = NEW_PARTITIONS_PER_POLL
+        budget = self._new_budget
         while self._pending and budget > 0:
             tp = next(iter(self._pending))
             del self._pending[tp]
             p = image.partition(tp.topic_id, tp.partition_id)
             if p is not None and self.node_id in p.replicas:
                 budget = self._take_role(tp, p, image, now_ms, budget)
+        self._new_budget = budget
         self._roles_taken()
         return bool(self._pending)
 
@@ -444,11 +455,12 @@ class ReplicaManager:
         for tp, name in changes.deletes.items():
             self._pending.pop(tp, None)
             self._stop(tp, name)
-        budget = NEW_PARTITIONS_PER_POLL
+        budget = self._new_budget
         for tp, p in changes.leaders.items():
             budget = self._take_role(tp, p, image, now_ms, budget)
         for tp, p in changes.followers.items():
             budget = self._take_role(tp, p, image, now_ms, budget)
+        self._new_budget = budget
         every_leader = False
         if configs_changed:
             every_leader = True
@@ -1347,6 +1359,7 @@ class ReplicaManager:
         """Run what is due; returns when to poll again (None: nothing scheduled)."""
         self.now_ms = now_ms
         self.broker_epoch = broker_epoch
+        self._new_budget = NEW_PARTITIONS_PER_POLL
         more_roles = self._take_pending(now_ms) if self._pending else False
         for op in self._fetches.expire(now_ms):
             answer, _, _ = self._read(self._body_now(op), op.version, now_ms, first=False, context=op.context)

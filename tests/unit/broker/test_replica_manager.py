@@ -1051,6 +1051,7 @@ def test_a_delta_of_many_new_partitions_is_taken_in_slices_between_polls() -> No
     from kraft.broker.replica_manager import NEW_PARTITIONS_PER_POLL as SLICE
 
     c = Cluster()
+    c.run(10)  # a poll: a fresh budget
     c.load(*_big_topic(SLICE * 2 + 10))
     for b in (1, 2, 3):
         assert len(c.managers[b].partitions) == 1 + SLICE  # t-0, then the first slice
@@ -1066,12 +1067,35 @@ def test_a_delta_of_many_new_partitions_is_taken_in_slices_between_polls() -> No
     assert (code, offset) == (E.NONE, 0)
 
 
+def test_the_new_partitions_budget_is_per_poll_not_per_publish() -> None:
+    # One poll of a node can deliver many committed batches, each published: with a budget for
+    # each, 15 CreateTopics of 1,000 partitions took 15 slices in one poll and all three brokers
+    # were fenced again (15,000 partitions on the processes).
+    from kraft.broker.replica_manager import NEW_PARTITIONS_PER_POLL as SLICE
+
+    c = Cluster()
+    c.run(10)
+    records = _big_topic(SLICE * 3)
+    head, partitions = records[:1], records[1:]
+    c.load(*head)
+    for i in range(0, len(partitions), SLICE // 2):  # six publishes, no poll between them
+        c.load(*partitions[i : i + SLICE // 2])
+    m = c.managers[2]
+    assert len(m.partitions) == 1 + SLICE
+    assert m.has_pending_roles
+    m.poll(c.now, 102)
+    assert len(m.partitions) == 1 + SLICE * 2  # each poll takes one more slice
+    c.run(50)
+    assert len(m.partitions) == 1 + SLICE * 3 and not m.has_pending_roles
+
+
 def test_a_broker_in_controlled_shutdown_opens_no_more_partitions() -> None:
     # A stopping broker went on creating the logs of every queued partition (about 1 s of CPU
     # per 15,000) while the others took over its leaderships.
     from kraft.broker.replica_manager import NEW_PARTITIONS_PER_POLL as SLICE
 
     c = Cluster()
+    c.run(10)
     c.load(*_big_topic(SLICE * 2 + 10))
     c.managers[2].stop_opening_partitions()
     c.run(50)
