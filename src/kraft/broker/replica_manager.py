@@ -360,36 +360,33 @@ class ReplicaManager:
         self.active = True
         self.now_ms = now_ms
         image = self._image
-        budget = self._new_budget
         for topic in image.topics_by_id.values():
             for index, p in sorted(topic.partitions.items()):
                 if self.node_id in p.replicas:
-                    budget = self._take_role(TopicIdPartition(topic.id, index), p, image, now_ms, budget)
-        self._new_budget = budget
+                    self._take_role(TopicIdPartition(topic.id, index), p, image, now_ms)
         self._all_changed = True
         self._isr_dirty = True
         self._roles_version += 1
 
     def _take_role(
-        self, tp: TopicIdPartition, p: PartitionRegistration, image: MetadataImage, now_ms: int, budget: int
-    ) -> int:
+        self, tp: TopicIdPartition, p: PartitionRegistration, image: MetadataImage, now_ms: int
+    ) -> None:
         """Lead or follow ``p`` as the image says; a partition without a ``Partition`` yet (its log
-        to open or create) is taken only while ``budget`` lasts, else queued for a later poll.
-        Returns the budget left."""
+        to open or create) is taken only while this poll's budget lasts, else queued for a later
+        poll."""
         if tp not in self.partitions:
             if self.closing:
-                return budget
-            if budget <= 0 or tp in self._pending:
+                return
+            if self._new_budget <= 0 or tp in self._pending:
                 self._pending[tp] = None
-                return budget
-            budget -= 1
+                return
+            self._new_budget -= 1
         if p.leader == self.node_id:
             partition = self._partition(tp, image)
             partition.make_leader(p, self._min_isr(image, tp, p), now_ms)
             self._led_changed.append(partition)
         else:
             self._fetch_from_if_changed(self._partition(tp, image), p, image)
-        return budget
 
     def stop_opening_partitions(self) -> None:
         """The broker began its controlled shutdown: partitions it hosts already follow their
@@ -409,14 +406,12 @@ class ReplicaManager:
     def _take_pending(self, now_ms: int) -> bool:
         """Take the next slice of queued roles (from the current image); whether any remain."""
         image = self._image
-        budget = self._new_budget
-        while self._pending and budget > 0:
+        while self._pending and self._new_budget > 0:
             tp = next(iter(self._pending))
             del self._pending[tp]
             p = image.partition(tp.topic_id, tp.partition_id)
             if p is not None and self.node_id in p.replicas:
-                budget = self._take_role(tp, p, image, now_ms, budget)
-        self._new_budget = budget
+                self._take_role(tp, p, image, now_ms)
         self._roles_taken()
         return bool(self._pending)
 
@@ -455,12 +450,10 @@ class ReplicaManager:
         for tp, name in changes.deletes.items():
             self._pending.pop(tp, None)
             self._stop(tp, name)
-        budget = self._new_budget
         for tp, p in changes.leaders.items():
-            budget = self._take_role(tp, p, image, now_ms, budget)
+            self._take_role(tp, p, image, now_ms)
         for tp, p in changes.followers.items():
-            budget = self._take_role(tp, p, image, now_ms, budget)
-        self._new_budget = budget
+            self._take_role(tp, p, image, now_ms)
         every_leader = False
         if configs_changed:
             every_leader = True
@@ -507,9 +500,8 @@ class ReplicaManager:
         self.logs.delete(name, tp.partition_id)
 
     def _min_isr(self, image: MetadataImage, tp: TopicIdPartition, p: PartitionRegistration) -> int:
+        assert image is self._image  # the cache below holds this image's values
         name = image.topics_by_id[tp.topic_id].name
-        if image is not self._image:
-            return effective_min_isr(self.resolver.topic_min_isr(image, name), len(p.replicas))
         configured = self._min_isrs.get(name)
         if configured is None:
             configured = self._min_isrs[name] = self.resolver.topic_min_isr(image, name)
