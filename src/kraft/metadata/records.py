@@ -730,11 +730,8 @@ def _decode_partition_record_fast(
         directories = [_shared_uuid(data[pos + 16 * i : pos + 16 * i + 16]) for i in range(n)]
     except (IndexError, _struct.error):
         return None
-    cls = PARTITION_RECORD.cls
-    obj = cls.__new__(cls)
+    obj = _new_partition_struct(PARTITION_RECORD, partition_id, topic_raw)
     put = object.__setattr__
-    put(obj, "partition_id", partition_id)
-    put(obj, "topic_id", _shared_uuid(topic_raw))
     put(obj, "replicas", lists[0])
     put(obj, "isr", lists[1])
     put(obj, "removing_replicas", lists[2])
@@ -746,23 +743,32 @@ def _decode_partition_record_fast(
     put(obj, "directories", directories)
     put(obj, "eligible_leader_replicas", None)
     put(obj, "last_known_elr", None)
-    put(obj, "_unknown_tags", [])
     return obj
 
 
-# PartitionChangeRecord's tagged fields: tag -> (attribute, kind, first version). Kinds: "ints" a
-# compact nullable INT32 array, "uuids" one of UUIDs, "i32" an INT32, "i8" an INT8.
+def _new_partition_struct(schema: StructType, partition_id: int, topic_raw: bytes) -> Any:
+    """A value of ``schema`` (PartitionRecord or PartitionChangeRecord) without running its init,
+    with its partition id, topic id and no unknown tags; the caller sets every other field."""
+    cls = schema.cls
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "partition_id", partition_id)
+    object.__setattr__(obj, "topic_id", _shared_uuid(topic_raw))
+    object.__setattr__(obj, "_unknown_tags", [])
+    return obj
+
+
+# PartitionChangeRecord's tagged fields, read from its schema: tag -> (attribute, kind, first
+# version), and each attribute's default. Kinds: "ints" a compact nullable INT32 array, "uuids" one
+# of UUIDs, "i32" an INT32, "i8" an INT8 (a tagged field of another type would fail here, at import).
+_FAST_KINDS = {"[]int32": "ints", "[]uuid": "uuids", "int32": "i32", "int8": "i8"}
 _CHANGE_TAGS: dict[int, tuple[str, str, int]] = {
-    0: ("isr", "ints", 0),
-    1: ("leader", "i32", 0),
-    2: ("replicas", "ints", 0),
-    3: ("removing_replicas", "ints", 0),
-    4: ("adding_replicas", "ints", 0),
-    5: ("leader_recovery_state", "i8", 0),
-    6: ("eligible_leader_replicas", "ints", 2),
-    7: ("last_known_elr", "ints", 2),
-    8: ("directories", "uuids", 1),
+    fl.tag: (name, _FAST_KINDS[fl.type.name], fl.tagged.low)
+    for name, _, fl in PARTITION_CHANGE_RECORD.init_plan
+    if fl.tag is not None
 }
+_CHANGE_DEFAULTS: tuple[tuple[str, Any], ...] = tuple(
+    (name, fl.default) for name, _, fl in PARTITION_CHANGE_RECORD.init_plan if fl.tag is not None
+)
 
 
 def _decode_partition_change_fast(
@@ -819,28 +825,10 @@ def _decode_partition_change_fast(
             return None
     except (IndexError, _struct.error):
         return None
-    cls = PARTITION_CHANGE_RECORD.cls
-    obj = cls.__new__(cls)
-    put = object.__setattr__
-    put(obj, "partition_id", partition_id)
-    put(obj, "topic_id", _shared_uuid(topic_raw))
+    obj = _new_partition_struct(PARTITION_CHANGE_RECORD, partition_id, topic_raw)
     for name, default in _CHANGE_DEFAULTS:
-        put(obj, name, fields.get(name, default))
-    put(obj, "_unknown_tags", [])
+        object.__setattr__(obj, name, fields.get(name, default))
     return obj
-
-
-_CHANGE_DEFAULTS: tuple[tuple[str, Any], ...] = (
-    ("isr", None),
-    ("leader", -2),
-    ("replicas", None),
-    ("removing_replicas", None),
-    ("adding_replicas", None),
-    ("leader_recovery_state", -1),
-    ("directories", None),
-    ("eligible_leader_replicas", None),
-    ("last_known_elr", None),
-)
 
 
 # Built for every metadata record decoded or written: see kraft.common.fast_init.
