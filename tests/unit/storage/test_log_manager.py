@@ -22,7 +22,7 @@ from kraft.storage.offset_checkpoint import (
     decode_offset_checkpoint,
     encode_offset_checkpoint,
 )
-from kraft.storage.partition_log import PARTITION_METADATA_FILE
+from kraft.storage.partition_log import PARTITION_METADATA_FILE, PartitionLog
 
 PAYMENTS_ID = uuid.UUID("a0a1a2a3-a4a5-46a7-88a9-aaabacadaeaf")
 
@@ -262,14 +262,20 @@ def _gated_writes(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, lis
     return gate, writers
 
 
+def _background_manager(log_dir: Path) -> tuple[LogManager, PartitionLog]:
+    """A manager writing checkpoints in the background, with one log of three records."""
+    manager = LogManager([log_dir], background_checkpoints=True)
+    log = manager.get_or_create("orders", 0, TOPIC_ID)
+    append(log, b"a", b"b", b"c")
+    return manager, log
+
+
 def test_background_checkpoints_return_at_once_and_write_the_offsets_of_that_moment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate, writers = _gated_writes(monkeypatch)
     a = tmp_path / "a"
-    manager = LogManager([a], background_checkpoints=True)
-    log = manager.get_or_create("orders", 0, TOPIC_ID)
-    append(log, b"a", b"b", b"c")
+    manager, log = _background_manager(a)
     log.update_high_watermark(2)
     manager.checkpoint()  # returns while its write waits at the gate
     assert not manager.wait_for_checkpoints(0.05)
@@ -288,9 +294,7 @@ def test_background_checkpoints_taken_during_a_write_collapse_into_the_newest(
 ) -> None:
     gate, _ = _gated_writes(monkeypatch)
     a = tmp_path / "a"
-    manager = LogManager([a], background_checkpoints=True)
-    log = manager.get_or_create("orders", 0, TOPIC_ID)
-    append(log, b"a", b"b", b"c")
+    manager, log = _background_manager(a)
     for hw in (1, 2, 3):
         log.update_high_watermark(hw)
         manager.checkpoint()
