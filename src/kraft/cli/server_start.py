@@ -64,6 +64,7 @@ def main(argv: Sequence[str] | None = None, *, stderr: TextIO | None = None) -> 
     err = stderr or sys.stderr
     args = build_parser().parse_args(argv)
     configure_logging(args.log_level, err)
+    from kraft.server import gc_policy
     from kraft.server.config import load_server_config
     from kraft.server.kraft_server import run_server
     from kraft.server.process_limits import raise_open_file_limit
@@ -78,6 +79,7 @@ def main(argv: Sequence[str] | None = None, *, stderr: TextIO | None = None) -> 
             # Controllers last: the brokers' controlled shutdown needs them.
             stop_when_released(Path(args.supervisor_lock), delay_s=0.0 if config.is_broker else 3.0)
         raise_open_file_limit()  # a descriptor per segment and per connection, as the JVM does for Kafka
+        gc_policy.install()  # full collections walk only what is new (kraft.server.gc_policy)
         return run_server(config, use_uvloop=not args.no_uvloop)
     except ConfigError as e:
         print(f"error: {e}", file=err)
