@@ -92,9 +92,7 @@ class CachedPartition:
     high_watermark: int = -1  # -1 (as after an error) makes the next answer carry the partition
     last_stable_offset: int = -1
     log_start_offset: int = -1
-    # The broker's note that this partition was quiet at its last read (what the reader needs to
-    # tell it still is); dropped when the request changes. Opaque here.
-    quiet: object | None = None
+    pos: int = 0  # its place in the session's order (``FetchSession.partitions``): ascending
 
     def must_respond(self, answer: PartitionAnswer, *, update: bool) -> bool:
         """Kafka's ``maybeUpdateResponseData`` (plus the last stable offset, which here is the high
@@ -133,6 +131,13 @@ class FetchSession:
     epoch: int  # the epoch the next incremental fetch must carry
     partitions: dict[PartitionKey, CachedPartition]  # in answer order (records-bearing ones move last)
     cached_size: int = -1  # the size the eviction keys were last computed with
+    next_pos: int = 0  # the ``pos`` of the next partition added or moved last
+    # The broker's reading state of the session (which partitions it may skip); opaque here.
+    reader: object | None = None
+
+    def place_last(self, cached: CachedPartition) -> None:
+        cached.pos = self.next_pos
+        self.next_pos += 1
 
     def evictable_key(self) -> tuple[bool, int, int]:
         return (self.privileged, self.cached_size, self.id)
@@ -225,10 +230,10 @@ class FetchSessionCache:
         for key, request in data:
             cached = session.partitions.get(key)
             if cached is None:
-                session.partitions[key] = CachedPartition(request)
+                cached = session.partitions[key] = CachedPartition(request)
+                session.place_last(cached)
             else:
                 cached.request = request
-                cached.quiet = None
         for key in forgotten:
             session.partitions.pop(key, None)
         if not session.partitions:
@@ -275,7 +280,8 @@ class FetchSessionCache:
                 if got.records_size > 0:
                     moved.append(key)  # to the end of the line, for fairness under max_bytes
         for key in moved:
-            session.partitions[key] = session.partitions.pop(key)
+            cached = session.partitions[key] = session.partitions.pop(key)
+            session.place_last(cached)
         return SessionAnswer(ErrorCode.NONE, session.id, frozenset(include))
 
     # -- the cache ---------------------------------------------------------------------------------
@@ -309,6 +315,8 @@ class FetchSessionCache:
             epoch=next_epoch(INITIAL_EPOCH),
             partitions=partitions,
         )
+        for cached in partitions.values():
+            session.place_last(cached)
         self.sessions[session_id] = session
         self._touch(session, now_ms)
         return session_id

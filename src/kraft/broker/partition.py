@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from kraft.metadata.image import TopicIdPartition
 from kraft.metadata.partition import PartitionRegistration
@@ -114,24 +113,96 @@ class PartitionLogLike(Protocol):
     def truncate_fully_and_start_at(self, offset: int) -> None: ...
 
 
-@dataclass(slots=True)
-class FollowerState:
-    """A leader's view of one follower (Kafka's ``Replica``)."""
+class QuietClock:
+    """When a follower's fetch session was last read, and the follower's broker epoch then."""
 
-    log_end_offset: int = -1  # unknown until it fetches in this leader epoch
-    last_caught_up_ms: int = 0
-    last_fetch_ms: int = 0
-    last_fetch_leader_end_offset: int = -1
-    broker_epoch: int = -1
+    __slots__ = ("epoch", "ms")
+
+    def __init__(self) -> None:
+        self.ms = -1
+        self.epoch = -1
+
+
+class QuietHold(Protocol):
+    """A fetch session's hold on a quiet partition (the replica manager's ``_Quiet``)."""
+
+    @property
+    def clock(self) -> QuietClock: ...
+    def release(self) -> None:
+        """Another fetch of the partition was recorded: the session must read it again."""
+
+
+class FollowerState:
+    """A leader's view of one follower (Kafka's ``Replica``).
+
+    While the follower's fetch session holds the partition quiet (caught up, nothing to send), its
+    fetches of it are not recorded one by one: ``quiet`` is the session's hold, whose clock each
+    read of the session moves, and the fetch times below count it (each such fetch asked for the
+    log end, ``log_end_offset``, which stays the leader's while the partition is quiet). The hold
+    ends with ``let_go`` (the session reads the partition again) or when another fetch of it is
+    recorded (``on_fetch``: the hold is released, so the session reads it again too)."""
+
+    __slots__ = (
+        "_last_caught_up_ms",
+        "_last_fetch_ms",
+        "broker_epoch",
+        "last_fetch_leader_end_offset",
+        "log_end_offset",
+        "quiet",
+    )
+
+    def __init__(self, *, last_caught_up_ms: int = 0) -> None:
+        self.log_end_offset = -1  # unknown until it fetches in this leader epoch
+        self._last_caught_up_ms = last_caught_up_ms
+        self._last_fetch_ms = 0
+        self.last_fetch_leader_end_offset = -1
+        self.broker_epoch = -1
+        self.quiet: QuietHold | None = None
+
+    @property
+    def last_caught_up_ms(self) -> int:
+        q = self.quiet
+        return self._last_caught_up_ms if q is None else max(self._last_caught_up_ms, q.clock.ms)
+
+    @property
+    def last_fetch_ms(self) -> int:
+        q = self.quiet
+        return self._last_fetch_ms if q is None else max(self._last_fetch_ms, q.clock.ms)
+
+    def hold(self, hold: QuietHold) -> None:
+        """A session holds the partition quiet from now on (the one holding it before lets go)."""
+        self._end_hold(release=True)
+        self.quiet = hold
+
+    def let_go(self, hold: QuietHold) -> None:
+        """``hold``'s session reads the partition again: its reads so far were fetches."""
+        if self.quiet is hold:
+            self._end_hold(release=False)
+
+    def _end_hold(self, *, release: bool) -> None:
+        q = self.quiet
+        if q is None:
+            return
+        self.quiet = None
+        clock = q.clock
+        if clock.ms >= self._last_fetch_ms:
+            # As on_fetch(log end, log end, clock.ms, clock.epoch): caught up at that fetch.
+            self._last_caught_up_ms = max(self._last_caught_up_ms, clock.ms)
+            self._last_fetch_ms = clock.ms
+            self.broker_epoch = clock.epoch
+        if release:
+            q.release()
 
     def on_fetch(self, fetch_offset: int, leader_end_offset: int, now_ms: int, broker_epoch: int) -> None:
+        if self.quiet is not None:
+            self._end_hold(release=True)
         if fetch_offset >= leader_end_offset:
-            self.last_caught_up_ms = max(self.last_caught_up_ms, now_ms)
+            self._last_caught_up_ms = max(self._last_caught_up_ms, now_ms)
         elif fetch_offset >= self.last_fetch_leader_end_offset >= 0:
-            self.last_caught_up_ms = max(self.last_caught_up_ms, self.last_fetch_ms)
+            self._last_caught_up_ms = max(self._last_caught_up_ms, self._last_fetch_ms)
         self.log_end_offset = fetch_offset
         self.last_fetch_leader_end_offset = leader_end_offset
-        self.last_fetch_ms = now_ms
+        self._last_fetch_ms = now_ms
         self.broker_epoch = broker_epoch
 
 
@@ -156,6 +227,9 @@ class Partition:
         # a follower's fetch session skips a partition whose answer cannot have changed (the replica
         # manager's quiet partitions), and this is half of that "cannot".
         self.role_version = 0
+        # The fetch sessions that hold it quiet (the replica manager's session readers): told by
+        # ``moved`` when its role, log end, high watermark or log start moves, then forgotten.
+        self.watchers: list[Any] | None = None
 
     @property
     def topic_id(self) -> uuid.UUID:
@@ -210,13 +284,34 @@ class Partition:
         if min_isr != self.min_isr:
             self.min_isr = min_isr
             self.role_version += 1  # an answer that went by the old min ISR may differ now
+            self.moved()
 
     def unhost(self) -> None:
         """This broker no longer hosts the partition: no fetch session may skip it."""
         self.role_version += 1
+        self.moved()
+
+    def watch(self, reader: Any) -> None:
+        """``reader`` holds the partition quiet: tell it when the partition moves."""
+        watchers = self.watchers
+        if watchers is None:
+            self.watchers = [reader]
+        elif reader not in watchers:
+            watchers[:] = [r for r in watchers if r.live()]  # sessions gone since
+            watchers.append(reader)
+
+    def moved(self) -> None:
+        """Its role, log end, high watermark or log start moved: the sessions holding it quiet read
+        it again."""
+        watchers = self.watchers
+        if watchers is not None:
+            self.watchers = None
+            for reader in watchers:
+                reader.touched.append(self)
 
     def _take(self, p: PartitionRegistration, min_isr: int) -> None:
         self.role_version += 1
+        self.moved()
         if p.partition_epoch != self.partition_epoch:
             self.pending_isr = None  # the controller decided: the metadata's ISR is the truth again
         self.leader_id = p.leader
@@ -254,7 +349,10 @@ class Partition:
             hw = min(hw, state.log_end_offset)
         if hw <= log.high_watermark:
             return False
-        return log.update_high_watermark(hw)
+        if log.update_high_watermark(hw):
+            self.moved()
+            return True
+        return False
 
     def proposed_isr(self, now_ms: int, lag_time_max_ms: int, eligible: set[int]) -> tuple[int, ...] | None:
         """The ISR this leader wants now (out-of-sync members removed, caught-up replicas added), or

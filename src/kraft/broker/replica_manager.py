@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -46,13 +46,14 @@ from kraft.broker.fetch_sessions import (
     INVALID_SESSION_ID,
     ContextKind,
     FetchContext,
+    FetchSession,
     FetchSessionCache,
     PartitionAnswer,
     PartitionFetch,
     PartitionKey,
     next_epoch,
 )
-from kraft.broker.partition import FollowerState, Partition, PartitionLogLike
+from kraft.broker.partition import FollowerState, Partition, PartitionLogLike, QuietClock
 from kraft.broker.purgatory import Purgatory
 from kraft.metadata.configs import TOPIC, ConfigResolver, effective_min_isr
 from kraft.metadata.image import MetadataDelta, MetadataImage, TopicIdPartition
@@ -124,6 +125,9 @@ class ReplicaConfig:
     inter_broker_listener: str = "PLAINTEXT"  # inter.broker.listener.name
     fetch_session_cache_slots: int = DEFAULT_CACHE_SLOTS  # max.incremental.fetch.session.cache.slots
     fetch_session_eviction_ms: int = DEFAULT_EVICTION_MS  # min.incremental.fetch.session.eviction.ms
+    # For the simulator and tests: at every read of a follower's fetch session, check that no
+    # partition it holds quiet moved without telling it (``Partition.moved``); AssertionError if one did.
+    check_quiet: bool = False
 
 
 _NEVER: Final = 9223372036854775807  # Long.MAX_VALUE: Kafka's "never" for flush.messages and flush.ms
@@ -252,7 +256,13 @@ class _Fetcher:
     # and an idle follower's fetch looked up every followed partition). With a fetch in flight this
     # is what it asked for; an answer for a partition whose entry is _RESTARTED is dropped.
     session: dict[Partition, PartitionFetch] = field(default_factory=dict)
-    members_version: int = -1  # the roles version the session's membership was last checked at
+    # Partitions whose request may differ from the session's since the last Fetch: answered ones
+    # (their log moved), and ones whose role changed (new here, restarted, led or gone). The next
+    # Fetch checks only these (a follower's session holds thousands, and during a controlled
+    # shutdown each of the many fetches re-checked all of them); every one after a full fetch, a
+    # retention pass (log starts move) or a change of fetch.max.bytes.
+    dirty: dict[Partition, None] = field(default_factory=dict)
+    checked: tuple[int, int] = (-1, -1)  # (retention passes, max bytes) when all were last checked
 
     def session_failed(self, code: int | None = None) -> None:
         """A session error (or no answer): a full fetch next, a new session asked for (Kafka's
@@ -326,8 +336,15 @@ class ReplicaManager:
         self._segment_configs: dict[TopicIdPartition, tuple[int, int | None, int, int]] = {}
         self._next_checkpoint_ms = 0
         self._next_retention_ms = 0
-        self._isr_dirty = False
+        self._isr_dirty = False  # every led partition is looked at by the next isr_proposals
         self._isr_check_ms = 0
+        # Led partitions a follower out of their ISR may have caught up with (its fetch reached the
+        # high watermark), looked at by the next isr_proposals: the one partition, as Kafka's
+        # maybeExpandIsr on each follower fetch. (Each such fetch made the next call look at every
+        # led partition: a broker in controlled shutdown, out of every ISR and still fetching, had
+        # the others scan 15,000 partitions per poll.)
+        self._isr_candidates: dict[Partition, None] = {}
+        self._retention_passes = 0
         # Bumped by every role change (activate, publish, stop): what the per-poll scans cache on.
         self._roles_version = 0
         self._followed: tuple[int, dict[int, list[Partition]]] = (-1, {})
@@ -383,6 +400,8 @@ class ReplicaManager:
             self._new_budget -= 1
         if p.leader == self.node_id:
             partition = self._partition(tp, image)
+            if not partition.is_leader:
+                self._refetch(partition)  # a fetcher following it forgets it
             partition.make_leader(p, self._min_isr(image, tp, p), now_ms)
             self._led_changed.append(partition)
         else:
@@ -494,6 +513,7 @@ class ReplicaManager:
         self._segment_configs.pop(tp, None)
         if partition is not None:
             partition.unhost()
+            self._refetch(partition)
             log.info(
                 "broker %d: no longer hosts %s-%d: deleting its log", self.node_id, name, tp.partition_id
             )
@@ -546,6 +566,12 @@ class ReplicaManager:
                 # the next fetch asks again (same leader) or forgets it (another one).
                 fetcher.session[partition] = _RESTARTED
         self._fetchers.setdefault(partition.leader_id, _Fetcher(partition.leader_id))
+        self._refetch(partition)
+
+    def _refetch(self, partition: Partition) -> None:
+        """The partition's role changed: every fetcher's next Fetch looks at it again."""
+        for fetcher in self._fetchers.values():
+            fetcher.dirty[partition] = None
 
     # -- requests ----------------------------------------------------------------------------------
 
@@ -722,6 +748,8 @@ class ReplicaManager:
             if code is None:
                 raise
             raise ProduceError(ErrorCode(int(code)), str(e)) from e
+        finally:
+            partition.moved()  # its log end: sessions holding it quiet read it again
         self._maybe_flush(partition, now_ms)
         row.base_offset = info.first_offset
         row.log_append_time_ms = info.log_append_time_ms
@@ -806,7 +834,7 @@ class ReplicaManager:
             return
         request = body
         if context.kind is ContextKind.INCREMENTAL:
-            body = _session_body(body, version, context, now_ms)
+            body = _session_body(body, version, context, now_ms, self)
         answer, nbytes, errors = self._read(body, version, now_ms, first=first, context=context)
         if first and not errors and nbytes < body.min_bytes and body.max_wait_ms > 0:
             deadline = now_ms + body.max_wait_ms
@@ -912,6 +940,10 @@ class ReplicaManager:
         )
         replica_id, replica_epoch = _fetch_replica(body, version)
         follower = replica_id >= 0
+        reader = None
+        if follower and cached is not None:
+            assert context is not None and context.session is not None
+            reader = _reader(context.session, self)
         image = self._image
         cls: Any = fetch.RESPONSE.cls
         topic_cls = cls.FetchableTopicResponse
@@ -987,7 +1019,7 @@ class ReplicaManager:
                     assert state is not None
                     state.on_fetch(fp.fetch_offset, log_.log_end_offset, now_ms, replica_epoch)
                     if replica_id not in partition.isr and fp.fetch_offset >= log_.high_watermark:
-                        self._isr_dirty = True  # it may have caught up: the ISR manager looks again
+                        self._isr_candidates[partition] = None  # it may have caught up
                     if partition.maybe_advance_high_watermark():
                         self._changed.add(partition.tp)
                 bound = log_.log_end_offset if follower else log_.high_watermark
@@ -1005,12 +1037,14 @@ class ReplicaManager:
                     if c is not None and not c.offsets_differ(hw, hw, log_start):
                         rows.pop()  # the session leaves it out: no row to build
                         if (
-                            follower
+                            reader is not None
                             and fp.fetch_offset == log_.log_end_offset
                             and replica_id in partition.isr
                         ):
+                            key = (topic_key, fp.partition)
                             state = partition.followers[replica_id]
-                            c.quiet = _Quiet(partition, state, log_.log_end_offset, hw, log_start)
+                            end = log_.log_end_offset
+                            reader.hold_quiet(key, _Quiet(reader, partition, state, end, hw, log_start))
                         continue
                 row.high_watermark = hw
                 row.last_stable_offset = hw
@@ -1167,22 +1201,33 @@ class ReplicaManager:
         topic_cls = cls.FetchTopic
         session = fetcher.session
         forgotten: dict[uuid.UUID, list[int]] = {}
+        max_bytes = self.config.fetch_max_bytes
         full = fetcher.session_epoch == INITIAL_EPOCH
+        checked = (self._retention_passes, max_bytes)
         if full:
             session.clear()
-        elif fetcher.members_version != self._roles_version:  # who is followed may have changed
-            members = set(partitions)
-            stale = [p for p in session if p not in members]
-            if stale:
-                followed = {p.tp for p in partitions}  # a Partition object replaced: same tp
-                for p in stale:
-                    del session[p]
-                    if p.tp not in followed:
-                        forgotten.setdefault(p.tp.topic_id, []).append(p.tp.partition_id)
-        fetcher.members_version = self._roles_version
-        max_bytes = self.config.fetch_max_bytes
+            candidates = partitions
+        elif fetcher.checked != checked:
+            candidates = partitions
+            self._forget_stale(fetcher, set(partitions), forgotten)
+        else:
+            # Only what changed, in the same (topic, partition) order as ``partitions``.
+            candidates = sorted(fetcher.dirty, key=_follow_order)
+            if candidates:
+                leader_id, hosted = fetcher.leader_id, self.partitions
+                members = {
+                    p
+                    for p in candidates
+                    if hosted.get(p.tp) is p and not p.is_leader and p.leader_id == leader_id
+                }
+                gone = {p for p in candidates if p not in members and p in session}
+                if gone:
+                    self._forget_stale(fetcher, members, forgotten, only=gone)
+                candidates = [p for p in candidates if p in members]
+        fetcher.checked = checked
+        fetcher.dirty.clear()
         send: list[tuple[TopicIdPartition, PartitionFetch]] = []
-        for partition in partitions:  # in (topic, partition) order
+        for partition in candidates:  # in (topic, partition) order
             log_ = partition.log
             end = log_.log_end_offset
             latest = log_.latest_epoch
@@ -1238,6 +1283,24 @@ class ReplicaManager:
             )
         )
 
+    def _forget_stale(
+        self,
+        fetcher: _Fetcher,
+        members: set[Partition],
+        forgotten: dict[uuid.UUID, list[int]],
+        *,
+        only: set[Partition] | None = None,
+    ) -> None:
+        """Drop from the session what this fetcher no longer follows (of ``only``, when given), in
+        the session's order; ``forgotten`` gets those the leader's session must drop."""
+        session = fetcher.session
+        stale = [p for p in session if p not in members and (only is None or p in only)]
+        for p in stale:
+            del session[p]
+            now = self.partitions.get(p.tp)  # a Partition object replaced: same tp, still followed
+            if now is None or now.is_leader or now.leader_id != fetcher.leader_id:
+                forgotten.setdefault(p.tp.topic_id, []).append(p.tp.partition_id)
+
     def handle_answer(self, envelope: ClientEnvelope, now_ms: int) -> bool:
         """A leader's answer to one of our fetches (returns whether it was ours)."""
         self.now_ms = now_ms
@@ -1270,6 +1333,7 @@ class ReplicaManager:
                     or asked is _RESTARTED
                 ):
                     continue  # the role changed while the fetch was in flight
+                fetcher.dirty[partition] = None  # its log moves: the next Fetch looks at it
                 if asked.fetch_offset != partition.log.log_end_offset:
                     continue  # the log moved (truncated) meanwhile: the next fetch asks again
                 backoff |= self._take_fetched(partition, row)
@@ -1327,17 +1391,24 @@ class ReplicaManager:
     # -- ISR ---------------------------------------------------------------------------------------
 
     def isr_proposals(self, now_ms: int) -> list[tuple[Partition, tuple[int, ...]]]:
-        """The ISR changes the partitions this broker leads want (for the ISR manager): looked for
-        when a follower may have caught up or the metadata moved, and every half lag time for
-        followers that fell behind (Kafka's ``isr-expiration`` task)."""
-        if not self._isr_dirty and now_ms < self._isr_check_ms:
+        """The ISR changes the partitions this broker leads want (for the ISR manager): every led
+        partition after the metadata moved and every half lag time, for followers that fell behind
+        (Kafka's ``isr-expiration`` task); in between, the partitions a follower may have caught up
+        with."""
+        candidates: Iterable[Partition]
+        if self._isr_dirty or now_ms >= self._isr_check_ms:
+            self._isr_dirty = False
+            self._isr_check_ms = now_ms + max(1, self.config.replica_lag_time_max_ms // 2)
+            candidates = self.partitions.values()
+        elif self._isr_candidates:
+            candidates = [p for p in self._isr_candidates if self.partitions.get(p.tp) is p]
+        else:
             return []
-        self._isr_dirty = False
-        self._isr_check_ms = now_ms + max(1, self.config.replica_lag_time_max_ms // 2)
+        self._isr_candidates = {}
         image = self._image
         eligible = {b.id for b in image.brokers.values() if b.is_active}
         out = []
-        for partition in self.partitions.values():
+        for partition in candidates:
             if not partition.is_leader or partition.pending_isr is not None:
                 continue
             proposal = partition.proposed_isr(now_ms, self.config.replica_lag_time_max_ms, eligible)
@@ -1378,11 +1449,16 @@ class ReplicaManager:
                 self.logs.checkpoint()
         if now_ms >= self._next_retention_ms:
             self._next_retention_ms = now_ms + self.config.retention_check_interval_ms
+            self._retention_passes += 1  # log starts may move: fetchers check every partition again
             for partition in self.partitions.values():
                 # Whole segments past retention.ms or beyond retention.bytes, never the active one
                 # or past the high watermark (the log moves its start offset).
                 config = self._topic_config(partition.topic)
-                partition.log.delete_old_segments(now_ms, config.retention_ms, config.retention_bytes)
+                log_ = partition.log
+                start = log_.log_start_offset
+                log_.delete_old_segments(now_ms, config.retention_ms, config.retention_bytes)
+                if log_.log_start_offset != start:
+                    partition.moved()
         wake = _earliest(wake, self._next_checkpoint_ms)
         wake = _earliest(wake, self._next_retention_ms)
         wake = _earliest(wake, self._fetches.next_deadline_ms())
@@ -1410,7 +1486,7 @@ class ReplicaManager:
         version, followed = self._followed
         if version != self._roles_version:
             followed = {}
-            for partition in sorted(self.partitions.values(), key=lambda p: (p.topic, p.index)):
+            for partition in sorted(self.partitions.values(), key=_follow_order):
                 if (
                     not partition.is_leader
                     and partition.leader_id >= 0
@@ -1476,7 +1552,7 @@ class ReplicaManager:
     def _body_now(self, f: _DelayedFetch) -> Any:
         """What a parked fetch reads now: an incremental one's session as it is now."""
         if f.context.kind is ContextKind.INCREMENTAL:
-            return _session_body(f.request, f.version, f.context, self.now_ms)
+            return _session_body(f.request, f.version, f.context, self.now_ms, self)
         return f.body
 
     def drain(self) -> list[ClientEnvelope]:
@@ -1503,25 +1579,39 @@ def _partition_fetch(fp: Any, version: int) -> PartitionFetch:
 _RESTARTED = PartitionFetch(fetch_offset=-2, max_bytes=-1)
 
 
+def _follow_order(partition: Partition) -> tuple[str, int]:
+    """The order a fetcher lists its partitions in (``_followed_by_leader``'s)."""
+    return partition.topic, partition.index
+
+
 class _Quiet:
     """A follower's partition that its fetch session's last read found quiet: caught up (the
     follower asked for the log end), in the ISR, nothing to send (high watermark and log start as
     last sent). While the partition's role, log end, high watermark and log start stay as they were,
-    the answer stays the same (no row) and so does the follower's progress except its clock: the
-    next read of the session touches the follower and skips the rest. An idle follower's session
-    holds every partition it follows, and reading each again was an idle broker's CPU (37-41 % of a
-    core with 10,000 partitions): Kafka reads them all too, in Java."""
+    the answer stays the same (no row) and so does the follower's progress except its clock: reads
+    of the session skip it, and the session's clock stands for its fetches (``FollowerState.quiet``).
+    The values are what ``ReplicaConfig.check_quiet`` checks against."""
 
-    __slots__ = ("high_watermark", "log_end_offset", "log_start_offset", "partition", "role_version", "state")
+    __slots__ = (
+        "high_watermark",
+        "log_end_offset",
+        "log_start_offset",
+        "partition",
+        "reader",
+        "role_version",
+        "state",
+    )
 
     def __init__(
         self,
+        reader: _SessionReader,
         partition: Partition,
         state: FollowerState,
         log_end_offset: int,
         high_watermark: int,
         log_start: int,
     ) -> None:
+        self.reader = reader
         self.partition = partition
         self.state = state
         self.role_version = partition.role_version
@@ -1529,20 +1619,76 @@ class _Quiet:
         self.high_watermark = high_watermark
         self.log_start_offset = log_start
 
-    def still(self, now_ms: int, replica_epoch: int) -> bool:
-        """Whether it is still quiet; if so the follower's fetch of it is recorded at ``now_ms``."""
+    @property
+    def clock(self) -> QuietClock:
+        return self.reader.clock
+
+    def release(self) -> None:
+        self.reader.touched.append(self.partition)
+
+    def unchanged(self) -> bool:
         partition = self.partition
         log_ = partition.log
-        end = self.log_end_offset
-        if (
-            partition.role_version != self.role_version
-            or log_.log_end_offset != end
-            or log_.high_watermark != self.high_watermark
-            or log_.log_start_offset != self.log_start_offset
-        ):
-            return False
-        self.state.on_fetch(end, end, now_ms, replica_epoch)
-        return True
+        return (
+            partition.role_version == self.role_version
+            and log_.log_end_offset == self.log_end_offset
+            and log_.high_watermark == self.high_watermark
+            and log_.log_start_offset == self.log_start_offset
+        )
+
+
+class _SessionReader:
+    """How the leader reads one follower's fetch session (KIP-227): the partitions it must read
+    (``active``) and those it may skip (``quiet``: nothing to send until the partition moves, which
+    ``Partition.moved`` reports in ``touched``).
+
+    An idle follower's session holds every partition it follows, and reading each on every fetch
+    was an idle broker's CPU (37-41 % of a core with 10,000 partitions); checking each quiet one
+    on every read still cost O(partitions) per fetch (a read at arrival and one at expiry of each
+    long poll: 8 a second per broker, 5 ms each at 15,000 partitions, and more while a controlled
+    shutdown moves leaderships). Now a read costs what changed: the partitions the request
+    changed, those that moved, and those not quiet. Kafka reads them all, in Java."""
+
+    __slots__ = ("_cache", "active", "clock", "quiet", "seen_epoch", "session", "touched")
+
+    def __init__(self, session: FetchSession, cache: FetchSessionCache) -> None:
+        self.session = session
+        self._cache = cache
+        self.active: dict[PartitionKey, None] = dict.fromkeys(session.partitions)
+        self.quiet: dict[PartitionKey, _Quiet] = {}
+        self.touched: list[Partition] = []
+        self.clock = QuietClock()
+        self.seen_epoch = -1  # the session epoch whose request was taken in
+
+    def live(self) -> bool:
+        return self._cache.sessions.get(self.session.id) is self.session
+
+    def wake(self, key: PartitionKey) -> None:
+        """Read ``key`` again from now on (it moved, its request changed or it is new here)."""
+        q = self.quiet.pop(key, None)
+        if q is not None:
+            q.state.let_go(q)  # the session's reads until now were its fetches
+        self.active[key] = None
+
+    def drop(self, key: PartitionKey) -> None:
+        self.active.pop(key, None)
+        q = self.quiet.pop(key, None)
+        if q is not None:
+            q.state.let_go(q)
+
+    def hold_quiet(self, key: PartitionKey, q: _Quiet) -> None:
+        self.active.pop(key, None)
+        self.quiet[key] = q
+        q.state.hold(q)
+        q.partition.watch(self)
+
+
+def _reader(session: FetchSession, manager: ReplicaManager) -> _SessionReader:
+    reader = session.reader
+    if reader is None:
+        reader = session.reader = _SessionReader(session, manager.fetch_sessions)
+    assert isinstance(reader, _SessionReader)
+    return reader
 
 
 def _fetch_replica(body: Any, version: int) -> tuple[int, int]:
@@ -1552,27 +1698,59 @@ def _fetch_replica(body: Any, version: int) -> tuple[int, int]:
     return body.replica_id, -1
 
 
-def _session_body(body: Any, version: int, context: FetchContext, now_ms: int) -> Any:
+def _session_body(
+    body: Any, version: int, context: FetchContext, now_ms: int, manager: ReplicaManager
+) -> Any:
     """An incremental Fetch as the broker reads it: the session's partitions, with the request it
     last sent for each, in the session's order (consecutive partitions of a topic grouped), except
-    those still quiet (``_Quiet``), whose fetch is recorded here.
+    those a follower's session holds quiet (``_SessionReader``), whose fetch is this read's.
 
     Plain objects with the attributes ``_read`` and the purgatory use, not the generated request
     classes: a follower's session holds every partition it follows, rebuilt on each of its fetches.
     """
     session = context.session
     assert session is not None
-    _, replica_epoch = _fetch_replica(body, version)
+    partitions = session.partitions
+    replica_id, replica_epoch = _fetch_replica(body, version)
+    if replica_id < 0:
+        keys: Iterable[PartitionKey] = partitions
+    else:
+        reader = _reader(session, manager)
+        if reader.seen_epoch != context.expected_epoch:
+            # This request's changes (taken in once: a parked fetch's later reads have the same).
+            reader.seen_epoch = context.expected_epoch
+            ids = version >= 13
+            for t in body.forgotten_topics_data:
+                topic = t.topic_id if ids else t.topic
+                for index in t.partitions:
+                    reader.drop((topic, index))
+            for t in body.topics:
+                topic = t.topic_id if ids else t.topic
+                for fp in t.partitions:
+                    key = (topic, fp.partition)
+                    if key in partitions:  # (not if the same request also forgot it)
+                        reader.wake(key)
+        if reader.touched:
+            touched, reader.touched = reader.touched, []
+            quiet, ids = reader.quiet, session.uses_topic_ids
+            for partition in touched:
+                key = (partition.topic_id if ids else partition.topic, partition.index)
+                q = quiet.get(key)
+                if q is not None and q.partition is partition:
+                    reader.wake(key)
+        if manager.config.check_quiet:
+            for key, q in reader.quiet.items():
+                if not q.unchanged():
+                    raise AssertionError(f"quiet partition {key} moved without Partition.moved()")
+        # Every partition still quiet is fetched now, at the log end, as at the last read.
+        reader.clock.ms = now_ms
+        reader.clock.epoch = replica_epoch
+        keys = sorted(reader.active, key=lambda k: partitions[k].pos)
     topics: list[_ReadTopic] = []
     last: Any = None
-    for (topic, index), cached in session.partitions.items():
-        quiet = cached.quiet
-        if quiet is not None:
-            assert isinstance(quiet, _Quiet)
-            if quiet.still(now_ms, replica_epoch):
-                continue
-            cached.quiet = None
-        request = cached.request
+    for key in keys:
+        topic, index = key
+        request = partitions[key].request
         if last is None or last != topic:
             last = topic
             topics.append(_ReadTopic(topic, []))

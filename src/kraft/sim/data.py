@@ -75,6 +75,7 @@ DATA_CLIENT_ID = 901
 TOPIC = "data"
 # The replica manager's settings in the simulation: Kafka's, scaled like the quorum timing.
 SIM_REPLICA_CONFIG = ReplicaConfig(
+    check_quiet=True,
     replica_lag_time_max_ms=2_000,
     fetch_wait_max_ms=200,
     fetch_backoff_ms=100,

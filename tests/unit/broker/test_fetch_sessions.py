@@ -173,6 +173,10 @@ def test_incremental_adds_updates_and_forgets_partitions() -> None:
     # Records move a partition to the end of the session (fairness under the response's max_bytes).
     c.answer(incremental(c, sid, 2), 1, {B: ans(size=5), C: ans()})
     assert list(c.sessions[sid].partitions) == [C, B]
+    # Each partition's ``pos`` keeps that order (the broker sorts what it reads by it).
+    incremental(c, sid, 3, [(A, req(1))])
+    positions = [cp.pos for cp in c.sessions[sid].partitions.values()]
+    assert list(c.sessions[sid].partitions) == [C, B, A] and positions == sorted(set(positions))
 
 
 def test_forgetting_every_partition_closes_the_session() -> None:

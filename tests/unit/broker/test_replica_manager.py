@@ -119,7 +119,10 @@ class Cluster:
                 logs=self.logs[b],
                 resolver=ConfigResolver({"log.segment.bytes": str(segment_bytes)}, b),
                 config=ReplicaConfig(
-                    replica_lag_time_max_ms=LAG_MS, fetch_wait_max_ms=100, fetch_backoff_ms=50
+                    replica_lag_time_max_ms=LAG_MS,
+                    fetch_wait_max_ms=100,
+                    fetch_backoff_ms=50,
+                    check_quiet=True,
                 ),
                 next_correlation_id=itertools.count(1).__next__,
             )
@@ -349,6 +352,37 @@ def test_a_lagging_follower_leaves_the_isr_and_the_high_watermark_freezes_below_
     assert c.apply_isr_proposals() == [(1, 2, 3)]
     c.run(300)
     assert c.log(1).high_watermark == 2
+
+
+def test_a_follower_that_caught_up_is_proposed_without_looking_at_every_partition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As Kafka's maybeExpandIsr on each follower fetch: the partition whose follower reached the
+    # high watermark, not every led partition (a broker in controlled shutdown, out of every ISR
+    # and still fetching, had the others look at all 15,000 per poll).
+    from kraft.broker.partition import Partition
+
+    c = Cluster(isr=(1, 2), min_isr=2)
+    c.load(partition_record(TOPIC_ID, 1), partition_record(TOPIC_ID, 2))
+    leader = c.managers[1]
+    assert leader.isr_proposals(c.now) == []  # every partition after the role change; 3 not heard yet
+    looked: list[int] = []
+    original = Partition.proposed_isr
+
+    def spy(self: Partition, *args: Any) -> Any:
+        looked.append(self.index)
+        return original(self, *args)
+
+    monkeypatch.setattr(Partition, "proposed_isr", spy)
+    assert leader.isr_proposals(c.now) == [] and looked == []
+    c.run(50)  # 3 fetches partition 0 at its high watermark
+    assert [(p.index, isr) for p, isr in leader.isr_proposals(c.now)] == [(0, (1, 2, 3))]
+    assert looked == [0]
+    # Half a lag time on, every led partition is looked at again (followers that fell behind).
+    looked.clear()
+    c.run(LAG_MS // 2)
+    leader.isr_proposals(c.now)
+    assert sorted(looked) == [0, 1, 2]
 
 
 def test_lowering_min_insync_replicas_unfreezes_the_high_watermark_at_once() -> None:
@@ -738,6 +772,28 @@ def test_retention_bytes_deletes_old_segments_on_the_retention_check() -> None:
     assert c.fetched(c.consume(0))[0] == E.OFFSET_OUT_OF_RANGE
 
 
+def test_a_followers_log_start_moved_by_its_retention_reaches_the_leader() -> None:
+    # A follower's retention pass moves its log start with nothing from the leader to tell its
+    # fetcher; the pass itself makes the fetcher look at every partition again.
+    c = Cluster(segment_bytes=100)
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="retention.bytes", value="1"))
+    for i in range(4):
+        cid = c.produce([f"r{i}".encode() * 10])
+        c.run(200)
+        assert c.produce_result(cid)[0] == E.NONE
+    second_pass = c.managers[1]._next_retention_ms
+    for b in (2, 3):
+        c.managers[b]._next_retention_ms = second_pass + 5_000  # the followers' passes come later
+    c.run(second_pass - c.now + 1_000, step_ms=1000)  # the leader's: its log start moves
+    assert c.log(1).log_start_offset > 0
+    assert c.log(2).log_start_offset == c.log(3).log_start_offset == 0
+    c.run(5_000)
+    starts = sorted(c.log(b).log_start_offset for b in (2, 3))
+    assert starts[0] > 0
+    sessions = [s for s in c.managers[1].fetch_sessions.sessions.values() if s.privileged]
+    assert sorted(cp.request.log_start_offset for s in sessions for cp in s.partitions.values()) == starts
+
+
 def test_each_broker_reports_its_log_of_a_partition_nobody_can_lead() -> None:
     # Unclean recovery's input (``leaderless_log_info``, carried by the heartbeat): for a hosted
     # partition that is leaderless with no active ISR or ELR member, the partition epoch of the
@@ -1024,6 +1080,83 @@ def test_a_followers_quiet_partitions_are_not_read_again_until_they_change(
     c.change(isr=[1, 2])
     c.run(300)
     assert any(0 in parts for _, parts in read)
+    # So does a min.insync.replicas change (both partitions), once they are quiet again.
+    c.run(300)
+    read.clear()
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="min.insync.replicas", value="1"))
+    c.run(300)
+    assert {p for _, parts in read for p in parts} == {0, 1}
+    # And the leader no longer hosting one (its metadata ahead of the followers'): read, and
+    # answered with an error, rather than skipped as quiet.
+    c.run(300)
+    read.clear()
+    tp1 = next(tp for tp in leader.partitions if tp.partition_id == 1)
+    leader._stop(tp1, "t")
+    c.run(100)
+    assert any(1 in parts for _, parts in read)
+
+
+def test_a_followers_fetch_lists_what_changed_and_forgets_what_it_no_longer_follows() -> None:
+    # The replica fetcher checks only the partitions answered or whose role changed since its last
+    # Fetch (its session holds every partition it follows); a role change must still reach it.
+    c = _two_partitions()
+    c.load(partition_record(TOPIC_ID, 2))
+    c.run(300)
+    seen: list[tuple[int, int, list[int], list[int]]] = []  # broker 2's: (to, epoch, listed, forgotten)
+    for b in (1, 3):
+        handle = c.managers[b].handle
+
+        def recording(env: ClientEnvelope, now_ms: int, handle: Any = handle) -> None:
+            request = env.body
+            assert isinstance(request, ApiRequest)
+            if request.api.key == fetch.API.key and env.source == 2:
+                body = request.body
+                seen.append(
+                    (
+                        env.destination,
+                        body.session_epoch,
+                        [p.partition for t in body.topics for p in t.partitions],
+                        [i for t in body.forgotten_topics_data for i in t.partitions],
+                    )
+                )
+            handle(env, now_ms)
+
+        c.managers[b].handle = recording  # type: ignore[method-assign]
+
+    def fetches(to: int) -> list[tuple[int, list[int], list[int]]]:
+        out = [
+            (e, listed, forgotten) for d, e, listed, forgotten in seen if d == to and (listed or forgotten)
+        ]
+        seen.clear()
+        return out
+
+    c.produce_to(2, [b"x"])
+    c.run(300)
+    got = fetches(1)
+    assert got and all(e > 0 and listed == [2] and not forgotten for e, listed, forgotten in got)
+    # Partition 1 moves to broker 3: the fetch to 1 forgets it, a new session with 3 lists it.
+    c.load(make_record(T.PARTITION_CHANGE, partition_id=1, topic_id=TOPIC_ID, leader=3))
+    c.run(300)
+    assert [(listed, forgotten) for _, listed, forgotten in fetches(1)] == [([], [1])]
+    c.produce_to(2, [b"z"])
+    c.run(300)
+    c.load(make_record(T.PARTITION_CHANGE, partition_id=2, topic_id=TOPIC_ID, leader=2))
+    c.run(300)
+    # Broker 2 leads partition 2 now: its fetch to 1 forgets it (after listing its last record).
+    got = fetches(1)
+    assert got[-1][1:] == ([], [2]) and all(2 not in listed for _, listed, _ in got[1:])
+    assert (
+        c.managers[2]
+        .partitions[next(tp for tp in c.managers[2].partitions if tp.partition_id == 2)]
+        .is_leader
+    )
+    # Partition 1 comes back to broker 1: listed again, and replication of it goes on.
+    c.load(make_record(T.PARTITION_CHANGE, partition_id=1, topic_id=TOPIC_ID, leader=1))
+    c.run(300)
+    assert [(listed, forgotten) for _, listed, forgotten in fetches(1)] == [([1], [])]
+    c.produce_to(1, [b"w"])
+    c.run(300)
+    assert c.logs[2].logs[("t", 1)].log_end_offset == c.logs[1].logs[("t", 1)].log_end_offset == 1
 
 
 # ------------------------------------------------------------------------------ many new partitions
