@@ -147,10 +147,12 @@ class SegmentIndexes:
         """The held entries replace whatever the files had, at the next write (``seal``)."""
         self._written_offsets = self._written_times = -1
 
-    def attach_files(self) -> None:
-        """The files hold the entries just loaded from them (zeros of a preallocated file after)."""
+    def attach_files(self, *, present: bool = True) -> None:
+        """The files hold the entries just loaded from them (zeros of a preallocated file after);
+        ``present`` False: an empty segment's, which has none (and nothing to delete at close: a
+        broker stopping with 15,000 empty partitions tried to unlink 30,000 absent files)."""
         self._written_offsets, self._written_times = len(self.offsets), len(self.timestamps)
-        self._synced = False  # the zeros of a preallocated file are trimmed at the next sync
+        self._synced = not present  # the zeros of a preallocated file are trimmed at the next sync
 
     def write_files(self, *, sync: bool = False) -> None:
         """Bring both files to the held entries (the unwritten tail, or everything), trimmed."""
@@ -199,11 +201,13 @@ class SegmentIndexes:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
 
-    def load(self, segment_size: int) -> None:
+    def load(self, segment_size: int) -> bool:
         """Read both files (trimmed or preallocated) and check them; raises ``CorruptIndexError``
         (or ``FileNotFoundError``). Entries past the last valid one of a preallocated file (zeros)
-        are not taken: Kafka's entries never have position 0 or a repeated offset."""
+        are not taken: Kafka's entries never have position 0 or a repeated offset. Returns False
+        for an empty segment without index files (as written: it has no entries)."""
         assert self.offset_path is not None and self.time_path is not None
+        present = True
         try:
             offset_data = self.offset_path.read_bytes()
             time_data = self.time_path.read_bytes()
@@ -211,6 +215,7 @@ class SegmentIndexes:
             if segment_size or self.offset_path.exists() or self.time_path.exists():
                 raise
             offset_data = time_data = b""  # an empty segment's indexes have no files
+            present = False
         if len(offset_data) % OFFSET_ENTRY_SIZE or len(time_data) % TIME_ENTRY_SIZE:
             raise CorruptIndexError("index file length is not a whole number of entries")
         base = self.base_offset
@@ -241,6 +246,7 @@ class SegmentIndexes:
         if timestamps:
             self.max_timestamp = timestamps[-1]
             self.offset_of_max_timestamp = time_offsets[-1]
+        return present
 
     # ------------------------------------------------------------------ maintenance
 
