@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from kraft.metadata.image import TopicIdPartition
 from kraft.metadata.partition import PartitionRegistration
@@ -130,6 +130,16 @@ class QuietHold(Protocol):
     def clock(self) -> QuietClock: ...
     def release(self) -> None:
         """Another fetch of the partition was recorded: the session must read it again."""
+
+
+class QuietReader(Protocol):
+    """A fetch session holding partitions quiet (the replica manager's ``_SessionReader``)."""
+
+    touched: list[Partition]  # held partitions that moved since its last read
+
+    def live(self) -> bool:
+        """Whether its session is still in use (else a partition may forget it)."""
+        ...
 
 
 class FollowerState:
@@ -229,7 +239,7 @@ class Partition:
         self.role_version = 0
         # The fetch sessions that hold it quiet (the replica manager's session readers): told by
         # ``moved`` when its role, log end, high watermark or log start moves, then forgotten.
-        self.watchers: list[Any] | None = None
+        self.watchers: list[QuietReader] | None = None
 
     @property
     def topic_id(self) -> uuid.UUID:
@@ -291,7 +301,7 @@ class Partition:
         self.role_version += 1
         self.moved()
 
-    def watch(self, reader: Any) -> None:
+    def watch(self, reader: QuietReader) -> None:
         """``reader`` holds the partition quiet: tell it when the partition moves."""
         watchers = self.watchers
         if watchers is None:
