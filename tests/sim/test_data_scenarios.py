@@ -274,6 +274,31 @@ def test_a_high_watermark_that_goes_backward_is_caught(monkeypatch: pytest.Monke
     assert "HighWatermarkMonotonic" in {v.invariant for v in world.violations}
 
 
+def test_a_high_watermark_move_that_does_not_tell_the_sessions_holding_it_quiet_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Planted: a leader's high watermark moves without Partition.moved(), so a follower's fetch
+    # session would keep skipping the partition (and never learn the new high watermark). The
+    # simulator runs the replica manager with check_quiet: the next read of the session fails.
+    monkeypatch.setattr(partition_module.Partition, "maybe_advance_high_watermark", _silent_advance)
+    world = run("data-steady", 1)
+    found = [v.detail for v in world.violations if "moved without Partition.moved()" in v.detail]
+    assert found, [v.detail for v in world.violations][:3]
+
+
+def _silent_advance(self: partition_module.Partition) -> bool:
+    if not self.is_leader or self.under_min_isr():
+        return False
+    hw = self.log.log_end_offset
+    for r in self.maximal_isr():
+        state = self.followers.get(r)
+        if r != self.node_id:
+            if state is None or state.log_end_offset < 0:
+                return False
+            hw = min(hw, state.log_end_offset)
+    return hw > self.log.high_watermark and self.log.update_high_watermark(hw)
+
+
 def test_the_simulated_disk_ledgers_every_record_a_log_loses_and_how() -> None:
     logs = SimPartitionLogs()
     log = logs.get_or_create("data", 0, uuid.UUID(int=1))
