@@ -1137,6 +1137,7 @@ def test_a_followers_fetch_lists_what_changed_and_forgets_what_it_no_longer_foll
     # Partition 1 moves to broker 3: the fetch to 1 forgets it, a new session with 3 lists it.
     c.load(make_record(T.PARTITION_CHANGE, partition_id=1, topic_id=TOPIC_ID, leader=3))
     c.run(300)
+    assert [listed for d, e, listed, _ in seen if d == 3 and e == 0] == [[1]]
     assert [(listed, forgotten) for _, listed, forgotten in fetches(1)] == [([], [1])]
     c.produce_to(2, [b"z"])
     c.run(300)
