@@ -1645,8 +1645,8 @@ class _SessionReader:
     An idle follower's session holds every partition it follows, and reading each on every fetch
     was an idle broker's CPU (37-41 % of a core with 10,000 partitions); checking each quiet one
     on every read still cost O(partitions) per fetch (a read at arrival and one at expiry of each
-    long poll: 8 a second per broker; at 15,000 partitions a broker at rest used 12-15 % of a core,
-    now 2-3 %). Now a read costs what changed: the partitions the request
+    long poll: 8 a second per broker; three brokers with 3,000 partitions, 10 idle simulated
+    seconds in process: 1.51 -> 0.06 CPU-s). Now a read costs what changed: the partitions the request
     changed, those that moved, and those not quiet. Kafka reads them all, in Java."""
 
     __slots__ = ("_cache", "active", "clock", "quiet", "seen_epoch", "session", "touched")
