@@ -201,13 +201,11 @@ class SegmentIndexes:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
 
-    def load(self, segment_size: int) -> bool:
+    def load(self, segment_size: int) -> None:
         """Read both files (trimmed or preallocated) and check them; raises ``CorruptIndexError``
         (or ``FileNotFoundError``). Entries past the last valid one of a preallocated file (zeros)
-        are not taken: Kafka's entries never have position 0 or a repeated offset. Returns False
-        for an empty segment without index files (as written: it has no entries)."""
+        are not taken: Kafka's entries never have position 0 or a repeated offset."""
         assert self.offset_path is not None and self.time_path is not None
-        present = True
         try:
             offset_data = self.offset_path.read_bytes()
             time_data = self.time_path.read_bytes()
@@ -215,7 +213,6 @@ class SegmentIndexes:
             if segment_size or self.offset_path.exists() or self.time_path.exists():
                 raise
             offset_data = time_data = b""  # an empty segment's indexes have no files
-            present = False
         if len(offset_data) % OFFSET_ENTRY_SIZE or len(time_data) % TIME_ENTRY_SIZE:
             raise CorruptIndexError("index file length is not a whole number of entries")
         base = self.base_offset
@@ -246,7 +243,6 @@ class SegmentIndexes:
         if timestamps:
             self.max_timestamp = timestamps[-1]
             self.offset_of_max_timestamp = time_offsets[-1]
-        return present
 
     # ------------------------------------------------------------------ maintenance
 

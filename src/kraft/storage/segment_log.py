@@ -372,7 +372,10 @@ class SegmentLog:
                 break
             is_last = i == len(seg_files) - 1
             next_base = None if is_last else seg_files[i + 1][0]
-            loaded = self._load_indexed_segment(path, base, next_base) if i < trusted else None
+            has_index_files = base in indexed
+            loaded = (
+                self._load_indexed_segment(path, base, next_base, has_index_files) if i < trusted else None
+            )
             if loaded is None:
                 segment, last_epoch = self._load_segment(
                     path,
@@ -380,7 +383,7 @@ class SegmentLog:
                     is_last=is_last,
                     last_epoch=last_epoch,
                     epochs=i >= trusted,
-                    has_index_files=base in indexed,
+                    has_index_files=has_index_files,
                 )
             else:
                 segment = loaded
@@ -490,7 +493,9 @@ class SegmentLog:
     def _new_indexes(self, base_offset: int) -> SegmentIndexes:
         return SegmentIndexes(self._dir, base_offset, self._index_config)
 
-    def _load_indexed_segment(self, path: Path, base_offset: int, next_base: int | None) -> _Segment | None:
+    def _load_indexed_segment(
+        self, path: Path, base_offset: int, next_base: int | None, has_index_files: bool
+    ) -> _Segment | None:
         """Open a segment from its index files, reading no batch but those after the last offset
         index entry of the last segment (to find its end, as Kafka's ``readNextOffset``). ``None``
         when the indexes are missing or corrupt, or the tail walk fails: the caller scans it."""
@@ -499,7 +504,7 @@ class SegmentLog:
         segment = _Segment(path, base_offset, fd, indexes)
         try:
             size = os.fstat(fd).st_size
-            present = indexes.load(size)
+            indexes.load(size)
             position = indexes.positions[-1] if indexes.positions else 0
             next_offset = base_offset
             if indexes.offsets:
@@ -522,7 +527,7 @@ class SegmentLog:
                 segment.next_offset = base_offset
             segment.size = segment.synced_size = size
             indexes.bytes_since_entry = size - (indexes.positions[-1] if indexes.positions else 0)
-            indexes.attach_files(present=present)
+            indexes.attach_files(present=has_index_files)
         except (CorruptIndexError, OSError, CorruptRecordError) as e:
             segment.close()
             self.recovery_report.rebuilt_indexes.append(path)
