@@ -1716,10 +1716,10 @@ def _session_body(
         keys: Iterable[PartitionKey] = partitions
     else:
         reader = _reader(session, manager)
+        ids = session.uses_topic_ids  # (as the request: the session checked it)
         if reader.seen_epoch != context.expected_epoch:
             # This request's changes (taken in once: a parked fetch's later reads have the same).
             reader.seen_epoch = context.expected_epoch
-            ids = version >= 13
             for t in body.forgotten_topics_data:
                 topic = t.topic_id if ids else t.topic
                 for index in t.partitions:
@@ -1732,7 +1732,7 @@ def _session_body(
                         reader.wake(key)
         if reader.touched:
             touched, reader.touched = reader.touched, []
-            quiet, ids = reader.quiet, session.uses_topic_ids
+            quiet = reader.quiet
             for partition in touched:
                 key = (partition.topic_id if ids else partition.topic, partition.index)
                 q = quiet.get(key)
