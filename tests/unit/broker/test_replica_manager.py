@@ -993,34 +993,40 @@ def test_sessionless_fetches_open_no_session() -> None:
     assert _rows(c.answer(_session_fetch(c, {}, session_id=sid, epoch=1, version=12))) == {}
 
 
+def _record_fetches(c: Cluster, source: int, leaders: tuple[int, ...]) -> list[tuple[int, int, Any]]:
+    """Every Fetch ``source`` sends to ``leaders`` from now on, as (leader, version, body)."""
+    sent: list[tuple[int, int, Any]] = []
+    for b in leaders:
+
+        def recording(env: ClientEnvelope, now_ms: int, handle: Any = c.managers[b].handle) -> None:
+            request = env.body
+            assert isinstance(request, ApiRequest)
+            if request.api.key == fetch.API.key and env.source == source:
+                sent.append((env.destination, request.version, request.body))
+            handle(env, now_ms)
+
+        c.managers[b].handle = recording  # type: ignore[method-assign]
+    return sent
+
+
 def test_the_replica_fetcher_uses_a_fetch_session() -> None:
     c = _two_partitions()
     leader = c.managers[1]
-    seen: list[tuple[int, int, int, list[int]]] = []  # broker 2's fetches: (id, epoch, version, partitions)
-    handle = leader.handle
+    sent = _record_fetches(c, 2, (1,))
 
-    def recording(env: ClientEnvelope, now_ms: int) -> None:
-        request = env.body
-        assert isinstance(request, ApiRequest)
-        if request.api.key == fetch.API.key and env.source == 2:
-            b = request.body
-            seen.append(
-                (
-                    b.session_id,
-                    b.session_epoch,
-                    request.version,
-                    [p.partition for t in b.topics for p in t.partitions],
-                )
-            )
-        handle(env, now_ms)
+    def fetches() -> list[tuple[int, int, int, list[int]]]:  # broker 2's: (id, epoch, version, partitions)
+        return [
+            (b.session_id, b.session_epoch, version, [p.partition for t in b.topics for p in t.partitions])
+            for _, version, b in sent
+        ]
 
-    leader.handle = recording  # type: ignore[method-assign]
     follower = {s.id: s for s in leader.fetch_sessions.sessions.values() if s.privileged}
     assert len(follower) == 2 and all(len(s.partitions) == 2 for s in follower.values())
     c.produce([b"d", b"e"])
     c.run(300)
     assert c.values(2) == c.values(1) == [b"a", b"b", b"c", b"d", b"e"] and c.log(2).high_watermark == 5
     # Incremental fetches of the session: partition 0, which moved, is listed once; partition 1 never.
+    seen = fetches()
     sid = seen[0][0]
     assert sid in follower and all(s == sid and e > 0 for s, e, _, _ in seen)
     assert [e for _, e, _, _ in seen] == list(range(seen[0][1], seen[0][1] + len(seen)))
@@ -1029,11 +1035,11 @@ def test_the_replica_fetcher_uses_a_fetch_session() -> None:
     # INVALID_FETCH_SESSION_EPOCH, the next one FETCH_SESSION_ID_NOT_FOUND or a full fetch opens a
     # new session, and replication goes on.
     leader.fetch_sessions.remove(sid)
-    seen.clear()
+    sent.clear()
     c.produce_to(1, [b"x"])
     c.run(500)
     assert c.values(2) == c.values(1) and c.logs[2].logs[("t", 1)].log_end_offset == 1
-    full = [(s, e, ps) for s, e, _, ps in seen if e == 0]
+    full = [(s, e, ps) for s, e, _, ps in fetches() if e == 0]
     assert full and sorted(full[0][2]) == [0, 1]  # a full fetch lists every partition
     assert any(s.privileged and s.id != sid for s in leader.fetch_sessions.sessions.values())
 
@@ -1102,32 +1108,24 @@ def test_a_followers_fetch_lists_what_changed_and_forgets_what_it_no_longer_foll
     c = _two_partitions()
     c.load(partition_record(TOPIC_ID, 2))
     c.run(300)
-    seen: list[tuple[int, int, list[int], list[int]]] = []  # broker 2's: (to, epoch, listed, forgotten)
-    for b in (1, 3):
-        handle = c.managers[b].handle
+    sent = _record_fetches(c, 2, (1, 3))
 
-        def recording(env: ClientEnvelope, now_ms: int, handle: Any = handle) -> None:
-            request = env.body
-            assert isinstance(request, ApiRequest)
-            if request.api.key == fetch.API.key and env.source == 2:
-                body = request.body
-                seen.append(
-                    (
-                        env.destination,
-                        body.session_epoch,
-                        [p.partition for t in body.topics for p in t.partitions],
-                        [i for t in body.forgotten_topics_data for i in t.partitions],
-                    )
-                )
-            handle(env, now_ms)
-
-        c.managers[b].handle = recording  # type: ignore[method-assign]
+    def seen() -> list[tuple[int, int, list[int], list[int]]]:  # broker 2's: (to, epoch, listed, forgotten)
+        return [
+            (
+                to,
+                body.session_epoch,
+                [p.partition for t in body.topics for p in t.partitions],
+                [i for t in body.forgotten_topics_data for i in t.partitions],
+            )
+            for to, _, body in sent
+        ]
 
     def fetches(to: int) -> list[tuple[int, list[int], list[int]]]:
         out = [
-            (e, listed, forgotten) for d, e, listed, forgotten in seen if d == to and (listed or forgotten)
+            (e, listed, forgotten) for d, e, listed, forgotten in seen() if d == to and (listed or forgotten)
         ]
-        seen.clear()
+        sent.clear()
         return out
 
     c.produce_to(2, [b"x"])
@@ -1137,7 +1135,7 @@ def test_a_followers_fetch_lists_what_changed_and_forgets_what_it_no_longer_foll
     # Partition 1 moves to broker 3: the fetch to 1 forgets it, a new session with 3 lists it.
     c.load(make_record(T.PARTITION_CHANGE, partition_id=1, topic_id=TOPIC_ID, leader=3))
     c.run(300)
-    assert [listed for d, e, listed, _ in seen if d == 3 and e == 0] == [[1]]
+    assert [listed for d, e, listed, _ in seen() if d == 3 and e == 0] == [[1]]
     assert [(listed, forgotten) for _, listed, forgotten in fetches(1)] == [([], [1])]
     c.produce_to(2, [b"z"])
     c.run(300)
