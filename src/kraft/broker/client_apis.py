@@ -477,7 +477,10 @@ class ClientApis:
 
     def _context(self, listener: str, leader_id: int | None) -> BrokerApiContext:
         ctx = self._contexts[listener]
-        return ctx if ctx.active_controller_id == leader_id else replace(ctx, active_controller_id=leader_id)
+        if ctx.active_controller_id != leader_id:
+            # Kept for the next request: a copy per request cost a third of a Metadata answer's poll.
+            ctx = self._contexts[listener] = replace(ctx, active_controller_id=leader_id)
+        return ctx
 
     # -- auto-creation -------------------------------------------------------------------------------
 

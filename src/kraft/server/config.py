@@ -152,6 +152,10 @@ class ServerConfig:
     # most log.index.size.max.bytes (Kafka's defaults 4096 and 10 MiB).
     log_index_interval_bytes: int = 4096
     log_index_size_max_bytes: int = 10 * 1024 * 1024
+    # kraft-specific log.max.open.segment.files: the data partitions' segment files open at once
+    # (the least recently used is closed and reopened when used); -1: derived from the process's
+    # open-file limit when the broker starts (``default_max_open_segment_files``).
+    log_max_open_segment_files: int = -1
     socket_request_max_bytes: int = DEFAULT_MAX_FRAME_BYTES
     connections_max_idle_ms: int = DEFAULT_CONNECTIONS_MAX_IDLE_MS
     # connection.failed.authentication.delay.ms: a refused login is answered (and closed) this late.
@@ -343,6 +347,7 @@ def parse_server_config(props: Mapping[str, str]) -> ServerConfig:
         # entry 8; the storage rounds the size down to whole entries).
         log_index_interval_bytes=get_int(props, "log.index.interval.bytes", 4096, minimum=0),
         log_index_size_max_bytes=get_int(props, "log.index.size.max.bytes", 10 * 1024 * 1024, minimum=4),
+        log_max_open_segment_files=_max_open_segment_files(props),
         connections_max_idle_ms=get_int(
             props, "connections.max.idle.ms", DEFAULT_CONNECTIONS_MAX_IDLE_MS, minimum=0
         ),
@@ -520,3 +525,12 @@ def load_server_config(
     if overrides:
         props.update(overrides)
     return parse_server_config(props)
+
+
+def _max_open_segment_files(props: Mapping[str, str]) -> int:
+    value = get_int(props, "log.max.open.segment.files", -1, minimum=-1)
+    if value == 0:
+        raise ConfigError(
+            "log.max.open.segment.files: must be positive, or -1 (derived from the open-file limit)"
+        )
+    return value

@@ -276,10 +276,19 @@ class KraftServer:
                     interval_bytes=config.log_index_interval_bytes,
                     max_bytes=config.log_index_size_max_bytes,
                 )
+                open_files = config.log_max_open_segment_files
+                if open_files < 0:
+                    from kraft.server.process_limits import default_max_open_segment_files
+
+                    open_files = default_max_open_segment_files()
                 self._partition_logs = await loop.run_in_executor(
                     None,
                     lambda: LogManager(
-                        config.log_dirs, segment_bytes=segment_bytes, index=index, background_checkpoints=True
+                        config.log_dirs,
+                        segment_bytes=segment_bytes,
+                        index=index,
+                        background_checkpoints=True,
+                        max_open_segment_files=open_files,
                     ),
                 )
         partition_dir = metadata_partition_dir(config.metadata_log_dir)

@@ -38,3 +38,17 @@ def raise_open_file_limit() -> tuple[int, int] | None:
         "raised the open-file limit from %d to %d (the hard limit), as the JVM does for Kafka", soft, target
     )
     return soft, target
+
+
+def default_max_open_segment_files() -> int:
+    """``log.max.open.segment.files`` when it is -1: the open-file limit (soft, as raised at start)
+    less what the rest of the process needs (connections, index files written at a roll or close,
+    the metadata log, checkpoints): a quarter of it, at least 1,024; at least 64 in all."""
+    try:
+        import resource
+    except ImportError:  # not a Unix: no limit to stay under
+        return 1 << 20
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = _UNLIMITED_TARGET
+    return max(64, soft - max(1024, soft // 4))

@@ -62,7 +62,7 @@ from kraft.storage.offset_checkpoint import (
 )
 from kraft.storage.partition_log import DATA_INDEXES, PartitionLog
 from kraft.storage.segment_index import IndexConfig
-from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES
+from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES, OpenSegmentFiles
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +116,9 @@ class LogManager:
             segments from the one holding its checkpointed recovery point.
         index: ``log.index.interval.bytes`` and ``log.index.size.max.bytes`` for every log.
         background_checkpoints: ``checkpoint()`` hands the file writes to a thread (above).
+        max_open_segment_files: at most this many segment files of all the logs are open at once
+            (``OpenSegmentFiles``: the least recently used is closed, and reopened when used);
+            ``None``: every segment stays open, as in Kafka.
     """
 
     def __init__(
@@ -129,6 +132,7 @@ class LogManager:
         clean_shutdown: bool | None = None,
         index: IndexConfig = DATA_INDEXES,
         background_checkpoints: bool = False,
+        max_open_segment_files: int | None = None,
     ) -> None:
         if not log_dirs:
             raise KraftError("a log manager needs at least one log directory")
@@ -141,6 +145,8 @@ class LogManager:
         self._rng = rng
         self._clean_shutdown = clean_shutdown
         self._index = index
+        limit = max_open_segment_files
+        self.open_files = None if limit is None else OpenSegmentFiles(limit)
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._count: dict[Path, int] = dict.fromkeys(self._log_dirs, 0)  # logs per directory
@@ -207,6 +213,7 @@ class LogManager:
                 create=False,
                 clean_shutdown=clean,
                 index=self._index,
+                open_files=self.open_files,
             )
             self._dir_of[tp] = log_dir
             self._count[log_dir] += 1
@@ -256,6 +263,7 @@ class LogManager:
             segment_ms=self._segment_ms,
             now_ms=self._now_ms,
             index=self._index,
+            open_files=self.open_files,
         )
         self._logs[tp] = log
         self._dir_of[tp] = log_dir

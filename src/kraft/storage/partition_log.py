@@ -47,7 +47,7 @@ from kraft.storage.fsutil import atomic_write, fsync_dir, fsync_file
 from kraft.storage.log_dir import partition_dir
 from kraft.storage.producer_snapshot import parse_snapshot_file_name, snapshot_file_name
 from kraft.storage.segment_index import IndexConfig
-from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES, RecoveryReport, SegmentLog
+from kraft.storage.segment_log import DEFAULT_SEGMENT_BYTES, OpenSegmentFiles, RecoveryReport, SegmentLog
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +136,8 @@ class PartitionLog(BasePartitionLog):
             roll).
         now_ms: the time ``last_flush_ms`` starts from.
         create: create the directory if it does not exist (else ``StorageError``).
+        open_files: the bound on open segment files this log shares with others (``None``: its
+            segments stay open).
 
     Raises:
         StorageError: the directory holds another topic id, or a malformed
@@ -160,6 +162,7 @@ class PartitionLog(BasePartitionLog):
         verify_crc_on_read: bool = False,
         clean_shutdown: bool = False,
         index: IndexConfig = DATA_INDEXES,
+        open_files: OpenSegmentFiles | None = None,
     ) -> None:
         directory = partition_dir(log_dir, topic, partition)
         # A new log is written unsynced and made durable at its first flush (``_flush_store``):
@@ -211,6 +214,7 @@ class PartitionLog(BasePartitionLog):
             # Kafka's LogLoader: cut at the first invalid batch past the recovery point. A broker
             # that restarted uncleanly is out of the ISR and ELR and fetches the rest again.
             truncate_corruption=True,
+            open_files=open_files,
         )
         try:
             super().__init__(

@@ -104,6 +104,7 @@ class SegmentIndexes:
     """The offset and time index of one segment. Single-threaded, owned by its ``SegmentLog``."""
 
     __slots__ = (
+        "_no_files",
         "_synced",
         "_written_offsets",
         "_written_times",
@@ -135,6 +136,7 @@ class SegmentIndexes:
         self._written_offsets = -1
         self._written_times = -1
         self._synced = False  # the files, as written, are durable
+        self._no_files = False  # known to have no files (an empty segment's): none to delete
         if directory is not None and config.files:
             self.offset_path: Path | None = directory / offset_index_file_name(base_offset)
             self.time_path: Path | None = directory / time_index_file_name(base_offset)
@@ -146,6 +148,7 @@ class SegmentIndexes:
     def open_files(self) -> None:
         """The held entries replace whatever the files had, at the next write (``seal``)."""
         self._written_offsets = self._written_times = -1
+        self._no_files = False
 
     def attach_files(self, *, present: bool = True) -> None:
         """The files hold the entries just loaded from them (zeros of a preallocated file after);
@@ -153,22 +156,29 @@ class SegmentIndexes:
         broker stopping with 15,000 empty partitions tried to unlink 30,000 absent files)."""
         self._written_offsets, self._written_times = len(self.offsets), len(self.timestamps)
         self._synced = not present  # the zeros of a preallocated file are trimmed at the next sync
+        self._no_files = not present
 
     def write_files(self, *, sync: bool = False) -> None:
         """Bring both files to the held entries (the unwritten tail, or everything), trimmed."""
         if self.offset_path is None or self.time_path is None:
             return
+        empty = not self.offsets and not self.timestamps and not self.bytes_since_entry
         written = self._written_offsets == len(self.offsets) and self._written_times == len(self.timestamps)
-        if written and (self._synced or not sync):
+        if written and (self._synced or not sync) and (empty or not self._no_files):
             return  # the files hold every entry already (durably, if asked)
-        if not self.offsets and not self.timestamps and not self.bytes_since_entry:
+        if empty:
             # An empty segment: no files (a segment of 0 bytes loads as empty indexes); stale ones
             # go. A broker stopping with 15,000 empty partitions created and synced 30,000 files.
-            if not (self._synced and self._written_offsets == 0 and self._written_times == 0):
+            if not self._no_files and not (
+                self._synced and self._written_offsets == 0 and self._written_times == 0
+            ):
                 self.delete_files()
             self._written_offsets = self._written_times = 0
             self._synced = True
+            self._no_files = True
             return
+        # (A segment that had no files gets both now, as Kafka's every segment has.)
+        self._no_files = False
         base = self.base_offset
         offset_from, self._written_offsets = self._written_offsets, len(self.offsets)
         _write_entries(

@@ -47,11 +47,17 @@ def test_a_valid_file_parses_with_kafka_defaults(tmp_path: Path) -> None:
     assert cfg.raft_driver == "loop"
     assert (cfg.log_index_interval_bytes, cfg.log_index_size_max_bytes) == (4096, 10 * 1024 * 1024)
     assert cfg.failed_authentication_delay_ms == 100 and cfg.ssl_keystore_reload_interval_ms == 60_000
+    assert cfg.log_max_open_segment_files == -1  # derived from the open-file limit at start
 
 
 def test_log_index_properties_reach_the_config() -> None:
     cfg = parse_server_config(config(log__index__interval__bytes="0", log__index__size__max__bytes="4096"))
     assert (cfg.log_index_interval_bytes, cfg.log_index_size_max_bytes) == (0, 4096)
+
+
+def test_log_max_open_segment_files_reaches_the_config() -> None:
+    cfg = parse_server_config(config(log__max__open__segment__files="5000"))
+    assert cfg.log_max_open_segment_files == 5000
 
 
 def test_raft_driver_chooses_where_the_core_runs() -> None:
@@ -97,6 +103,8 @@ def test_metadata_log_dir_wins_over_log_dirs() -> None:
         ({"metadata__log__segment__bytes": "10"}, "metadata.log.segment.bytes"),
         ({"log__index__interval__bytes": "-1"}, "log.index.interval.bytes"),
         ({"log__index__size__max__bytes": "3"}, "log.index.size.max.bytes"),
+        ({"log__max__open__segment__files": "0"}, "log.max.open.segment.files"),
+        ({"log__max__open__segment__files": "-2"}, "log.max.open.segment.files"),
         ({"ssl__keystore__reload__interval__ms": "-1"}, "ssl.keystore.reload.interval.ms"),
         (
             {"connection__failed__authentication__delay__ms": "-1"},

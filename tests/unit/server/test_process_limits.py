@@ -48,3 +48,16 @@ def test_a_soft_limit_at_the_hard_one_is_left_alone() -> None:
         pytest.skip("an unlimited hard limit: the soft one is raised to 1,048,576 instead")
     out = _run_with_soft_limit(hard)
     assert "changed None" in out and f"now ({hard}, {hard})" in out
+
+
+@pytest.mark.parametrize(
+    ("soft", "expected"),
+    [(20_000, 15_000), (1024, 64), (2048, 1024), (1 << 20, (1 << 20) - (1 << 18))],
+)
+def test_the_default_segment_file_bound_leaves_the_rest_of_the_limit_to_the_process(
+    monkeypatch: pytest.MonkeyPatch, soft: int, expected: int
+) -> None:
+    from kraft.server import process_limits
+
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (soft, soft))
+    assert process_limits.default_max_open_segment_files() == expected
