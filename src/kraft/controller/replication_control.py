@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kraft.common.uuids import ZERO_UUID, random_uuid
@@ -111,6 +111,10 @@ class _Working:
 
     image: MetadataImage
     changed: dict[TopicIdPartition, PartitionRegistration]
+    # Per topic name: its min.insync.replicas and unclean.leader.election.enable, as the image has
+    # them (it does not change during the operation). Resolving them per partition was a tenth of
+    # a controlled shutdown's controller time.
+    topic_settings: dict[str, tuple[int, bool]] = field(default_factory=dict)
 
     def get(self, tp: TopicIdPartition) -> PartitionRegistration | None:
         found = self.changed.get(tp)
@@ -156,13 +160,6 @@ class ReplicationControl:
 
     # ------------------------------------------------------------------------------ shared rules
 
-    def min_isr(self, image: MetadataImage, topic_name: str, replication_factor: int) -> int:
-        return effective_min_isr(self.resolver.topic_min_isr(image, topic_name), replication_factor)
-
-    def _election(self, image: MetadataImage, topic_name: str) -> Election:
-        # Spec 4.3: automatic paths elect uncleanly when the topic allows it.
-        return Election.UNCLEAN if self.resolver.topic_unclean_enabled(image, topic_name) else Election.ONLINE
-
     def change_partition(
         self,
         work: _Working,
@@ -181,15 +178,22 @@ class ReplicationControl:
         if part is None:
             return None
         image = work.image
-        topic = image.topics_by_id[tp.topic_id]
+        name = image.topics_by_id[tp.topic_id].name
+        settings = work.topic_settings.get(name)
+        if settings is None:
+            resolver = self.resolver
+            settings = (resolver.topic_min_isr(image, name), resolver.topic_unclean_enabled(image, name))
+            work.topic_settings[name] = settings
+        if election is None:  # spec 4.3: automatic paths elect uncleanly when the topic allows it
+            election = Election.UNCLEAN if settings[1] else Election.ONLINE
         outcome = build_partition_change(
             part,
             topic_id=tp.topic_id,
             partition_id=tp.partition_id,
             is_acceptable_leader=is_acceptable,
-            min_isr=self.min_isr(image, topic.name, len(part.replicas)),
+            min_isr=effective_min_isr(settings[0], len(part.replicas)),
             elr_enabled=elr_enabled(image),
-            election=election if election is not None else self._election(image, topic.name),
+            election=election,
             target_isr=target_isr,
             target_leader_recovery_state=target_lrs,
             unclean_shutdown_replicas=tuple(unclean_shutdown),

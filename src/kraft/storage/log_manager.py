@@ -150,6 +150,9 @@ class LogManager:
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._count: dict[Path, int] = dict.fromkeys(self._log_dirs, 0)  # logs per directory
+        # The logs of each directory (a checkpoint reads them by directory: comparing paths per log
+        # cost a broker with 100,000 partitions a sixth of its CPU, a snapshot every 5 s).
+        self._in_dir: dict[Path, dict[TopicPartition, PartitionLog]] = {d: {} for d in self._log_dirs}
         self._closed = False
         # The checkpoint writer (background_checkpoints): the snapshot waiting for it, whether it
         # runs, and the error of its last write (raised on the caller's thread).
@@ -217,6 +220,7 @@ class LogManager:
             )
             self._dir_of[tp] = log_dir
             self._count[log_dir] += 1
+            self._in_dir[log_dir][tp] = self._logs[tp]
         if removed:
             fsync_dir(log_dir)
 
@@ -268,6 +272,7 @@ class LogManager:
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
         self._count[log_dir] += 1
+        self._in_dir[log_dir][tp] = log
         return log
 
     def log_dir_states(self) -> list[tuple[str, int, int, list[PartitionLog]]]:
@@ -280,7 +285,8 @@ class LogManager:
                 total, usable = usage.total, usage.free
             except OSError:
                 total = usable = -1
-            logs = [self._logs[tp] for tp in sorted(self._logs) if self._dir_of[tp] == log_dir]
+            in_dir = self._in_dir[log_dir]
+            logs = [in_dir[tp] for tp in sorted(in_dir)]
             states.append((str(log_dir.resolve()), total, usable, logs))
         return states
 
@@ -294,6 +300,7 @@ class LogManager:
             return False
         log_dir = self._dir_of.pop(tp)
         self._count[log_dir] -= 1
+        del self._in_dir[log_dir][tp]
         log.close()
         doomed = log_dir / delete_dir_name(topic, partition, random_uuid(self._rng))
         os.replace(log.directory, doomed)
@@ -329,15 +336,14 @@ class LogManager:
     def _snapshot(self) -> list[_DirOffsets]:
         out = []
         for log_dir in self._log_dirs:
-            logs = [(tp, log) for tp, log in self._logs.items() if self._dir_of[tp] == log_dir]
-            out.append(
-                (
-                    log_dir,
-                    {tp: log.high_watermark for tp, log in logs},
-                    {tp: log.log_start_offset for tp, log in logs},
-                    {tp: log.recovery_point for tp, log in logs},
-                )
-            )
+            high_watermarks: dict[TopicPartition, int] = {}
+            start_offsets: dict[TopicPartition, int] = {}
+            recovery_points: dict[TopicPartition, int] = {}
+            for tp, log in self._in_dir[log_dir].items():
+                high_watermarks[tp] = log.high_watermark
+                start_offsets[tp] = log.log_start_offset
+                recovery_points[tp] = log.recovery_point
+            out.append((log_dir, high_watermarks, start_offsets, recovery_points))
         return out
 
     def _write(self, snapshot: list[_DirOffsets]) -> None:

@@ -1252,3 +1252,66 @@ def test_queued_partitions_follow_later_deltas_and_deletions() -> None:
     c.run(50)
     assert len(c.managers[2].partitions) == 1
     assert {name for name, _ in c.logs[2].logs} == {"t"}
+
+
+def test_the_role_lists_stay_in_topic_partition_order_as_partitions_come_and_go() -> None:
+    # The fetchers list their partitions by (topic, partition) and the lag deadline is the earliest
+    # over the led ones; both come from a list kept in that order as partitions are created and
+    # deleted (a full sort per role change cost a tenth of a 100,000-partition controlled shutdown).
+    c = Cluster()
+    m_id, z_id, m2_id = uuid.UUID(int=0xA1), uuid.UUID(int=0xA2), uuid.UUID(int=0xA3)
+
+    def topic(name: str, topic_id: uuid.UUID, leaders: dict[int, int]) -> list[ApiMessageAndVersion]:
+        return [
+            make_record(T.TOPIC, name=name, topic_id=topic_id),
+            *(
+                make_record(
+                    T.PARTITION,
+                    partition_id=index,
+                    topic_id=topic_id,
+                    replicas=[1, 2, 3],
+                    isr=[1, 2, 3],
+                    removing_replicas=[],
+                    adding_replicas=[],
+                    leader=leader,
+                    leader_epoch=0,
+                    partition_epoch=0,
+                )
+                for index, leader in leaders.items()
+            ),
+        ]
+
+    def expected(m: ReplicaManager) -> tuple[dict[int, list[tuple[str, int]]], list[tuple[str, int]]]:
+        ordered = sorted(m.partitions.values(), key=lambda p: (p.topic, p.index))
+        followed: dict[int, list[tuple[str, int]]] = {}
+        for p in ordered:
+            if not p.is_leader and p.leader_id >= 0 and p.leader_id != m.node_id:
+                followed.setdefault(p.leader_id, []).append((p.topic, p.index))
+        return followed, [(p.topic, p.index) for p in ordered if p.is_leader]
+
+    def actual(m: ReplicaManager) -> tuple[dict[int, list[tuple[str, int]]], list[tuple[str, int]]]:
+        followed, led = m._roles()
+        return (
+            {leader: [(p.topic, p.index) for p in ps] for leader, ps in followed.items()},
+            [(p.topic, p.index) for p in led],
+        )
+
+    # Created out of order: topic z before m, partitions in shuffled order, three leaders.
+    c.load(*topic("z", z_id, {3: 2, 0: 1, 2: 3, 1: 2}))
+    c.load(*topic("m", m_id, {1: 3, 4: 1, 0: 2, 3: 3, 2: 1}))
+    c.run(30)
+    for m in c.managers.values():
+        assert actual(m) == expected(m)
+    assert actual(c.managers[1])[0][2] == [("m", 0), ("z", 1), ("z", 3)]
+    # m goes, and comes back under a new id: its partitions are new objects, in their places.
+    c.load(make_record(T.REMOVE_TOPIC, topic_id=m_id))
+    c.run(30)
+    for m in c.managers.values():
+        assert actual(m) == expected(m)
+        assert all(p.topic != "m" for p in m._ordered)
+    c.load(*topic("m", m2_id, {2: 2, 0: 3, 1: 1}))
+    c.run(30)
+    for m in c.managers.values():
+        assert actual(m) == expected(m)
+        assert [(p.topic, p.index) for p in m._ordered] == sorted((p.topic, p.index) for p in m._ordered)
+    assert actual(c.managers[1])[1] == [("m", 1), ("t", 0), ("z", 0)]
