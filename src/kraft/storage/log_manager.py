@@ -163,6 +163,11 @@ class LogManager:
         self._queued: list[_DirOffsets] | None = None
         self._write_error: BaseException | None = None
         self.checkpoints_written = 0
+        # What each checkpoint file was last written with (by _write, one call at a time): an
+        # unchanged one is not written again. A broker with 100,000 idle partitions rewrote (sorted,
+        # formatted, fsynced) three files of 100,000 lines every 5 s on a thread holding the GIL:
+        # a sixth of its CPU, in its controlled shutdown too.
+        self._written: dict[Path, list[dict[TopicPartition, int] | None]] = {}
         try:
             for log_dir in self._log_dirs:
                 self._open_dir(log_dir)
@@ -348,9 +353,18 @@ class LogManager:
 
     def _write(self, snapshot: list[_DirOffsets]) -> None:
         for log_dir, high_watermarks, start_offsets, recovery_points in snapshot:
-            write_offset_checkpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT, high_watermarks)
-            write_offset_checkpoint(log_dir / LOG_START_OFFSET_CHECKPOINT, start_offsets)
-            write_offset_checkpoint(log_dir / RECOVERY_POINT_OFFSET_CHECKPOINT, recovery_points)
+            written = self._written.setdefault(log_dir, [None, None, None])
+            files = (
+                (REPLICATION_OFFSET_CHECKPOINT, high_watermarks),
+                (LOG_START_OFFSET_CHECKPOINT, start_offsets),
+                (RECOVERY_POINT_OFFSET_CHECKPOINT, recovery_points),
+            )
+            for i, (name, entries) in enumerate(files):
+                if written[i] == entries:
+                    continue  # the file holds these already, durably
+                written[i] = None  # unknown until the write below succeeds
+                write_offset_checkpoint(log_dir / name, entries)
+                written[i] = entries
         self.checkpoints_written += 1
 
     def _write_in_background(self, snapshot: list[_DirOffsets]) -> None:

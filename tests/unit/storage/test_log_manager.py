@@ -328,3 +328,46 @@ def test_a_failed_background_checkpoint_raises_at_the_next_one(
     assert manager.wait_for_checkpoints(10)
     assert (a / REPLICATION_OFFSET_CHECKPOINT).read_bytes() == b"0\n1\norders 0 0\n"
     manager.close()
+
+
+def test_a_checkpoint_file_is_written_again_only_when_its_entries_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kraft.storage.log_manager as log_manager_module
+
+    written: list[str] = []
+    real = log_manager_module.write_offset_checkpoint
+
+    def counted(path: str | os.PathLike[str], entries: dict[tuple[str, int], int]) -> None:
+        written.append(Path(path).name)
+        real(path, entries)
+
+    monkeypatch.setattr(log_manager_module, "write_offset_checkpoint", counted)
+    manager = LogManager([tmp_path])
+    log = manager.get_or_create("orders", 0, TOPIC_ID)
+    append(log, b"a")
+    manager.checkpoint()
+    assert sorted(written) == sorted(
+        [REPLICATION_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_OFFSET_CHECKPOINT]
+    )
+    written.clear()
+    manager.checkpoint()  # nothing moved: no file rewritten (sorted, formatted and fsynced)
+    assert written == []
+    log.update_high_watermark(1)
+    manager.checkpoint()
+    assert written == [REPLICATION_OFFSET_CHECKPOINT]
+    written.clear()
+    manager.get_or_create("orders", 1, TOPIC_ID)  # a new log: every file lists it
+    manager.checkpoint()
+    assert len(written) == 3
+    written.clear()
+    manager.close()  # flushes: the recovery points move
+    assert written == [RECOVERY_POINT_OFFSET_CHECKPOINT]
+    assert decode_offset_checkpoint((tmp_path / REPLICATION_OFFSET_CHECKPOINT).read_bytes()) == {
+        ("orders", 0): 1,
+        ("orders", 1): 0,
+    }
+    assert decode_offset_checkpoint((tmp_path / RECOVERY_POINT_OFFSET_CHECKPOINT).read_bytes()) == {
+        ("orders", 0): 1,
+        ("orders", 1): 0,
+    }
