@@ -223,8 +223,12 @@ class Partition:
         self.node_id = node_id
         self.tp = tp
         self.topic = topic
+        self.index = tp.partition_id
         self.log = log
         self.leader_id = -1
+        # leader_id == node_id, kept with it (``_take``): read per partition by every scan of a
+        # broker's partitions, where a property cost a tenth of the scan at 100,000.
+        self.is_leader = False
         self.leader_epoch = -1
         self.partition_epoch = -1
         self.replicas: tuple[int, ...] = ()
@@ -244,14 +248,6 @@ class Partition:
     @property
     def topic_id(self) -> uuid.UUID:
         return self.tp.topic_id
-
-    @property
-    def index(self) -> int:
-        return self.tp.partition_id
-
-    @property
-    def is_leader(self) -> bool:
-        return self.leader_id == self.node_id
 
     # -- role changes ------------------------------------------------------------------------------
 
@@ -325,6 +321,7 @@ class Partition:
         if p.partition_epoch != self.partition_epoch:
             self.pending_isr = None  # the controller decided: the metadata's ISR is the truth again
         self.leader_id = p.leader
+        self.is_leader = p.leader == self.node_id
         self.leader_epoch = p.leader_epoch
         self.partition_epoch = p.partition_epoch
         self.replicas = tuple(p.replicas)

@@ -347,7 +347,7 @@ class ReplicaManager:
         self._retention_passes = 0
         # Bumped by every role change (activate, publish, stop): what the per-poll scans cache on.
         self._roles_version = 0
-        # (roles version, followed by leader, led): see ``_roles``.
+        # (layout version, followed by leader, led): see ``_roles``.
         self._roles_cache: tuple[int, dict[int, list[Partition]], list[Partition]] = (-1, {}, [])
         # Every hosted partition in (topic, partition) order, for ``_roles``: those created since
         # the last pass are sorted in then (Timsort merges the new run), unhosted ones dropped. A
@@ -356,6 +356,9 @@ class ReplicaManager:
         self._ordered: list[Partition] = []
         self._ordered_added = False
         self._ordered_removed = False
+        # Bumped only when what ``_roles`` reads moves: a partition hosted or dropped, or a leader
+        # changed (a delta that only moves ISRs, most of a controlled shutdown's, leaves it).
+        self._layout_version = 0
         # (roles version, a lower bound of the earliest follower lag deadline): followers' caught-up
         # times only move forward between role changes, so the deadline computed once stays a
         # lower bound (waking early just computes it again).
@@ -410,6 +413,7 @@ class ReplicaManager:
             partition = self._partition(tp, image)
             if not partition.is_leader:
                 self._refetch(partition)  # a fetcher following it forgets it
+                self._layout_version += 1
             partition.make_leader(p, self._min_isr(image, tp, p), now_ms)
             self._led_changed.append(partition)
         else:
@@ -459,8 +463,11 @@ class ReplicaManager:
     def _fetch_from_if_changed(
         self, partition: Partition, p: PartitionRegistration, image: MetadataImage
     ) -> None:
+        leader = partition.leader_id
         if partition.make_follower(p, self._min_isr(image, partition.tp, p)):
             self._fetch_from(partition)
+        if partition.leader_id != leader:
+            self._layout_version += 1
 
     def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
         """A ``MetadataPublisher``: follow the roles ``delta`` gives this broker (once active)."""
@@ -500,6 +507,7 @@ class ReplicaManager:
             self.partitions[tp] = partition
             self._ordered.append(partition)
             self._ordered_added = True
+            self._layout_version += 1
             self._configure_segments(partition)
         return partition
 
@@ -521,6 +529,7 @@ class ReplicaManager:
         self._roles_version += 1  # the next fetch to its leader forgets it
         partition = self.partitions.pop(tp, None)
         self._ordered_removed = True
+        self._layout_version += 1
         self._segment_configs.pop(tp, None)
         if partition is not None:
             partition.unhost()
@@ -1495,9 +1504,9 @@ class ReplicaManager:
 
     def _roles(self) -> tuple[dict[int, list[Partition]], list[Partition]]:
         """(The followed partitions by leader, the led partitions), both in (topic, partition)
-        order; one pass over ``_ordered`` after a role changes."""
+        order; one pass over ``_ordered`` after a partition is hosted or dropped or changes leader."""
         version, followed, led = self._roles_cache
-        if version == self._roles_version:
+        if version == self._layout_version:
             return followed, led
         ordered = self._ordered
         if self._ordered_removed:
@@ -1514,7 +1523,7 @@ class ReplicaManager:
                 led.append(partition)
             elif partition.leader_id >= 0 and partition.leader_id != node_id:
                 followed.setdefault(partition.leader_id, []).append(partition)
-        self._roles_cache = (self._roles_version, followed, led)
+        self._roles_cache = (self._layout_version, followed, led)
         return followed, led
 
     def complete_waiting(self, now_ms: int) -> None:

@@ -1315,3 +1315,15 @@ def test_the_role_lists_stay_in_topic_partition_order_as_partitions_come_and_go(
         assert actual(m) == expected(m)
         assert [(p.topic, p.index) for p in m._ordered] == sorted((p.topic, p.index) for p in m._ordered)
     assert actual(c.managers[1])[1] == [("m", 1), ("t", 0), ("z", 0)]
+    # A leader change moves t-0 between the lists; an ISR change alone leaves them (no new pass).
+    c.change(leader=2, isr=[1, 2, 3])
+    c.run(30)
+    for m in c.managers.values():
+        assert actual(m) == expected(m)
+    assert actual(c.managers[1])[1] == [("m", 1), ("z", 0)]
+    layout = {b: m._layout_version for b, m in c.managers.items()}
+    c.change(isr=[1, 2])
+    c.run(30)
+    assert {b: m._layout_version for b, m in c.managers.items()} == layout
+    for m in c.managers.values():
+        assert actual(m) == expected(m)
