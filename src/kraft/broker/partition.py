@@ -367,6 +367,18 @@ class Partition:
         unfenced, not shutting down)."""
         if not self.is_leader:
             return None
+        isr, node_id, followers = self.isr, self.node_id, self.followers
+        if all(r in isr for r in self.replicas):
+            # Nobody to add (the usual case): None unless a member fell behind. Scanning every led
+            # partition after each delta built both tuples for each: a tenth of a broker taking
+            # over leaderships in a 100,000-partition controlled shutdown.
+            for r in isr:
+                if r != node_id and (
+                    (s := followers.get(r)) is None or now_ms - s.last_caught_up_ms > lag_time_max_ms
+                ):
+                    break
+            else:
+                return None
         hw = self.log.high_watermark
         kept = tuple(
             r
