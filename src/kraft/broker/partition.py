@@ -369,9 +369,11 @@ class Partition:
             return None
         isr, node_id, followers = self.isr, self.node_id, self.followers
         if all(r in isr for r in self.replicas):
-            # Nobody to add (the usual case): None unless a member fell behind. Scanning every led
-            # partition after each delta built both tuples for each: a tenth of a broker taking
-            # over leaderships in a 100,000-partition controlled shutdown.
+            # Nobody to add (the usual case): None unless a member fell behind (the rule of
+            # ``kept`` below, negated). Scanning every led partition after each delta built both
+            # tuples for each: a tenth of a broker taking over leaderships in a 100,000-partition
+            # controlled shutdown. (Building ``kept`` first and comparing kept most of the gain:
+            # 1.57-1.68 us a partition against 1.19 here and 1.67 before.)
             for r in isr:
                 if r != node_id and (
                     (s := followers.get(r)) is None or now_ms - s.last_caught_up_ms > lag_time_max_ms
