@@ -145,13 +145,12 @@ class LogManager:
         self._rng = rng
         self._clean_shutdown = clean_shutdown
         self._index = index
-        limit = max_open_segment_files
-        self.open_files = None if limit is None else OpenSegmentFiles(limit)
+        self.open_files = None if max_open_segment_files is None else OpenSegmentFiles(max_open_segment_files)
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
-        self._count: dict[Path, int] = dict.fromkeys(self._log_dirs, 0)  # logs per directory
         # The logs of each directory (a checkpoint reads them by directory: comparing paths per log
-        # cost a broker with 100,000 partitions a sixth of its CPU, a snapshot every 5 s).
+        # cost a broker with 100,000 partitions a sixth of its CPU, a snapshot every 5 s); its
+        # sizes place new logs.
         self._in_dir: dict[Path, dict[TopicPartition, PartitionLog]] = {d: {} for d in self._log_dirs}
         self._closed = False
         # The checkpoint writer (background_checkpoints): the snapshot waiting for it, whether it
@@ -224,7 +223,6 @@ class LogManager:
                 open_files=self.open_files,
             )
             self._dir_of[tp] = log_dir
-            self._count[log_dir] += 1
             self._in_dir[log_dir][tp] = self._logs[tp]
         if removed:
             fsync_dir(log_dir)
@@ -262,7 +260,7 @@ class LogManager:
         if log is not None:
             log.assign_topic_id(topic_id)
             return log
-        log_dir = min(self._log_dirs, key=lambda d: self._count[d])  # first of the least loaded
+        log_dir = min(self._log_dirs, key=lambda d: len(self._in_dir[d]))  # first of the least loaded
         log = PartitionLog(
             log_dir,
             topic,
@@ -276,7 +274,6 @@ class LogManager:
         )
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
-        self._count[log_dir] += 1
         self._in_dir[log_dir][tp] = log
         return log
 
@@ -304,7 +301,6 @@ class LogManager:
         if log is None:
             return False
         log_dir = self._dir_of.pop(tp)
-        self._count[log_dir] -= 1
         del self._in_dir[log_dir][tp]
         log.close()
         doomed = log_dir / delete_dir_name(topic, partition, random_uuid(self._rng))

@@ -234,13 +234,10 @@ class OpenSegmentFiles:
 
     def reopen(self, segment: _Segment) -> int:
         while self._open >= self.limit:
-            self._evict_one()
-        fd = os.open(segment.path, os.O_RDWR)
-        segment._fd = fd
+            self._evict_one()  # first: the limit holds while the file opens
+        fd = segment._fd = os.open(segment.path, os.O_RDWR)
         segment.used = True
-        self._clock.append(segment)
-        segment.queued = True
-        self._open += 1
+        self.adopt(segment)  # (room made: it closes nothing)
         self.reopened += 1
         return fd
 
