@@ -82,9 +82,10 @@ def register(broker_id: int) -> ApiMessageAndVersion:
 
 
 def partition_record(
-    topic_id: uuid.UUID, index: int, *, isr: tuple[int, ...] = (1, 2, 3)
+    topic_id: uuid.UUID, index: int, *, isr: tuple[int, ...] = (1, 2, 3), leader: int = 1
 ) -> ApiMessageAndVersion:
-    """A PartitionRecord of a partition on brokers [1, 2, 3], led by broker 1 in epoch 0."""
+    """A PartitionRecord of a partition on brokers [1, 2, 3], led by broker 1 (or ``leader``) in
+    epoch 0."""
     return make_record(
         T.PARTITION,
         partition_id=index,
@@ -93,7 +94,7 @@ def partition_record(
         isr=list(isr),
         removing_replicas=[],
         adding_replicas=[],
-        leader=1,
+        leader=leader,
         leader_epoch=0,
         partition_epoch=0,
     )
@@ -1264,21 +1265,7 @@ def test_the_role_lists_stay_in_topic_partition_order_as_partitions_come_and_go(
     def topic(name: str, topic_id: uuid.UUID, leaders: dict[int, int]) -> list[ApiMessageAndVersion]:
         return [
             make_record(T.TOPIC, name=name, topic_id=topic_id),
-            *(
-                make_record(
-                    T.PARTITION,
-                    partition_id=index,
-                    topic_id=topic_id,
-                    replicas=[1, 2, 3],
-                    isr=[1, 2, 3],
-                    removing_replicas=[],
-                    adding_replicas=[],
-                    leader=leader,
-                    leader_epoch=0,
-                    partition_epoch=0,
-                )
-                for index, leader in leaders.items()
-            ),
+            *(partition_record(topic_id, index, leader=leader) for index, leader in leaders.items()),
         ]
 
     def expected(m: ReplicaManager) -> tuple[dict[int, list[tuple[str, int]]], list[tuple[str, int]]]:
