@@ -54,12 +54,15 @@ def test_a_full_collection_freezes_its_survivors(policy: FrozenSurvivors) -> Non
     gc.collect()
     assert policy.full_collections == 1
     assert gc.get_freeze_count() >= len(kept)
-    # A younger collection freezes nothing more.
+    # A younger collection freezes nothing more: its survivors stay in the collector's generations
+    # (not the permanent one), and the frozen count does not grow (it may shrink: frozen objects
+    # still die by reference count, and other threads of the test process drop theirs).
     more = [_Node() for _ in range(100)]
     frozen = gc.get_freeze_count()
     gc.collect(0)
-    assert gc.get_freeze_count() == frozen
-    assert more
+    assert gc.get_freeze_count() <= frozen
+    collected = {id(o) for generation in range(3) for o in gc.get_objects(generation=generation)}
+    assert all(id(node) in collected for node in more)
 
 
 def test_frozen_objects_still_die_by_reference_count(policy: FrozenSurvivors) -> None:
