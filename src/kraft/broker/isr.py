@@ -250,6 +250,8 @@ class IsrManager:
         """The request was answered or lost: the ISR is what the metadata says again."""
         for partition in self._pending:
             partition.pending_isr = None
+        if self.replicas is not None and self._pending:
+            self.replicas.isr_recheck(self._pending)
         self._pending = []
 
     def _changes(

@@ -34,7 +34,7 @@ The rules it holds (``../shared/spec/dataplane.md`` section 5):
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from kraft.metadata.image import TopicIdPartition
@@ -224,6 +224,7 @@ class Partition:
         self.tp = tp
         self.topic = topic
         self.index = tp.partition_id
+        self.seq = 0  # its place in the replica manager's partitions (the order of their creation)
         self.log = log
         self.leader_id = -1
         # leader_id == node_id, kept with it (``_take``): read per partition by every scan of a
@@ -407,5 +408,21 @@ class Partition:
 
     def next_lag_deadline_ms(self, lag_time_max_ms: int) -> int | None:
         """When the first ISR follower will have lagged too long (if it does not fetch meanwhile)."""
-        times = [s.last_caught_up_ms for r, s in self.followers.items() if r in self.isr]
-        return min(times) + lag_time_max_ms + 1 if times else None
+        return earliest_lag_deadline_ms((self,), lag_time_max_ms)
+
+
+def earliest_lag_deadline_ms(partitions: Iterable[Partition], lag_time_max_ms: int) -> int | None:
+    """The earliest ``next_lag_deadline_ms`` of ``partitions`` (None: none has one), in one loop: the
+    replica manager computes it over every led partition after each role change (a list and a
+    call per partition made that 7 % of a broker taking over leaderships in a 100,000-partition
+    controlled shutdown)."""
+    earliest: int | None = None
+    for partition in partitions:
+        isr = partition.isr
+        for r, s in partition.followers.items():
+            if r in isr:
+                q = s.quiet
+                t = s._last_caught_up_ms if q is None else max(s._last_caught_up_ms, q.clock.ms)
+                if earliest is None or t < earliest:
+                    earliest = t
+    return None if earliest is None else earliest + lag_time_max_ms + 1

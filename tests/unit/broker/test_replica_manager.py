@@ -759,6 +759,24 @@ def test_flush_messages_one_makes_every_acknowledged_record_survive_a_power_loss
         assert all(c.log(b).log_end_offset == (2 if survives else 0) for b in (1, 2, 3)), flush_messages
 
 
+@pytest.mark.parametrize("where", ["topic", "broker", "none"])
+def test_flush_ms_fsyncs_the_logs_of_the_topics_that_set_it_at_the_checkpoint_interval(where: str) -> None:
+    c = Cluster()
+    if where == "topic":
+        c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="flush.ms", value="1000"))
+    elif where == "broker":  # log.flush.interval.ms, the broker's default for every topic
+        for m in c.managers.values():
+            m.resolver = ConfigResolver({"log.flush.interval.ms": "1000"}, m.node_id)
+    c.load(make_record(T.TOPIC, name="other", topic_id=uuid.UUID(int=0x0E)))
+    cid = c.produce([b"a", b"b"])
+    c.run(300)
+    assert c.produce_result(cid) == (E.NONE, 0)
+    c.run(6_000)  # past a flush.ms and a checkpoint interval (5 s)
+    for b in (1, 2, 3):
+        c.log(b).crash()  # every replica loses power at once
+    assert [c.log(b).log_end_offset for b in (1, 2, 3)] == [0 if where == "none" else 2] * 3
+
+
 def test_retention_bytes_deletes_old_segments_on_the_retention_check() -> None:
     c = Cluster(segment_bytes=100)  # about one batch per segment
     c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="retention.bytes", value="1"))
@@ -1314,3 +1332,139 @@ def test_the_role_lists_stay_in_topic_partition_order_as_partitions_come_and_go(
     assert {b: m._layout_version for b, m in c.managers.items()} == layout
     for m in c.managers.values():
         assert actual(m) == expected(m)
+
+
+def _whole_scan(m: ReplicaManager, now_ms: int) -> list[tuple[int, tuple[int, ...]]]:
+    """What isr_proposals answered after every delta before it looked at only some partitions: every
+    led partition, in the manager's order."""
+    eligible = {b.id for b in m._image.brokers.values() if b.is_active}
+    out = []
+    for p in m.partitions.values():
+        if p.is_leader and p.pending_isr is None:
+            proposal = p.proposed_isr(now_ms, m.config.replica_lag_time_max_ms, eligible)
+            if proposal is not None:
+                out.append((p.index, proposal))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_after_a_delta_isr_proposals_answer_what_a_scan_of_every_led_partition_would(seed: int) -> None:
+    # A delta makes isr_proposals look at the partitions whose answer can have changed (see
+    # ReplicaManager.__init__), not at every led one. Random deltas, outages, fencing and time:
+    # each answer after a delta is the whole scan's, in its order.
+    import random
+
+    rng = random.Random(seed)
+    c = Cluster(isr=(1, 2, 3), min_isr=1)
+    c.load(*(partition_record(TOPIC_ID, i, isr=(1, 2, 3)) for i in range(1, 8)))
+    leader = c.managers[1]
+    epochs = dict.fromkeys(range(8), 0)
+    compared = 0
+    for _ in range(300):
+        op = rng.randrange(7)
+        if op == 0:  # the controller moves an ISR (a shrink or an expansion the leader did not ask)
+            index = rng.randrange(8)
+            isr = [1, *sorted(rng.sample([2, 3], rng.randrange(3)))]
+            epochs[index] += 1
+            c.load(make_record(T.PARTITION_CHANGE, partition_id=index, topic_id=TOPIC_ID, isr=isr))
+        elif op == 1:
+            c.down = set(rng.sample([2, 3], rng.randrange(3)))
+        elif op == 2:  # a broker fenced or unfenced: who may join an ISR changes
+            b = rng.choice([2, 3])
+            kind = rng.choice([T.FENCE_BROKER, T.UNFENCE_BROKER])
+            c.load(make_record(kind, id=b, epoch=100 + b))
+        elif op == 3:
+            c.run(rng.choice([10, 50, LAG_MS // 3, LAG_MS]))
+        elif op == 4:  # some of the leader's proposals are committed, as the controller would
+            for p, isr in leader.isr_proposals(c.now)[: rng.randrange(3)]:
+                c.load(
+                    make_record(T.PARTITION_CHANGE, partition_id=p.index, topic_id=TOPIC_ID, isr=list(isr))
+                )
+            continue
+        elif op == 5:  # the ISR manager looks (and sends nothing: a request is in flight, say)
+            leader.isr_proposals(c.now)
+            continue
+        else:
+            c.produce_to(rng.randrange(8), [b"x"])
+        if leader._isr_dirty:
+            expected = _whole_scan(leader, c.now)
+            assert [(p.index, isr) for p, isr in leader.isr_proposals(c.now)] == expected
+            compared += 1
+    assert compared >= 15
+
+
+def test_a_delta_of_one_partition_looks_at_that_partition_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kraft.broker.partition import Partition
+
+    c = Cluster(isr=(1, 2, 3), min_isr=1)
+    c.load(*(partition_record(TOPIC_ID, i) for i in range(1, 6)))
+    c.run(50)
+    leader = c.managers[1]
+    assert leader.isr_proposals(c.now) == []
+    looked: list[int] = []
+    original = Partition.proposed_isr
+
+    def spy(self: Partition, *args: Any) -> Any:
+        looked.append(self.index)
+        return original(self, *args)
+
+    monkeypatch.setattr(Partition, "proposed_isr", spy)
+    c.change(isr=[1, 2])  # 3 is caught up: the leader asks for it back
+    assert [(p.index, isr) for p, isr in leader.isr_proposals(c.now)] == [(0, (1, 2, 3))]
+    assert looked == [0]
+
+
+def test_a_delta_that_adds_a_lagging_member_to_the_isr_brings_the_lag_wake_forward() -> None:
+    # The lag deadline is a bound kept across deltas (not a scan of every led partition per delta):
+    # a member the controller adds must fold its own deadline in, or its removal waits for the
+    # periodic check.
+    c = Cluster(isr=(1,), min_isr=1)
+    c.run(100)  # 2 and 3 fetch and are caught up; none of them is in the ISR: no deadline
+    leader = c.managers[1]
+    assert leader._next_lag_wake(c.now) is None
+    c.down = {2, 3}
+    c.run(LAG_MS // 2)
+    c.change(isr=[1, 2, 3])
+    wake = leader._next_lag_wake(c.now)
+    assert wake is not None and wake <= c.now + LAG_MS  # its followers were caught up before now
+
+
+def test_a_replica_fenced_and_back_is_proposed_at_the_next_delta() -> None:
+    # Partitions with an eligible replica out of their ISR are looked at after every delta; one
+    # looked at while that replica was fenced must not be left out once it is back.
+    c = Cluster(isr=(1, 2), min_isr=1)
+    c.load(partition_record(TOPIC_ID, 1))
+    leader = c.managers[1]
+    assert leader.isr_proposals(c.now) == []  # the whole scan after the roles were taken
+    c.load(make_record(T.FENCE_BROKER, id=3, epoch=103))
+    c.run(50)  # 3 fetches partition 0 at its high watermark, fenced: nothing to propose
+    assert leader.isr_proposals(c.now) == []
+    c.load(make_record(T.UNFENCE_BROKER, id=3, epoch=103))
+    c.run(50)
+    c.load(make_record(T.PARTITION_CHANGE, partition_id=1, topic_id=TOPIC_ID, isr=[1, 2]))  # a delta
+    assert [(p.index, isr) for p, isr in leader.isr_proposals(c.now)] == [(0, (1, 2, 3)), (1, (1, 2, 3))]
+
+
+def test_a_member_added_by_a_delta_is_shrunk_by_a_later_scan_without_a_poll_between() -> None:
+    # The lag bound isr_proposals goes by takes in the deadlines of the partitions a delta touched,
+    # so it holds whatever polls came between (here none): a member the controller added with an
+    # old caught-up time is removed by the first scan after its deadline, even one that a delta of
+    # another partition called for.
+    c = Cluster(isr=(1, 2), min_isr=1)
+    c.load(partition_record(TOPIC_ID, 1, isr=(1, 2)))
+    c.load(make_record(T.FENCE_BROKER, id=3, epoch=103))  # 3 out of every ISR, and not eligible
+    c.down = {3}
+    c.run(LAG_MS // 2)
+    leader = c.managers[1]
+    assert leader.isr_proposals(c.now) == []  # the whole scan; the next one is half a lag away
+    c.run(LAG_MS // 2 - 110)
+    # A role change: the next poll computes the lag deadline afresh, from 2's latest fetches.
+    c.load(make_record(T.PARTITION_CHANGE, partition_id=1, topic_id=TOPIC_ID, isr=[1, 2]))
+    assert leader.isr_proposals(c.now) == []
+    c.run(10)
+    assert leader._next_lag_wake(c.now) > LAG_MS + 100
+    c.change(isr=[1, 2, 3])  # 3 never fetched: caught up at 0, due out at LAG_MS + 1
+    assert leader.isr_proposals(c.now) == []
+    c.now = LAG_MS + 10  # no poll between
+    c.load(make_record(T.PARTITION_CHANGE, partition_id=1, topic_id=TOPIC_ID, isr=[1, 2]))
+    assert [(p.index, isr) for p, isr in leader.isr_proposals(c.now)] == [(0, (1, 2))]
