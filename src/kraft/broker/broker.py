@@ -120,6 +120,8 @@ class Broker:
         if self.replicas is not None:
             self.replicas.publish(delta, image)
         self.client_apis.publish(delta, image)
+        if self.metrics is not None:
+            self.metrics.publish(delta, image)
 
     def handle_client_request(self, envelope: ClientEnvelope, now_ms: int, leader: LeaderAndEpoch) -> None:
         request = envelope.body
