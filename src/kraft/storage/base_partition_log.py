@@ -327,6 +327,11 @@ class BasePartitionLog:
         """Everything below it is durable (Kafka's recovery point)."""
         return self._recovery_point
 
+    def checkpoint_offsets(self) -> tuple[int, int, int]:
+        """(high watermark, log start offset, recovery point): what the broker's checkpoint files
+        hold of this log, in one call."""
+        return self._high_watermark, self._store.start_offset(), self._recovery_point
+
     @property
     def unflushed_messages(self) -> int:
         """Offsets appended since the recovery point (for ``flush.messages``)."""
