@@ -25,6 +25,7 @@ Rules followed exactly (Kafka's message generator is the reference):
 from __future__ import annotations
 
 import keyword
+import operator
 import re
 import struct as _struct
 import uuid
@@ -374,7 +375,8 @@ class StructValue:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in self._schema.field_names)
+        values = self._schema.values  # (the encoder compares each tagged struct with its default)
+        return values is None or values(self) == values(other)
 
     def __hash__(self) -> int:  # mutable value objects: identity hash is wrong, so forbid it
         raise TypeError(f"unhashable type: {type(self).__name__}")
@@ -415,6 +417,10 @@ class StructType(Generic[_T]):
         self.name = name
         self.fields: tuple[Field, ...] = tuple(fields)
         self.field_names: tuple[str, ...] = tuple(fl.name for fl in self.fields)
+        # Every field of a value at once (a tuple, or the one value), for __eq__; None: no field.
+        self.values: Callable[[Any], Any] | None = (
+            operator.attrgetter(*self.field_names) if self.field_names else None
+        )
         if len(set(self.field_names)) != len(self.field_names):
             raise ValueError(f"duplicate field names in {name}")
         for n in self.field_names:  # the codec writes them out as Python source (_generated_codec)
