@@ -369,16 +369,21 @@ class Partition:
         if not self.is_leader:
             return None
         isr, node_id, followers = self.isr, self.node_id, self.followers
-        if all(r in isr for r in self.replicas):
-            # Nobody to add (the usual case): None unless a member fell behind (the rule of
-            # ``kept`` below, negated). Scanning every led partition after each delta built both
-            # tuples for each: a tenth of a broker taking over leaderships in a 100,000-partition
-            # controlled shutdown. (Building ``kept`` first and comparing kept most of the gain:
-            # 1.57-1.68 us a partition against 1.19 here and 1.67 before.)
-            for r in isr:
-                if r != node_id and (
-                    (s := followers.get(r)) is None or now_ms - s.last_caught_up_ms > lag_time_max_ms
-                ):
+        # The usual case answers None without building the tuples below: no member fell behind
+        # (the rule of ``kept``, negated) and no replica out of the ISR may join (every one is in
+        # it, or the ones out are not eligible: a broker in controlled shutdown still fetching every
+        # partition it left). Building both tuples for each partition a scan looked at was a tenth
+        # of a broker taking over leaderships in a 100,000-partition controlled shutdown.
+        # (Building ``kept`` first and comparing kept most of the gain: 1.57-1.68 us a partition
+        # against 1.19 here and 1.67 before.)
+        for r in isr:
+            if r != node_id and (
+                (s := followers.get(r)) is None or now_ms - s.last_caught_up_ms > lag_time_max_ms
+            ):
+                break
+        else:
+            for r in self.replicas:
+                if r not in isr and r in eligible and r != node_id:
                     break
             else:
                 return None

@@ -1468,3 +1468,37 @@ def test_a_member_added_by_a_delta_is_shrunk_by_a_later_scan_without_a_poll_betw
     c.now = LAG_MS + 10  # no poll between
     c.load(make_record(T.PARTITION_CHANGE, partition_id=1, topic_id=TOPIC_ID, isr=[1, 2]))
     assert [(p.index, isr) for p, isr in leader.isr_proposals(c.now)] == [(0, (1, 2))]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_roles_kept_as_they_change_are_the_ones_a_pass_over_every_partition_finds(seed: int) -> None:
+    # The led partitions and the followed leaders (in the order fetches go out) are kept as roles
+    # change, not made by a pass over every hosted partition after each leader change.
+    import random
+
+    rng = random.Random(seed)
+    c = Cluster()
+    other = uuid.UUID(int=0x0707)
+    c.load(*(partition_record(TOPIC_ID, i, leader=rng.choice([1, 2, 3])) for i in range(1, 10)))
+    m = c.managers[1]
+    other_exists = False
+    for _ in range(120):
+        op = rng.randrange(5)
+        if op < 3:
+            leader = rng.choice([1, 2, 3, -1])
+            c.load(
+                make_record(T.PARTITION_CHANGE, partition_id=rng.randrange(10), topic_id=TOPIC_ID, leader=leader)
+            )
+        elif op == 3 and not other_exists:
+            c.load(
+                make_record(T.TOPIC, name="u", topic_id=other),
+                *(partition_record(other, i, leader=rng.choice([1, 2, 3])) for i in range(5)),
+            )
+            other_exists = True
+        elif other_exists:
+            c.load(make_record(T.REMOVE_TOPIC, topic_id=other))
+            other_exists = False
+        followed, led = m._roles()
+        assert m._followed_leaders() == list(followed)
+        assert sorted(p.index for p in m._led) == sorted(p.index for p in led)
+        assert set(m._led) == set(led)
