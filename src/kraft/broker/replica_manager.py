@@ -344,10 +344,11 @@ class ReplicaManager:
         self._segment_configs: dict[TopicIdPartition, tuple[int, int | None, int, int]] = {}
         self._next_checkpoint_ms = 0
         self._next_retention_ms = 0
-        # isr_proposals looks at every led partition after the metadata moved roles (a delta, new
-        # roles taken), as it did until the 100,000-partition stop measured it (14 % of a broker
-        # taking over leaderships: one scan per delta). It looks at the few whose answer can differ
-        # from the last time instead, unless the scan must be whole (``_isr_full``: activation, a
+        # After the metadata moved roles (a delta, new roles taken), isr_proposals answers what a
+        # scan of every led partition would: it scanned them all until the 100,000-partition stop
+        # measured it (14 % of a broker taking over leaderships: one scan per delta). It looks at
+        # the few whose answer can differ from the last time instead, unless the scan must be
+        # whole (``_isr_full``: activation, a
         # config change; or the eligible brokers changed, or a follower's lag deadline may have
         # passed). What can make an unchanged led partition's ``proposed_isr`` go from None to an
         # ISR, and where it is caught:
@@ -543,7 +544,9 @@ class ReplicaManager:
         if was_leader:
             self._led.pop(partition, None)
         elif leader_id >= 0 and leader_id != self.node_id:
-            self._following[leader_id].count -= 1
+            following = self._following.get(leader_id)
+            if following is not None:
+                following.count -= 1
 
     def _enrole(self, partition: Partition) -> None:
         """``partition`` leads or follows as its attributes say now (see ``_led``)."""
@@ -579,9 +582,10 @@ class ReplicaManager:
                 del self._following[leader_id]
                 continue
             heap = following.heap
-            while not self._follows(heap[0][3], leader_id):
+            while heap and not self._follows(heap[0][3], leader_id):
                 heapq.heappop(heap)
-            firsts.append((heap[0][0], heap[0][1], leader_id))
+            if heap:  # (always, while the count is right)
+                firsts.append((heap[0][0], heap[0][1], leader_id))
         firsts.sort()
         return [leader_id for _, _, leader_id in firsts]
 
@@ -1357,9 +1361,9 @@ class ReplicaManager:
         checked = (self._retention_passes, max_bytes)
         if full:
             session.clear()
-            candidates = self._followed_by_leader()[fetcher.leader_id]
+            candidates = self._followed_by_leader().get(fetcher.leader_id, [])
         elif fetcher.checked != checked:
-            candidates = self._followed_by_leader()[fetcher.leader_id]
+            candidates = self._followed_by_leader().get(fetcher.leader_id, [])
             self._forget_stale(fetcher, set(candidates), forgotten)
         else:
             # Only what changed, in the same (topic, partition) order as ``partitions``.

@@ -1485,10 +1485,8 @@ def test_the_roles_kept_as_they_change_are_the_ones_a_pass_over_every_partition_
     for _ in range(120):
         op = rng.randrange(5)
         if op < 3:
-            leader = rng.choice([1, 2, 3, -1])
-            c.load(
-                make_record(T.PARTITION_CHANGE, partition_id=rng.randrange(10), topic_id=TOPIC_ID, leader=leader)
-            )
+            index, leader = rng.randrange(10), rng.choice([1, 2, 3, -1])
+            c.load(make_record(T.PARTITION_CHANGE, partition_id=index, topic_id=TOPIC_ID, leader=leader))
         elif op == 3 and not other_exists:
             c.load(
                 make_record(T.TOPIC, name="u", topic_id=other),
