@@ -727,9 +727,19 @@ class QuorumController:
             try:
                 last = self._append(records, now_ms)
                 self.heartbeats.controlled_shutdown_offset[broker_id] = last
-                if broker_id in self.heartbeats.isr_removals:
-                    self.heartbeats.isr_removals[broker_id].after_offset = last
+                pending = self.heartbeats.isr_removals.get(broker_id)
+                if pending is not None:
+                    pending.after_offset = last
                 self.metrics.add_stats(stats.as_dict())
+                # Progress of a long shutdown: a line per slice after the first (the heartbeat wrote it).
+                log.info(
+                    "controller %d: controlled shutdown of broker %d: %d partition(s) changed, "
+                    "%d more to look at",
+                    self.node_id,
+                    broker_id,
+                    len(records),
+                    0 if pending is None else len(pending.remaining),
+                )
             except _BufferFull:
                 self.heartbeats.isr_removals = removals
             wake.append(now_ms + 1)

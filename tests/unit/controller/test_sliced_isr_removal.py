@@ -118,3 +118,20 @@ def test_a_heartbeat_cancels_an_unfinished_fencing() -> None:
     assert not c.heartbeat(1, epochs[1]).is_fenced
     assert 1 not in active.heartbeats.isr_removals
     assert not c.image().brokers[1].fenced
+
+
+def test_each_later_slice_of_a_controlled_shutdown_logs_its_progress(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    c = ControllerCluster(1)
+    epochs = c.start_brokers([1, 2, 3])
+    c.create_topic("t", 10, 3)
+    with caplog.at_level("INFO", logger="kraft.controller"):
+        c.heartbeat(1, epochs[1], want_shutdown=True)
+        c.run_until(lambda: not c.image().partitions_with_isr_member(1), timeout_ms=2_000)
+    progress = [r.getMessage() for r in caplog.records if "controlled shutdown of broker 1" in r.getMessage()]
+    assert [m.split(": ", 2)[2] for m in progress] == [
+        "3 partition(s) changed, 4 more to look at",
+        "3 partition(s) changed, 1 more to look at",
+        "1 partition(s) changed, 0 more to look at",
+    ]
