@@ -150,6 +150,18 @@ class TopicIdPartition:
     topic_id: uuid.UUID
     partition_id: int
 
+    # Written out for speed (the broker keys its partitions, waiting requests and changes by them):
+    # the generated ones call UUID.__hash__ and UUID.__eq__, Python methods (4-5 % of a broker in a
+    # 100,000-partition controlled shutdown). The hash is the generated one's value (a UUID hashes
+    # as its int), so sets of them iterate in the same order.
+    def __hash__(self) -> int:
+        return hash((self.topic_id.int, self.partition_id))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not TopicIdPartition:
+            return NotImplemented
+        return self.partition_id == other.partition_id and self.topic_id.int == other.topic_id.int
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MetadataProvenance:
