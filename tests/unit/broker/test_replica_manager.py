@@ -355,18 +355,10 @@ def test_a_lagging_follower_leaves_the_isr_and_the_high_watermark_freezes_below_
     assert c.log(1).high_watermark == 2
 
 
-def test_a_follower_that_caught_up_is_proposed_without_looking_at_every_partition(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # As Kafka's maybeExpandIsr on each follower fetch: the partition whose follower reached the
-    # high watermark, not every led partition (a broker in controlled shutdown, out of every ISR
-    # and still fetching, had the others look at all 15,000 per poll).
+def _count_proposed_isr(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The partitions ``Partition.proposed_isr`` is asked about from now on, by index, in order."""
     from kraft.broker.partition import Partition
 
-    c = Cluster(isr=(1, 2), min_isr=2)
-    c.load(partition_record(TOPIC_ID, 1), partition_record(TOPIC_ID, 2))
-    leader = c.managers[1]
-    assert leader.isr_proposals(c.now) == []  # every partition after the role change; 3 not heard yet
     looked: list[int] = []
     original = Partition.proposed_isr
 
@@ -375,6 +367,20 @@ def test_a_follower_that_caught_up_is_proposed_without_looking_at_every_partitio
         return original(self, *args)
 
     monkeypatch.setattr(Partition, "proposed_isr", spy)
+    return looked
+
+
+def test_a_follower_that_caught_up_is_proposed_without_looking_at_every_partition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As Kafka's maybeExpandIsr on each follower fetch: the partition whose follower reached the
+    # high watermark, not every led partition (a broker in controlled shutdown, out of every ISR
+    # and still fetching, had the others look at all 15,000 per poll).
+    c = Cluster(isr=(1, 2), min_isr=2)
+    c.load(partition_record(TOPIC_ID, 1), partition_record(TOPIC_ID, 2))
+    leader = c.managers[1]
+    assert leader.isr_proposals(c.now) == []  # every partition after the role change; 3 not heard yet
+    looked = _count_proposed_isr(monkeypatch)
     assert leader.isr_proposals(c.now) == [] and looked == []
     c.run(50)  # 3 fetches partition 0 at its high watermark
     assert [(p.index, isr) for p, isr in leader.isr_proposals(c.now)] == [(0, (1, 2, 3))]
@@ -1394,21 +1400,12 @@ def test_after_a_delta_isr_proposals_answer_what_a_scan_of_every_led_partition_w
 
 
 def test_a_delta_of_one_partition_looks_at_that_partition_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kraft.broker.partition import Partition
-
     c = Cluster(isr=(1, 2, 3), min_isr=1)
     c.load(*(partition_record(TOPIC_ID, i) for i in range(1, 6)))
     c.run(50)
     leader = c.managers[1]
     assert leader.isr_proposals(c.now) == []
-    looked: list[int] = []
-    original = Partition.proposed_isr
-
-    def spy(self: Partition, *args: Any) -> Any:
-        looked.append(self.index)
-        return original(self, *args)
-
-    monkeypatch.setattr(Partition, "proposed_isr", spy)
+    looked = _count_proposed_isr(monkeypatch)
     c.change(isr=[1, 2])  # 3 is caught up: the leader asks for it back
     assert [(p.index, isr) for p, isr in leader.isr_proposals(c.now)] == [(0, (1, 2, 3))]
     assert looked == [0]
