@@ -75,7 +75,7 @@ class BrokerMetrics:
             out["metadata_apply_errors"] = float(listener.metadata_errors)
             out["snapshots_written"] = float(listener.snapshots_written)
             out["snapshots_loaded"] = float(listener.snapshots_loaded)
-        if self._counted is not image or self.node_id != node.node_id:
+        if self._counted is not image:
             self._count(image, node.node_id)
         led, hosted, under, at = self._counts
         out["leader_count"] = float(led)

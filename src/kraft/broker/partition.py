@@ -382,10 +382,7 @@ class Partition:
             ):
                 break
         else:
-            for r in self.replicas:
-                if r not in isr and r in eligible and r != node_id:
-                    break
-            else:
+            if not self.may_add(eligible):
                 return None
         hw = self.log.high_watermark
         kept = tuple(
@@ -410,6 +407,12 @@ class Partition:
         )
         proposal = kept + added
         return None if proposal == self.isr else proposal
+
+    def may_add(self, eligible: set[int]) -> bool:
+        """Whether a replica out of the ISR (not this leader) is eligible: one that ``proposed_isr``
+        could add once it has caught up."""
+        isr, node_id = self.isr, self.node_id
+        return any(r not in isr and r in eligible and r != node_id for r in self.replicas)
 
     def next_lag_deadline_ms(self, lag_time_max_ms: int) -> int | None:
         """When the first ISR follower will have lagged too long (if it does not fetch meanwhile)."""

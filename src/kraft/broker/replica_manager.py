@@ -352,10 +352,9 @@ class ReplicaManager:
         # scan of every led partition would: it scanned them all until the 100,000-partition stop
         # measured it (14 % of a broker taking over leaderships: one scan per delta). It looks at
         # the few whose answer can differ from the last time instead, unless the scan must be
-        # whole (``_isr_full``: activation, a
-        # config change; or the eligible brokers changed, or a follower's lag deadline may have
-        # passed). What can make an unchanged led partition's ``proposed_isr`` go from None to an
-        # ISR, and where it is caught:
+        # whole (``_isr_full``: activation, a config change; or the eligible brokers changed, or a
+        # follower's lag deadline may have passed). What can make an unchanged led partition's
+        # ``proposed_isr`` go from None to an ISR, and where it is caught:
         # - its role, epoch, ISR or replicas changed (``_take``): ``_isr_recheck`` (``_roles_taken``);
         # - its pending AlterPartition ended (``isr_recheck``, from the ISR manager);
         # - a member lagged too long: only at or past the earliest lag deadline, which
@@ -382,24 +381,25 @@ class ReplicaManager:
         # the others scan 15,000 partitions per poll.)
         self._isr_candidates: dict[Partition, None] = {}
         self._retention_passes = 0
-        # (layout version, followed by leader, led): see ``_roles``.
-        self._roles_cache: tuple[int, dict[int, list[Partition]], list[Partition]] = (-1, {}, [])
-        # Every hosted partition in (topic, partition) order, for ``_roles``: those created since
+        # (layout version, followed by leader): see ``_followed_by_leader``.
+        self._roles_cache: tuple[int, dict[int, list[Partition]]] = (-1, {})
+        # Every hosted partition in (topic, partition) order, for ``_followed_by_leader``: those created since
         # the last pass are sorted in then (Timsort merges the new run), unhosted ones dropped. A
         # full sort per role change cost a broker with 100,000 partitions a tenth of its
         # controlled shutdown.
         self._ordered: list[Partition] = []
         self._ordered_added = False
         self._ordered_removed = False
-        # Bumped only when what ``_roles`` reads moves: a partition hosted or dropped, or a leader
-        # changed (a delta that only moves ISRs, most of a controlled shutdown's, leaves it).
+        # Bumped only when what ``_followed_by_leader`` reads moves: a partition hosted or dropped,
+        # or a leader changed (a delta that only moves ISRs, most of a controlled shutdown's, leaves
+        # it).
         self._layout_version = 0
         # What the per-poll work needs of the roles, kept as they change (``_unrole``/``_enrole``)
-        # instead of ``_roles``' pass over every hosted partition after each leader change (10 %
-        # of a broker's CPU in its own 100,000-partition controlled shutdown): the led partitions,
-        # and per followed leader how many partitions and a heap of them by (topic, partition)
-        # (stale entries are dropped when they reach the top), whose tops give the leaders in the
-        # order ``_roles`` lists them. Its lists are built only for a full fetch.
+        # instead of ``_followed_by_leader``'s pass over every hosted partition after each leader
+        # change (10 % of a broker's CPU in its own 100,000-partition controlled shutdown): the led
+        # partitions, and per followed leader how many partitions and a heap of them by (topic,
+        # partition) (stale entries are dropped when they reach the top), whose tops give the
+        # leaders in the order that pass lists them. Its lists are built only for a full fetch.
         self._led: dict[Partition, None] = {}
         self._following: dict[int, _Following] = {}
         self._pushes = itertools.count()
@@ -465,14 +465,14 @@ class ReplicaManager:
             self._new_budget -= 1
         if p.leader == self.node_id:
             partition = self._partition(tp, image)
-            if not partition.is_leader:
+            newly = not partition.is_leader
+            if newly:
                 self._refetch(partition)  # a fetcher following it forgets it
                 self._layout_version += 1
-                self._unrole(partition, partition.is_leader, partition.leader_id)
-                partition.make_leader(p, self._min_isr(image, tp, p), now_ms)
+                self._unrole(partition, False, partition.leader_id)
+            partition.make_leader(p, self._min_isr(image, tp, p), now_ms)
+            if newly:
                 self._enrole(partition)
-            else:
-                partition.make_leader(p, self._min_isr(image, tp, p), now_ms)
             self._led_changed.append(partition)
         else:
             self._fetch_from_if_changed(self._partition(tp, image), p, image)
@@ -578,7 +578,7 @@ class ReplicaManager:
         )
 
     def _followed_leaders(self) -> list[int]:
-        """The leaders this broker follows partitions of, in the order ``_roles`` lists them (by
+        """The leaders this broker follows partitions of, in the order ``_followed_by_leader`` lists them (by
         their first partition in (topic, partition) order)."""
         firsts = []
         for leader_id, following in list(self._following.items()):
@@ -1123,7 +1123,7 @@ class ReplicaManager:
             )
             rows = []
             topic_key = t.topic_id if version >= 13 else t.topic
-            hosted = self._by_topic.get(topic_image.id, _NONE_HOSTED) if topic_image is not None else None
+            hosted = _NONE_HOSTED if topic_image is None else self._by_topic.get(topic_image.id, _NONE_HOSTED)
             for fp in t.partitions:
                 # Records are never null, not even beside an error: librdkafka refuses a whole answer
                 # with a partition of MessageSetSize -1 (the Jepsen-style check saw consumers loop).
@@ -1135,7 +1135,7 @@ class ReplicaManager:
                     )
                     errors = True
                     continue
-                partition = hosted.get(fp.partition)  # type: ignore[union-attr]  # (topic_image is set)
+                partition = hosted.get(fp.partition)
                 # KIP-392: a consumer whose Fetch carries client metadata (v11+) may read a follower,
                 # up to that follower's high watermark; older consumers and replicas need the leader.
                 code = self._check_leader(
@@ -1599,10 +1599,7 @@ class ReplicaManager:
             if not partition.is_leader:
                 expandable.pop(partition, None)
                 continue
-            isr = partition.isr
-            if len(isr) < len(partition.replicas) and any(
-                r not in isr and r in eligible for r in partition.replicas
-            ):
+            if partition.may_add(eligible):
                 expandable[partition] = None
             else:
                 expandable.pop(partition, None)
@@ -1676,16 +1673,12 @@ class ReplicaManager:
         return bound
 
     def _followed_by_leader(self) -> dict[int, list[Partition]]:
-        """The partitions this broker follows, by leader, in (topic, partition) order; cached until
-        a role changes."""
-        return self._roles()[0]
-
-    def _roles(self) -> tuple[dict[int, list[Partition]], list[Partition]]:
-        """(The followed partitions by leader, the led partitions), both in (topic, partition)
-        order; one pass over ``_ordered`` after a partition is hosted or dropped or changes leader."""
-        version, followed, led = self._roles_cache
+        """The partitions this broker follows, by leader, in (topic, partition) order (a full
+        fetch's list); one pass over ``_ordered`` after a partition is hosted or dropped or changes
+        leader."""
+        version, followed = self._roles_cache
         if version == self._layout_version:
-            return followed, led
+            return followed
         ordered = self._ordered
         if self._ordered_removed:
             hosted = self.partitions
@@ -1694,15 +1687,13 @@ class ReplicaManager:
         if self._ordered_added:
             ordered.sort(key=_follow_order)  # stable: as sorting the hosted ones afresh
             self._ordered_added = False
-        followed, led = {}, []
+        followed = {}
         node_id = self.node_id
         for partition in ordered:
-            if partition.is_leader:
-                led.append(partition)
-            elif partition.leader_id >= 0 and partition.leader_id != node_id:
+            if not partition.is_leader and partition.leader_id >= 0 and partition.leader_id != node_id:
                 followed.setdefault(partition.leader_id, []).append(partition)
-        self._roles_cache = (self._layout_version, followed, led)
-        return followed, led
+        self._roles_cache = (self._layout_version, followed)
+        return followed
 
     def complete_waiting(self, now_ms: int) -> None:
         """Re-check what waits on the partitions whose data, high watermark or ISR moved (all of them

@@ -1301,10 +1301,10 @@ def test_the_role_lists_stay_in_topic_partition_order_as_partitions_come_and_go(
         return followed, [(p.topic, p.index) for p in ordered if p.is_leader]
 
     def actual(m: ReplicaManager) -> tuple[dict[int, list[tuple[str, int]]], list[tuple[str, int]]]:
-        followed, led = m._roles()
+        followed = m._followed_by_leader()
         return (
             {leader: [(p.topic, p.index) for p in ps] for leader, ps in followed.items()},
-            [(p.topic, p.index) for p in led],
+            sorted((p.topic, p.index) for p in m._led),
         )
 
     # Created out of order: topic z before m, partitions in shuffled order, three leaders.
@@ -1493,7 +1493,5 @@ def test_the_roles_kept_as_they_change_are_the_ones_a_pass_over_every_partition_
         elif other_exists:
             c.load(make_record(T.REMOVE_TOPIC, topic_id=other))
             other_exists = False
-        followed, led = m._roles()
-        assert m._followed_leaders() == list(followed)
-        assert sorted(p.index for p in m._led) == sorted(p.index for p in led)
-        assert set(m._led) == set(led)
+        assert m._followed_leaders() == list(m._followed_by_leader())
+        assert set(m._led) == {p for p in m.partitions.values() if p.is_leader}
