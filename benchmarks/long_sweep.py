@@ -88,8 +88,16 @@ def build(build_dir: Path) -> None:
         check=True,
         stdout=subprocess.DEVNULL,
     )
+    # Import what a sweep runs (every scenario's world) and what a server process runs on the build
+    # (the node), so that a module the compiled build cannot load fails here, not in the first
+    # chunk: a dataclass mypyc gave a comparison slot did, and one with an ``object`` field.
+    probe_code = (
+        "import kraft.sim.scenarios, kraft.sim.controller_scenarios, kraft.sim.data_scenarios; "
+        "import kraft.node.build, kraft.server.kraft_server; "
+        "import kraft.raft.node as n; print(n.__file__)"
+    )
     probe = subprocess.run(
-        [sys.executable, "-c", "import kraft.raft.node as n; print(n.__file__)"],
+        [sys.executable, "-c", probe_code],
         env=_compiled_env(build_dir),
         check=True,
         capture_output=True,

@@ -47,7 +47,7 @@ PROMETHEUS_NAMES: Mapping[str, tuple[str, str]] = {
 class BrokerMetrics:
     resolver: ConfigResolver
     node_id: int = -1  # whose partitions the gauges count (set by the first count)
-    _counted: object = None  # the image the counts below are of (None: none yet)
+    _counted: MetadataImage | None = None  # the image the counts below are of (None: none yet)
     # [led, hosted, under min ISR, at min ISR]
     _counts: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     _min_isrs: dict[str, int] = field(default_factory=dict)  # by topic, for the counted image

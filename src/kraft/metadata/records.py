@@ -30,7 +30,7 @@ from typing import Any
 
 from kraft.common.errors import CorruptRecordError, MalformedMessageError
 from kraft.common.fast_init import speed_up_inits
-from kraft.protocol.primitives import Reader, Writer
+from kraft.protocol.primitives import Reader, Writer, shared_uuid
 from kraft.protocol.schema import (
     BOOL,
     BYTES,
@@ -630,8 +630,6 @@ def _struct_json(schema: StructType, value: Any, version: int) -> dict[str, Any]
 
 
 def _json_value(ftype: Any, v: Any, version: int, uuid_text: Any) -> Any:
-    import uuid as _uuid
-
     if v is None:
         return None
     if isinstance(ftype, StructType):
@@ -689,20 +687,6 @@ def _encode_partition_record_fast(record: ApiMessageAndVersion) -> bytes | None:
     return b"".join(out)
 
 
-_UUIDS: dict[bytes, _uuid.UUID] = {}
-
-
-def _shared_uuid(raw: bytes) -> _uuid.UUID:
-    """One UUID object per distinct id (they are immutable): directory and topic ids repeat across
-    thousands of partition records, and building a UUID costs more than the rest of the record."""
-    found = _UUIDS.get(raw)
-    if found is None:
-        if len(_UUIDS) >= 65536:
-            _UUIDS.clear()
-        found = _UUIDS[raw] = _uuid.UUID(bytes=raw)
-    return found
-
-
 def _decode_partition_record_fast(
     value: bytes | bytearray | memoryview, pos: int, version: int
 ) -> Any | None:
@@ -727,7 +711,7 @@ def _decode_partition_record_fast(
         pos += 1
         if pos + 16 * n + 1 != end or data[pos + 16 * n] != 0:
             return None  # tagged fields present (or trailing bytes): the generic path decides
-        directories = [_shared_uuid(data[pos + 16 * i : pos + 16 * i + 16]) for i in range(n)]
+        directories = [shared_uuid(data[pos + 16 * i : pos + 16 * i + 16]) for i in range(n)]
     except (IndexError, _struct.error):
         return None
     obj = _new_partition_struct(PARTITION_RECORD, partition_id, topic_raw)
@@ -752,7 +736,7 @@ def _new_partition_struct(schema: StructType, partition_id: int, topic_raw: byte
     cls = schema.cls
     obj = cls.__new__(cls)
     object.__setattr__(obj, "partition_id", partition_id)
-    object.__setattr__(obj, "topic_id", _shared_uuid(topic_raw))
+    object.__setattr__(obj, "topic_id", shared_uuid(topic_raw))
     object.__setattr__(obj, "_unknown_tags", [])
     return obj
 
@@ -809,7 +793,7 @@ def _decode_partition_change_fast(
                     fields[name] = list(_struct.unpack_from(f">{n}i", data, pos + 1))
                 else:
                     fields[name] = [
-                        _shared_uuid(data[pos + 1 + 16 * i : pos + 17 + 16 * i]) for i in range(n)
+                        shared_uuid(data[pos + 1 + 16 * i : pos + 17 + 16 * i]) for i in range(n)
                     ]
             elif kind == "i32":
                 if size != 4:

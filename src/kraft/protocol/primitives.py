@@ -194,6 +194,22 @@ class Writer:
             self.int32(n)
 
 
+_UUIDS: dict[bytes, uuid.UUID] = {}
+
+
+def shared_uuid(raw: bytes) -> uuid.UUID:
+    """One UUID object per distinct id lately decoded (they are immutable): a broker reads the same
+    few topic ids in every Fetch and Produce, directory and topic ids repeat across thousands of
+    partition records, and ``uuid.UUID(bytes=...)`` is Python code that costs more than the rest of
+    such a record. Emptied when full: any mix of ids stays correct, only slower."""
+    found = _UUIDS.get(raw)
+    if found is None:
+        if len(_UUIDS) >= 65536:
+            _UUIDS.clear()
+        found = _UUIDS[raw] = uuid.UUID(bytes=raw)
+    return found
+
+
 class Reader:
     """Reads Kafka primitives from a buffer, bounds-checked against the bytes actually present.
 
@@ -254,7 +270,7 @@ class Reader:
 
     def uuid(self, what: str = "uuid") -> uuid.UUID:
         start = self._need(16, what)
-        return uuid.UUID(bytes=bytes(self._view[start : start + 16]))
+        return shared_uuid(bytes(self._view[start : start + 16]))
 
     def unsigned_varint(self, what: str = "unsigned varint", *, max_bytes: int = 5) -> int:
         """Base-128 groups, at most ``max_bytes`` long (5 for 32 bits, 10 for 64 bits)."""

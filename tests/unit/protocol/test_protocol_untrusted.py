@@ -19,6 +19,7 @@ from kraft.common.errors import (
     RemoteProtocolError,
     UnsupportedApiError,
 )
+from kraft.protocol import primitives
 from kraft.protocol.api import Api, decode_request, decode_response, encode_request, encode_response
 from kraft.protocol.framing import FrameDecoder, frame
 from kraft.protocol.messages import (
@@ -395,6 +396,21 @@ def test_uuid_round_trip_is_big_endian_msb_first() -> None:
     w.uuid(u)
     assert w.getvalue() == bytes(range(16))
     assert Reader(bytes(range(16))).uuid() == u
+
+
+def test_decoded_uuids_are_shared_and_stay_right_when_the_cache_empties(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(primitives, "_UUIDS", {})
+    raw = bytes(range(16))
+    first = Reader(raw).uuid()
+    assert Reader(bytearray(raw)).uuid() is first  # one object per id: a topic id in every Fetch
+    # Past 65,536 ids the cache starts over; every id still decodes to its own value.
+    ids = [uuid.UUID(int=i) for i in range(65_540)]
+    decoded = [Reader(u.bytes).uuid() for u in ids]
+    assert decoded == ids
+    assert len(primitives._UUIDS) <= 65_536
+    assert Reader(raw).uuid() == first
 
 
 # ---------------------------------------------------------------------------------------------------
