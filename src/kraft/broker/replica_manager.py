@@ -340,8 +340,9 @@ class ReplicaManager:
         self._all_changed = False
         self._topic_configs: dict[str, _TopicConfig] = {}
         self._flush_ms_topics: dict[str, int] | None = None  # see _flush_ms_by_topic
-        # min.insync.replicas by topic, resolved once per image: a delta that moves thousands of
-        # partitions (a controlled shutdown) resolved it for each (half of a broker's publish).
+        # min.insync.replicas by topic, resolved once per configs (see ``publish``): a delta that
+        # moves thousands of partitions (a controlled shutdown) resolved it for each (half of a
+        # broker's publish).
         self._min_isrs: dict[str, int] = {}
         # (segment.bytes, segment.ms, index.interval.bytes, segment.index.bytes) each open log was
         # last given.
@@ -596,13 +597,17 @@ class ReplicaManager:
     def publish(self, delta: MetadataDelta, image: MetadataImage) -> None:
         """A ``MetadataPublisher``: follow the roles ``delta`` gives this broker (once active)."""
         self._image = image
-        self._topic_configs.clear()
-        self._min_isrs.clear()
-        self._flush_ms_topics = None
+        configs_changed = image.configs is not delta.previous.configs
+        if configs_changed or delta.topic_names_changed:
+            # What is resolved by topic name depends on the configs alone, and the flush.ms topics
+            # on the names too: kept across deltas that only move partitions (every slice of a
+            # controlled shutdown resolved 1,000 topics' flush.ms again).
+            self._topic_configs.clear()
+            self._min_isrs.clear()
+            self._flush_ms_topics = None
         if not self.active:
             return
         changes = local_changes(delta, self.node_id)
-        configs_changed = image.configs is not delta.previous.configs
         if changes.empty and not configs_changed:
             return
         now_ms = self.now_ms
@@ -674,7 +679,7 @@ class ReplicaManager:
         self.logs.delete(name, tp.partition_id)
 
     def _min_isr(self, image: MetadataImage, tp: TopicIdPartition, p: PartitionRegistration) -> int:
-        assert image is self._image  # the cache below holds this image's values
+        assert image is self._image  # the cache below holds this image's configs' values
         name = image.topics_by_id[tp.topic_id].name
         configured = self._min_isrs.get(name)
         if configured is None:
@@ -682,7 +687,7 @@ class ReplicaManager:
         return effective_min_isr(configured, len(p.replicas))
 
     def _topic_config(self, topic: str) -> _TopicConfig:
-        """The configs of ``topic`` the data path reads, resolved once per image."""
+        """The configs of ``topic`` the data path reads, resolved once per configs (see ``publish``)."""
         cached = self._topic_configs.get(topic)
         if cached is None:
             image, r = self._image, self.resolver
@@ -707,7 +712,8 @@ class ReplicaManager:
         return cached
 
     def _flush_ms_by_topic(self) -> dict[str, int]:
-        """The topics with a ``flush.ms`` (their own or the broker's), resolved once per image."""
+        """The topics with a ``flush.ms`` (their own or the broker's), resolved once per configs and
+        topic names (see ``publish``)."""
         cached = self._flush_ms_topics
         if cached is None:
             cached = self._flush_ms_topics = {}

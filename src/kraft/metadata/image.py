@@ -900,6 +900,12 @@ class MetadataDelta:
     def has_topic_changes(self) -> bool:
         return bool(self._changes or self._deleted or self.replaced is not None)
 
+    @property
+    def topic_names_changed(self) -> bool:
+        """Whether the result may name other topics than ``previous`` (created, deleted, or a
+        snapshot loaded); partition changes alone keep the names."""
+        return bool(self._new_names or self._deleted or self.replaced is not None)
+
     # -- what changed (for publishers: kraft.metadata.publisher) --------------------------------------
 
     def changed_partitions(self) -> Iterator[tuple[TopicIdPartition, str, PartitionRegistration]]:

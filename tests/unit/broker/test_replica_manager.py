@@ -104,7 +104,12 @@ class Cluster:
     """Three brokers hosting topic ``t`` (one partition, replicas [1, 2, 3], leader 1)."""
 
     def __init__(
-        self, *, isr: tuple[int, ...] = (1, 2, 3), min_isr: int = 2, segment_bytes: int = 1 << 30
+        self,
+        *,
+        isr: tuple[int, ...] = (1, 2, 3),
+        min_isr: int = 2,
+        segment_bytes: int = 1 << 30,
+        broker_config: dict[str, str] | None = None,
     ) -> None:
         self.now = 0
         self.loader = MetadataLoader()
@@ -118,7 +123,9 @@ class Cluster:
             m = ReplicaManager(
                 node_id=b,
                 logs=self.logs[b],
-                resolver=ConfigResolver({"log.segment.bytes": str(segment_bytes)}, b),
+                resolver=ConfigResolver(
+                    {"log.segment.bytes": str(segment_bytes), **(broker_config or {})}, b
+                ),
                 config=ReplicaConfig(
                     replica_lag_time_max_ms=LAG_MS,
                     fetch_wait_max_ms=100,
@@ -781,6 +788,26 @@ def test_flush_ms_fsyncs_the_logs_of_the_topics_that_set_it_at_the_checkpoint_in
     for b in (1, 2, 3):
         c.log(b).crash()  # every replica loses power at once
     assert [c.log(b).log_end_offset for b in (1, 2, 3)] == [0 if where == "none" else 2] * 3
+
+
+def test_topic_configs_resolved_by_name_follow_config_and_topic_changes_and_only_those() -> None:
+    c = Cluster(broker_config={"log.flush.interval.ms": "5000"})  # every topic's flush.ms, new ones too
+    m = c.managers[1]
+    assert m._flush_ms_by_topic() == {"t": 5000}
+    resolved = m._topic_config("t")
+    c.change(isr=[1, 2])  # a delta that only moves a partition keeps what was resolved
+    assert m._topic_config("t") is resolved and m._flush_ms_by_topic() == {"t": 5000}
+    c.load(make_record(T.TOPIC, name="u", topic_id=uuid.UUID(int=0x0F)))  # a new name, no config
+    assert m._flush_ms_by_topic() == {"t": 5000, "u": 5000}
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="flush.ms", value="1000"))
+    c.load(make_record(T.CONFIG, resource_type=2, resource_name="t", name="max.message.bytes", value="100"))
+    assert m._flush_ms_by_topic() == {"t": 1000, "u": 5000}
+    assert m._topic_config("t").max_message_bytes == 100
+    cid = c.produce([b"x" * 200])  # the new limit applies at once
+    c.run(100)
+    assert c.produce_result(cid)[0] == E.MESSAGE_TOO_LARGE
+    c.load(make_record(T.REMOVE_TOPIC, topic_id=uuid.UUID(int=0x0F)))
+    assert m._flush_ms_by_topic() == {"t": 1000}
 
 
 def test_retention_bytes_deletes_old_segments_on_the_retention_check() -> None:
