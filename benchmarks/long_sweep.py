@@ -65,6 +65,17 @@ COMPILED_PACKAGES = ("sim", "controller", "metadata", "records", "protocol", "br
 NOT_COMPARED = {"wall_s"}
 
 
+def compiled_modules(package_dir: Path) -> list[Path]:
+    """The modules of ``COMPILED_PACKAGES`` the build compiles one by one, under ``package_dir`` (a
+    ``kraft`` package directory); ``kraft.raft`` is compiled besides, as one package."""
+    return [
+        path
+        for package in COMPILED_PACKAGES
+        for path in sorted((package_dir / package).glob("*.py"))
+        if f"{package}/{path.name}" not in NOT_COMPILED
+    ]
+
+
 def build(build_dir: Path) -> None:
     """Copy ``src/kraft`` to ``build_dir`` and compile its consensus core and simulator there."""
     try:
@@ -74,12 +85,9 @@ def build(build_dir: Path) -> None:
     shutil.copytree(SRC / "kraft", build_dir / "kraft", ignore=shutil.ignore_patterns("__pycache__"))
     # mypyc builds through setuptools from the current directory: no pyproject.toml there.
     (build_dir / "mypy.ini").write_text("[mypy]\nignore_missing_imports = True\n")
-    targets = ["kraft/raft"]
-    for package in COMPILED_PACKAGES:
-        for path in sorted((build_dir / "kraft" / package).glob("*.py")):
-            if f"{package}/{path.name}" in NOT_COMPILED:
-                continue
-            targets.append(f"kraft/{package}/{path.name}")
+    targets = ["kraft/raft"] + [
+        path.relative_to(build_dir).as_posix() for path in compiled_modules(build_dir / "kraft")
+    ]
     mypyc = [sys.executable, "-c", "import sys; from mypyc.__main__ import main; sys.exit(main())"]
     started = time.perf_counter()
     subprocess.run(

@@ -33,14 +33,9 @@ _COMPARISONS = {"__eq__", "__lt__", "__le__", "__gt__", "__ge__"}
 
 
 def compiled_modules() -> list[Path]:
-    paths = sorted((PACKAGE_DIR / "raft").rglob("*.py"))
-    for package in long_sweep.COMPILED_PACKAGES:
-        paths += [
-            p
-            for p in sorted((PACKAGE_DIR / package).glob("*.py"))
-            if f"{package}/{p.name}" not in long_sweep.NOT_COMPILED
-        ]
-    return paths
+    """What the build compiles: kraft.raft whole, and its list of modules of the other packages."""
+    others: list[Path] = long_sweep.compiled_modules(PACKAGE_DIR)
+    return sorted((PACKAGE_DIR / "raft").rglob("*.py")) + others
 
 
 def _dataclass_keywords(node: ast.ClassDef) -> dict[str, object] | None:
@@ -70,9 +65,12 @@ def problems(source: str, where: str) -> list[str]:
             continue
         for item in node.body:
             annotation = item.annotation if isinstance(item, ast.AnnAssign) else None
-            if isinstance(annotation, ast.Name) and annotation.id == "object":
-                found.append(f"{where}: {node.name}: a dataclass field typed plain object")
-            if isinstance(annotation, ast.Constant) and annotation.value == "object":
+            typed: object = None  # the annotation's text when it is a plain name or a string
+            if isinstance(annotation, ast.Name):
+                typed = annotation.id
+            elif isinstance(annotation, ast.Constant):
+                typed = annotation.value
+            if typed == "object":
                 found.append(f"{where}: {node.name}: a dataclass field typed plain object")
         if keywords.get("order") is True:
             written = {i.name for i in node.body if isinstance(i, ast.FunctionDef)} & _COMPARISONS
