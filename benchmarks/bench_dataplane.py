@@ -16,7 +16,7 @@ Every producer uses ``acks=all``. Measured:
    part 1 (``--quick``: 1,000/s), 100 B values, about 2,000 records a second timed (a callback on
    every record held the loop below that rate). Twice: with the client's default ``linger.ms``
    (librdkafka's 5 ms, which Kafka's Java producer also has since 4.0: the goal's figure), and
-   with ``linger.ms=1``, which makes about five times as many, smaller requests at the same rate;
+   with ``linger.ms=1``, which makes several times as many, smaller requests at the same rate;
    parts 2 and 3 run on a second, new cluster (not to depend on what part 1 left behind: see
    ``run_benchmark``);
 3. end-to-end latency, produce call to the consumer's ``poll`` returning the record, at 1,000
