@@ -136,6 +136,8 @@ class QuietReader(Protocol):
     """A fetch session holding partitions quiet (the replica manager's ``_SessionReader``)."""
 
     touched: list[Partition]  # held partitions that moved since its last read
+    replica_id: int  # the follower whose session it is
+    eligible: bool  # whether that follower's broker may join an ISR (see ``Partition._take``)
 
     def live(self) -> bool:
         """Whether its session is still in use (else a partition may forget it)."""
@@ -238,9 +240,11 @@ class Partition:
         self.epoch_start_offset = 0  # where this broker's leadership epoch began
         self.followers: dict[int, FollowerState] = {}
         self.min_isr = 1  # effective: min(min.insync.replicas, replication factor)
-        # Bumped by every role, epoch, ISR or replica change and when the broker stops hosting it:
-        # a follower's fetch session skips a partition whose answer cannot have changed (the replica
-        # manager's quiet partitions), and this is half of that "cannot".
+        # Bumped by every change of leader, epoch, replicas or min ISR and when the broker stops
+        # hosting it: a follower's fetch session skips a partition whose answer cannot have changed
+        # (the replica manager's quiet partitions), and this is half of that "cannot". An ISR change
+        # alone changes no follower's answer: it wakes only the sessions it makes unfit to hold the
+        # partition (``_take``).
         self.role_version = 0
         # The fetch sessions that hold it quiet (the replica manager's session readers): told by
         # ``moved`` when its role, log end, high watermark or log start moves, then forgotten.
@@ -316,9 +320,33 @@ class Partition:
             for reader in watchers:
                 reader.touched.append(self)
 
+    def _isr_moved(self, isr: Sequence[int]) -> None:
+        """Only the ISR changed: a session keeps holding the partition quiet while its follower is
+        in the ISR or cannot join it (as the replica manager holds them); the others read it again.
+        (In a controlled shutdown most changes only take the stopping broker out of an ISR: waking
+        every session for each made the leaders read each partition once more per follower.)"""
+        watchers = self.watchers
+        if watchers is None:
+            return
+        kept = [r for r in watchers if r.replica_id in isr or not r.eligible]
+        if len(kept) == len(watchers):
+            return
+        self.watchers = kept or None
+        for reader in watchers:
+            if reader.replica_id not in isr and reader.eligible:
+                reader.touched.append(self)
+
     def _take(self, p: PartitionRegistration, min_isr: int) -> None:
-        self.role_version += 1
-        self.moved()
+        if (
+            p.leader == self.leader_id
+            and p.leader_epoch == self.leader_epoch
+            and min_isr == self.min_isr
+            and self.replicas == tuple(p.replicas)
+        ):
+            self._isr_moved(p.isr)
+        else:
+            self.role_version += 1
+            self.moved()
         if p.partition_epoch != self.partition_epoch:
             self.pending_isr = None  # the controller decided: the metadata's ISR is the truth again
         self.leader_id = p.leader

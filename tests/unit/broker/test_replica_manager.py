@@ -1133,11 +1133,13 @@ def test_a_followers_quiet_partitions_are_not_read_again_until_they_change(
     # The high watermark it moved reaches the followers (with their next data or long-poll answer).
     c.run(300)
     assert c.logs[2].logs[("t", 1)].high_watermark == c.logs[3].logs[("t", 1)].high_watermark == 1
-    # A role change (here the ISR) makes every partition of it read again.
+    # An ISR change makes the partition read again by the session of the follower it removed, not
+    # by those of the followers still in the ISR (their answers cannot have changed).
     read.clear()
     c.change(isr=[1, 2])
     c.run(300)
-    assert any(0 in parts for _, parts in read)
+    assert any(0 in parts for b, parts in read if b == 3)
+    assert not any(0 in parts for b, parts in read if b == 2)
     # So does a min.insync.replicas change (both partitions), once they are quiet again.
     c.run(300)
     read.clear()
@@ -1152,6 +1154,41 @@ def test_a_followers_quiet_partitions_are_not_read_again_until_they_change(
     leader._stop(tp1, "t")
     c.run(100)
     assert any(1 in parts for _, parts in read)
+
+
+def test_a_follower_that_cannot_join_the_isr_is_not_read_again_until_it_can(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A broker in controlled shutdown (or fenced) is out of every ISR and still fetches until it
+    # stops: its session holds its caught-up partitions quiet as if it were in the ISR (read on each
+    # of its fetches, they were most of the reads of a 100,000-partition controlled shutdown). Once
+    # it may join again, its fetches are read and it rejoins.
+    c = _two_partitions()
+    c.run(300)
+    leader = c.managers[1]
+    read: list[tuple[int, list[int]]] = []
+    original = leader._read
+
+    def counted(body: Any, version: int, now_ms: int, **kwargs: Any) -> Any:
+        if body.replica_state.replica_id >= 0:
+            read.append(
+                (body.replica_state.replica_id, [p.partition for t in body.topics for p in t.partitions])
+            )
+        return original(body, version, now_ms, **kwargs)
+
+    monkeypatch.setattr(leader, "_read", counted)
+    c.load(make_record(T.BROKER_REGISTRATION_CHANGE, 1, broker_id=3, broker_epoch=103, fenced=1))
+    c.change(isr=[1, 2])
+    c.run(300)
+    read.clear()
+    c.run(1000)
+    assert [b for b, _ in read].count(3) >= 5  # it fetches on,
+    assert all(parts == [] for _, parts in read)  # and reads nothing while it cannot join
+    assert c.apply_isr_proposals() == []
+    c.load(make_record(T.BROKER_REGISTRATION_CHANGE, 1, broker_id=3, broker_epoch=103, fenced=-1))
+    c.run(300)
+    assert {p for b, parts in read if b == 3 for p in parts} == {0}  # (still in the ISR of 1)
+    assert c.apply_isr_proposals() == [(1, 2, 3)]
 
 
 def test_a_followers_fetch_lists_what_changed_and_forgets_what_it_no_longer_follows() -> None:
