@@ -194,6 +194,9 @@ class BasePartitionLog:
         self._producers = ProducerStateManager()
         self._high_watermark = 0
         self._recovery_point = 0
+        # Where to note that checkpoint_offsets() moved (the log manager's set of logs to read again
+        # at its next checkpoint); None: nobody asks.
+        self._checkpoint_dirty: set[BasePartitionLog] | None = None
         self._open(high_watermark)
 
     def _open(self, high_watermark: int) -> None:
@@ -203,6 +206,7 @@ class BasePartitionLog:
         self._high_watermark = self._clamp(high_watermark)
         # Opening a store makes everything it holds durable (SegmentLog fdatasyncs at open).
         self._recovery_point = self._store.last_flushed_offset()
+        self._offsets_moved()
 
     # ------------------------------------------------------------------ producer-state snapshots
 
@@ -332,6 +336,16 @@ class BasePartitionLog:
         hold of this log, in one call."""
         return self._high_watermark, self._store.start_offset(), self._recovery_point
 
+    def track_checkpoint(self, dirty: set[BasePartitionLog]) -> None:
+        """From now on, add this log to ``dirty`` whenever ``checkpoint_offsets()`` may have moved
+        (each method that moves one of the three calls ``_offsets_moved``)."""
+        self._checkpoint_dirty = dirty
+
+    def _offsets_moved(self) -> None:
+        dirty = self._checkpoint_dirty
+        if dirty is not None:
+            dirty.add(self)
+
     @property
     def unflushed_messages(self) -> int:
         """Offsets appended since the recovery point (for ``flush.messages``)."""
@@ -376,6 +390,7 @@ class BasePartitionLog:
         if new <= self._high_watermark:
             return False
         self._high_watermark = new
+        self._offsets_moved()
         return True
 
     def set_high_watermark_after_truncation(self, offset: int) -> bool:
@@ -385,6 +400,8 @@ class BasePartitionLog:
         new = self._clamp(offset)
         changed = new != self._high_watermark
         self._high_watermark = new
+        if changed:
+            self._offsets_moved()
         return changed
 
     # ------------------------------------------------------------------ epochs
@@ -798,6 +815,7 @@ class BasePartitionLog:
         self._load_producers()  # snapshots past the new end go; replay from the latest kept
         self._high_watermark = min(self._high_watermark, end)
         self._recovery_point = min(self._recovery_point, end)
+        self._offsets_moved()
         return True
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
@@ -810,6 +828,7 @@ class BasePartitionLog:
         self._producers.clear()
         self._high_watermark = offset
         self._recovery_point = offset
+        self._offsets_moved()
 
     # ------------------------------------------------------------------ start offset and retention
 
@@ -825,6 +844,7 @@ class BasePartitionLog:
             if snapshot < first_base:  # the snapshots of deleted segments (Kafka deletes them too)
                 self._delete_snapshot(snapshot)
         self._high_watermark = max(self._high_watermark, store.start_offset())
+        self._offsets_moved()
 
     def maybe_increment_log_start_offset(self, offset: int) -> bool:
         """Raise the log start offset to ``offset`` (DeleteRecords, or a follower taking its leader's
@@ -910,6 +930,7 @@ class BasePartitionLog:
     def _flush_store(self) -> None:
         self._store.flush()
         self._recovery_point = self._store.end_offset()
+        self._offsets_moved()
 
     def flush(self, up_to: int | None = None, *, now_ms: int | None = None) -> None:
         """Make the log durable at least below ``up_to`` (default: the log end) and move the recovery
