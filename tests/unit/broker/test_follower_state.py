@@ -68,3 +68,35 @@ def test_another_fetch_of_a_held_partition_ends_the_hold_and_tells_the_session()
     s.on_fetch(10, 12, 900, 8)  # a fetch by another path (a full fetch of a new session)
     assert s.quiet is None and a.released == 1
     assert (s.last_caught_up_ms, s.last_fetch_ms, s.broker_epoch) == (700, 900, 8)
+
+
+def test_the_earliest_lag_deadline_is_the_earliest_isr_followers_caught_up_time_plus_the_lag() -> None:
+    # earliest_lag_deadline_ms skips what cannot lower its answer; on random partitions (ISR
+    # members and not, held quiet by one of a few sessions or not) it answers what the plain
+    # definition does: min over ISR followers of max(own caught-up time, hold clock) + lag + 1.
+    import random
+    import uuid
+
+    from kraft.broker.partition import Partition, earliest_lag_deadline_ms
+    from kraft.metadata.image import TopicIdPartition
+
+    rng = random.Random(5)
+    for _ in range(200):
+        holds = [_Hold() for _ in range(3)]
+        for h in holds:
+            h.clock.ms = rng.randint(0, 2_000)
+        partitions = []
+        expected: list[int] = []
+        for i in range(rng.randint(0, 12)):
+            p = Partition(1, TopicIdPartition(uuid.UUID(int=1), i), "t", None)  # type: ignore[arg-type]
+            p.isr = tuple(r for r in (1, 2, 3, 4) if r == 1 or rng.random() < 0.7)
+            for r in (2, 3, 4):
+                s = FollowerState(last_caught_up_ms=rng.randint(0, 2_000))
+                if rng.random() < 0.6:
+                    s.hold(rng.choice(holds))
+                p.followers[r] = s
+                if r in p.isr:
+                    expected.append(s.last_caught_up_ms)
+            partitions.append(p)
+        want = None if not expected else min(expected) + 30_000 + 1
+        assert earliest_lag_deadline_ms(partitions, 30_000) == want
