@@ -624,7 +624,10 @@ class ReplicaManager:
         for tp, p in changes.leaders.items():
             self._take_role(tp, p, image, now_ms)
         for tp, p in changes.followers.items():
-            self._take_role(tp, p, image, now_ms)
+            if self.closing and (p.leader < 0 or self.node_id not in p.isr):
+                self._stop_replica(tp)
+            else:
+                self._take_role(tp, p, image, now_ms)
         every_leader = False
         if configs_changed:
             every_leader = True
@@ -688,7 +691,23 @@ class ReplicaManager:
             partition.log.configure_segments(*wanted)
             self._segment_configs[partition.tp] = wanted
 
+    def _stop_replica(self, tp: TopicIdPartition) -> None:
+        """In controlled shutdown, a partition this broker follows out of its ISR (or that has no
+        leader) is no longer replicated or served here; its log stays (Kafka's ``applyDelta`` since
+        KAFKA-13858 stops such replicas the same way). Fetching on would only cost the new leaders,
+        which read the partition on each of its fetches until the broker stopped."""
+        if tp in self.partitions:
+            self._unhost(tp)
+
     def _stop(self, tp: TopicIdPartition, name: str) -> None:
+        partition = self._unhost(tp)
+        if partition is not None:
+            log.info(
+                "broker %d: no longer hosts %s-%d: deleting its log", self.node_id, name, tp.partition_id
+            )
+        self.logs.delete(name, tp.partition_id)
+
+    def _unhost(self, tp: TopicIdPartition) -> Partition | None:
         self._roles_version += 1
         partition = self.partitions.pop(tp, None)
         in_topic = self._by_topic.get(tp.topic_id)
@@ -703,10 +722,7 @@ class ReplicaManager:
             self._unrole(partition, partition.is_leader, partition.leader_id)
             partition.unhost()
             self._refetch(partition)
-            log.info(
-                "broker %d: no longer hosts %s-%d: deleting its log", self.node_id, name, tp.partition_id
-            )
-        self.logs.delete(name, tp.partition_id)
+        return partition
 
     def _min_isr(self, image: MetadataImage, tp: TopicIdPartition, p: PartitionRegistration) -> int:
         assert image is self._image  # the cache below holds this image's configs' values

@@ -1559,3 +1559,31 @@ def test_the_roles_kept_as_they_change_are_the_ones_a_pass_over_every_partition_
             other_exists = False
         assert m._followed_leaders() == list(m._followed_by_leader())
         assert set(m._led) == {p for p in m.partitions.values() if p.is_leader}
+
+
+def test_in_controlled_shutdown_a_follower_out_of_the_isr_stops_replicating_and_keeps_its_log() -> None:
+    # As Kafka's brokers since KAFKA-13858: once the controller took the stopping broker out of a
+    # partition's ISR, the broker stops that replica (no fetching, no serving) and keeps its log for
+    # its next start; the partitions whose ISR still holds it are followed as before.
+    c = _two_partitions()
+    c.run(300)
+    leader, stopping = c.managers[1], c.managers[3]
+    stopping.stop_opening_partitions()  # what the broker does as its controlled shutdown begins
+    c.change(isr=[1, 2])  # partition 0 without broker 3
+    c.run(300)
+    hosted = {tp.partition_id for tp in stopping.partitions}
+    assert hosted == {1}
+    assert ("t", 0) in c.logs[3].logs and c.logs[3].logs[("t", 0)].log_end_offset == 3  # kept, not deleted
+    (session,) = [
+        s
+        for s in leader.fetch_sessions.sessions.values()
+        if s.reader is not None and s.reader.replica_id == 3
+    ]  # type: ignore[attr-defined]
+    assert {key[1] for key in session.partitions} == {1}  # its fetches forgot partition 0
+    # New records of partition 0 reach broker 2 only; partition 1 still reaches broker 3.
+    c.produce([b"d"])
+    c.produce_to(1, [b"x"])
+    c.run(300)
+    assert c.logs[2].logs[("t", 0)].log_end_offset == 4
+    assert c.logs[3].logs[("t", 0)].log_end_offset == 3
+    assert c.logs[3].logs[("t", 1)].log_end_offset == 1
