@@ -452,9 +452,9 @@ def earliest_lag_deadline_ms(partitions: Iterable[Partition], lag_time_max_ms: i
     replica manager computes it over every led partition after each role change (a list and a
     call per partition made that 7 % of a broker taking over leaderships in a 100,000-partition
     controlled shutdown)."""
-    # A follower's time is max(its own, its quiet hold's clock): neither is read when its own time
-    # already is no earlier than the earliest so far (half the time of a loop that computed each:
-    # 20 -> 10 ms for 50,000 led partitions, once per role change).
+    # A follower's time is max(its own, its quiet hold's clock): the clock is not read when its own
+    # time is already no earlier than the earliest so far (half the time of a loop that computed
+    # each: 20 -> 10 ms for 50,000 led partitions, once per role change).
     earliest = _NO_DEADLINE
     for partition in partitions:
         isr = partition.isr
