@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Final, Protocol
 
 from kraft.metadata.image import TopicIdPartition
@@ -328,13 +329,14 @@ class Partition:
         watchers = self.watchers
         if watchers is None:
             return
-        kept = [r for r in watchers if r.replica_id in isr or not r.eligible]
-        if len(kept) == len(watchers):
-            return
-        self.watchers = kept or None
+        kept = []
         for reader in watchers:
-            if reader.replica_id not in isr and reader.eligible:
+            if reader.replica_id in isr or not reader.eligible:
+                kept.append(reader)
+            else:
                 reader.touched.append(self)
+        if len(kept) != len(watchers):
+            self.watchers = kept or None
 
     def _take(self, p: PartitionRegistration, min_isr: int) -> None:
         if (
@@ -390,7 +392,9 @@ class Partition:
             return True
         return False
 
-    def proposed_isr(self, now_ms: int, lag_time_max_ms: int, eligible: set[int]) -> tuple[int, ...] | None:
+    def proposed_isr(
+        self, now_ms: int, lag_time_max_ms: int, eligible: AbstractSet[int]
+    ) -> tuple[int, ...] | None:
         """The ISR this leader wants now (out-of-sync members removed, caught-up replicas added), or
         None when it is the committed one. ``eligible``: replicas whose brokers may join (registered,
         unfenced, not shutting down)."""
@@ -436,7 +440,7 @@ class Partition:
         proposal = kept + added
         return None if proposal == self.isr else proposal
 
-    def may_add(self, eligible: set[int]) -> bool:
+    def may_add(self, eligible: AbstractSet[int]) -> bool:
         """Whether a replica out of the ISR (not this leader) is eligible: one that ``proposed_isr``
         could add once it has caught up."""
         isr, node_id = self.isr, self.node_id

@@ -373,7 +373,7 @@ class ReplicaManager:
         self._isr_check_ms = 0
         self._isr_recheck: dict[Partition, None] = {}
         self._isr_expandable: dict[Partition, None] = {}
-        self._isr_eligible: set[int] | None = None  # the eligible brokers of the last whole scan
+        self._isr_eligible: frozenset[int] | None = None  # the eligible brokers of the last whole scan
         self._partition_seq = 0  # Partition.seq: the order of ``self.partitions``
         # Led partitions a follower out of their ISR may have caught up with (its fetch reached the
         # high watermark), looked at by the next isr_proposals: the one partition, as Kafka's
@@ -1158,11 +1158,10 @@ class ReplicaManager:
         replica_id, replica_epoch = _fetch_replica(body, version)
         follower = replica_id >= 0
         reader = None
-        image = self._image
-        eligible = self._eligible_brokers(image)
         if follower and cached is not None:
             assert context is not None and context.session is not None
             reader = _reader(context.session, self, replica_id)
+        image = self._image
         cls: Any = fetch.RESPONSE.cls
         topic_cls = cls.FetchableTopicResponse
         part_cls = topic_cls.PartitionData
@@ -1265,7 +1264,7 @@ class ReplicaManager:
                         if (
                             reader is not None
                             and fp.fetch_offset == log_end
-                            and (replica_id in partition.isr or replica_id not in eligible)
+                            and (replica_id in partition.isr or not reader.eligible)
                         ):
                             key = (topic_key, fp.partition)
                             state = partition.followers[replica_id]
@@ -1622,7 +1621,7 @@ class ReplicaManager:
         with."""
         candidates: Iterable[Partition]
         lag = self.config.replica_lag_time_max_ms
-        eligible = {b.id for b in self._image.brokers.values() if b.is_active}
+        eligible = self._eligible_brokers(self._image)
         hosted = self.partitions
         whole = now_ms >= self._isr_check_ms
         if self._isr_dirty and not whole:

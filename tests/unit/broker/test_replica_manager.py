@@ -1096,16 +1096,9 @@ def test_the_replica_fetcher_uses_a_fetch_session() -> None:
     assert any(s.privileged and s.id != sid for s in leader.fetch_sessions.sessions.values())
 
 
-def test_a_followers_quiet_partitions_are_not_read_again_until_they_change(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # An idle follower's session holds every partition it follows; reading each on every fetch was
-    # an idle broker's CPU. A partition caught up with nothing to send is skipped while its role,
-    # log end, high watermark and log start stay as they were.
-    c = _two_partitions()
-    c.run(300)  # both partitions quiet in both followers' sessions
-    leader = c.managers[1]
-    read: list[tuple[int, list[int]]] = []  # (follower, partitions its fetch read)
+def _followers_reads(monkeypatch: pytest.MonkeyPatch, leader: ReplicaManager) -> list[tuple[int, list[int]]]:
+    """From now on, each follower fetch ``leader`` reads as (follower, the partitions it read)."""
+    read: list[tuple[int, list[int]]] = []
     original = leader._read
 
     def counted(body: Any, version: int, now_ms: int, **kwargs: Any) -> Any:
@@ -1116,6 +1109,19 @@ def test_a_followers_quiet_partitions_are_not_read_again_until_they_change(
         return original(body, version, now_ms, **kwargs)
 
     monkeypatch.setattr(leader, "_read", counted)
+    return read
+
+
+def test_a_followers_quiet_partitions_are_not_read_again_until_they_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An idle follower's session holds every partition it follows; reading each on every fetch was
+    # an idle broker's CPU. A partition caught up with nothing to send is skipped while its role,
+    # log end, high watermark and log start stay as they were.
+    c = _two_partitions()
+    c.run(300)  # both partitions quiet in both followers' sessions
+    leader = c.managers[1]
+    read = _followers_reads(monkeypatch, leader)
     c.run(500)
     assert read and all(parts == [] for _, parts in read)
     # Idle for three lag times: the skipped fetches still count as caught up (nobody leaves the ISR).
@@ -1166,17 +1172,7 @@ def test_a_follower_that_cannot_join_the_isr_is_not_read_again_until_it_can(
     c = _two_partitions()
     c.run(300)
     leader = c.managers[1]
-    read: list[tuple[int, list[int]]] = []
-    original = leader._read
-
-    def counted(body: Any, version: int, now_ms: int, **kwargs: Any) -> Any:
-        if body.replica_state.replica_id >= 0:
-            read.append(
-                (body.replica_state.replica_id, [p.partition for t in body.topics for p in t.partitions])
-            )
-        return original(body, version, now_ms, **kwargs)
-
-    monkeypatch.setattr(leader, "_read", counted)
+    read = _followers_reads(monkeypatch, leader)
     c.load(make_record(T.BROKER_REGISTRATION_CHANGE, 1, broker_id=3, broker_epoch=103, fenced=1))
     c.change(isr=[1, 2])
     c.run(300)
